@@ -1,0 +1,100 @@
+# gpumem — GPU memory-pressure benchmarks for ML workloads.
+#   make          build ./gpumem (OpenCL always; CUDA where nvcc is found)
+#   make bench    install what is missing (as root), build, run the quick profile
+#   make test     build and run the TAP tests with prove
+#   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
+#   make clean
+
+CC      ?= cc
+PROFILE ?= quick
+BENCH_ARGS ?=
+SAN     ?= 0
+
+include kernels/variants.mk
+
+CFLAGS_BASE = -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+               -D_GNU_SOURCE -Isrc -MMD -MP
+ifeq ($(SAN),1)
+CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS_SAN := -fsanitize=address,undefined
+endif
+CFLAGS  ?=
+CFLAGS  += $(CFLAGS_BASE)
+LDLIBS  := -Wl,-Bstatic -linih -Wl,-Bdynamic -ldl -lm -lpthread
+
+# CUDA: found through nvcc; the driver is loaded at run time (libcuda.so.1).
+NVCC ?= $(shell command -v nvcc 2>/dev/null)
+# Objects differ with SAN and with CUDA, so each combination builds apart.
+BUILD := build$(if $(filter 1,$(SAN)),-san)$(if $(NVCC),,-nocuda)
+ifneq ($(NVCC),)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+CFLAGS    += -DGM_HAVE_CUDA -isystem $(CUDA_HOME)/include
+NVCC_GENCODE := $(foreach a,$(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=[sm_$(lastword $(CUDA_ARCHS)),compute_$(lastword $(CUDA_ARCHS))]
+NVCC_FLAGS := -x cu -std=c++14 -O3 -Werror all-warnings -Xptxas -Werror -include kernels/gm_portable.h
+variant_defines = $(foreach t,$(subst -, ,$(1)),-DGM_$(shell echo $(t) | tr a-z A-Z)=1)
+CUDA_IMAGES := $(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),$(BUILD)/cuda/$(p).$(v).fatbin))
+else
+CUDA_IMAGES :=
+endif
+
+SRCS := $(wildcard src/*.c src/backend/*.c bench/*.c)
+CFLAGS += -Ibench
+ifeq ($(NVCC),)
+SRCS := $(filter-out src/backend/cuda.c,$(SRCS))
+endif
+OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
+KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
+
+.PHONY: all bench test clean deps cuda-kernels peers
+all: gpumem
+
+gpumem: $(OBJS)
+ifeq ($(NVCC),)
+	@echo "note: nvcc not found: building without the CUDA backend"
+endif
+	$(CC) -o $@ $(OBJS) $(LDFLAGS) $(LDFLAGS_SAN) $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/kernel_blobs.S $(BUILD)/gen/kernel_table.c &: $(KERNEL_FILES) $(CUDA_IMAGES) scripts/embed-kernels.sh
+	scripts/embed-kernels.sh $(BUILD)/gen '$(KERNEL_FILES)' '$(CUDA_IMAGES)'
+
+$(BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/kernel_blobs.o: $(BUILD)/gen/kernel_blobs.S
+	$(CC) -c -o $@ $<
+
+# One fatbin per kernel variant (build/cuda/PROGRAM.VARIANT.fatbin): machine code for every CUDA_ARCHS entry.
+.SECONDEXPANSION:
+$(BUILD)/cuda/%.fatbin: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) $(call variant_defines,$(word 2,$(subst ., ,$*))) \
+	    -fatbin -o $@ kernels/$(firstword $(subst ., ,$*)).cl
+cuda-kernels: $(CUDA_IMAGES)
+
+deps:
+	@scripts/deps.sh build run
+
+bench: deps
+	@scripts/deps.sh bench
+	$(MAKE) gpumem
+	./gpumem bench --profile $(PROFILE) $(BENCH_ARGS)
+
+test: deps
+	@scripts/deps.sh test
+	$(MAKE) gpumem
+	$(MAKE) $(BUILD)/tests
+	GM_BUILD=$(BUILD) prove -f tests/
+
+peers: gpumem
+	@scripts/deps.sh peers
+	bench/peers.sh
+
+clean:
+	rm -rf build build-san build-nocuda build-san-nocuda gpumem
+
+-include $(OBJS:.o=.d)

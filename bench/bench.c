@@ -1,0 +1,49 @@
+#include "bench.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+const gm_suite *const gm_suites[] = {&gm_suite_stream, NULL};
+
+const gm_suite *gm_suite_find(const char *name)
+{
+    for (int i = 0; gm_suites[i]; i++)
+        if (strcmp(gm_suites[i]->name, name) == 0)
+            return gm_suites[i];
+    return NULL;
+}
+
+double gm_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
+{
+    char err[300];
+    if (gm_run_write(b->run, row, samples, n, err, sizeof err) != 0) {
+        b->output_failed = true;
+        snprintf(b->error, sizeof b->error, "%s", err);
+        return -1;
+    }
+    if (b->summary)
+        gm_summary_add(b->summary, row);
+    return 0;
+}
+
+void gm_bench_point_done(gm_bench *b, const char *label)
+{
+    b->points_done++;
+    if (!b->progress)
+        return;
+    double elapsed = gm_now() - b->started;
+    double eta = b->points_done ? elapsed / b->points_done * (b->points_total - b->points_done) : 0;
+    fprintf(stderr, "\r\033[K[%d/%d] %-40.40s %4.0fs elapsed, ETA %4.0fs", b->points_done,
+            b->points_total, label, elapsed, eta);
+    if (b->points_done >= b->points_total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}

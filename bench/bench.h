@@ -1,0 +1,55 @@
+/*
+ * The harness as a suite sees it: the open device, the run to write rows
+ * into, the options, and progress. A suite runs its points in order and
+ * reports every measurement through gm_bench_emit.
+ */
+#ifndef GM_BENCH_H
+#define GM_BENCH_H
+
+#include "device.h"
+#include "options.h"
+#include "results.h"
+#include "summary.h"
+
+#include <stdbool.h>
+
+typedef struct gm_bench {
+    gm_device *dev;
+    gm_run *run;
+    gm_summary *summary;       /* may be NULL */
+    const gm_bench_opts *opts;
+    int points_done, points_total;
+    double started;            /* monotonic seconds at the first point */
+    bool progress;             /* draw progress (stderr is a terminal) */
+    bool device_lost;          /* stop: the device failed */
+    bool output_failed;        /* stop: results could not be written */
+    char error[640];           /* why the run stopped early */
+    int fault_corrupt;         /* test-only: corrupt every n-th output (GPUMEM_FAULT) */
+} gm_bench;
+
+/* A benchmark suite. count_points is called first (for progress); run
+ * returns 0 when every point was attempted, -1 when it stopped early
+ * (b->device_lost or b->output_failed says why). */
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*count_points)(gm_bench *b);
+    int (*run)(gm_bench *b);
+} gm_suite;
+
+extern const gm_suite gm_suite_stream;
+/* Every suite, NULL-terminated. */
+extern const gm_suite *const gm_suites[];
+const gm_suite *gm_suite_find(const char *name);
+
+/* Writes a row (and its samples). Returns 0, or -1 after setting
+ * b->output_failed and b->error. */
+int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n);
+
+/* Marks one point done and redraws the progress line on a terminal. */
+void gm_bench_point_done(gm_bench *b, const char *label);
+
+/* Seconds on a monotonic clock. */
+double gm_now(void);
+
+#endif

@@ -1,0 +1,145 @@
+#include "stream_check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_READ, K_WRITE, K_COPY, K_SCALE, K_ADD, K_TRIAD, K_DOT };
+
+/* A value in [-1, 1) in steps of 1/1024, from a hash of (i, which). */
+static float pattern_value(size_t i, unsigned which)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 31;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 29;
+    return (float)((int)(x & 2047) - 1024) / 1024.0f;
+}
+
+/* The value the write kernel stores at i (see kernels/stream.cl). */
+static float write_value(size_t i)
+{
+    return (float)((int)(i & 255u) - 128) * (1.0f / 128.0f);
+}
+
+int stream_data_init(stream_data *d, gm_precision p, size_t n)
+{
+    memset(d, 0, sizeof *d);
+    size_t es = gm_precision_size(p);
+    d->prec = p;
+    d->n = n;
+    d->a = malloc(n * es);
+    d->b = malloc(n * es);
+    if (!d->a || !d->b) {
+        stream_data_release(d);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        gm_store(p, d->a, i, pattern_value(i, 0), STREAM_INT8_SCALE);
+        gm_store(p, d->b, i, pattern_value(i, 1), STREAM_INT8_SCALE);
+        double a = gm_load(p, d->a, i, STREAM_INT8_SCALE), b = gm_load(p, d->b, i, STREAM_INT8_SCALE);
+        d->sum_a += a;
+        d->sum_abs_a += fabs(a);
+        d->sum_ab += a * b;
+        d->sum_abs_ab += fabs(a * b);
+    }
+    return 0;
+}
+
+void stream_data_release(stream_data *d)
+{
+    free(d->a);
+    free(d->b);
+    d->a = d->b = NULL;
+}
+
+/* The float the kernel computes at i, before it is stored; *magnitude
+ * receives the sum of the operands' magnitudes (what fp32 rounding of the
+ * arithmetic scales with). */
+static float expected_value(const stream_data *d, int k, size_t i, double *magnitude)
+{
+    const float s = STREAM_INT8_SCALE;
+    float a = k == K_WRITE ? 0.0f : gm_load(d->prec, d->a, i, s);
+    float b = (k == K_ADD || k == K_TRIAD) ? gm_load(d->prec, d->b, i, s) : 0.0f;
+    float v = NAN;
+    switch (k) {
+    case K_WRITE: v = write_value(i); break;
+    case K_COPY: v = a; break;
+    case K_SCALE: v = STREAM_SCALAR * a; break;
+    case K_ADD: v = a + b; break;
+    case K_TRIAD: v = a + STREAM_SCALAR * b; break;
+    }
+    *magnitude = fabs(a) + fabs(k == K_TRIAD ? STREAM_SCALAR * b : b) + fabs(v);
+    return v;
+}
+
+static bool check_element(const stream_data *d, int k, const void *out, size_t i, char *note, size_t len)
+{
+    unsigned char tmp[4];
+    double magnitude;
+    gm_store(d->prec, tmp, 0, expected_value(d, k, i, &magnitude), STREAM_INT8_SCALE);
+    double want = gm_load(d->prec, tmp, 0, STREAM_INT8_SCALE);
+    double got = gm_load(d->prec, out, i, STREAM_INT8_SCALE);
+    /* One storage ulp of the result (rounding may land either side) plus
+     * fp32 rounding of the arithmetic, which may be fused on the device. */
+    double tol = gm_tolerance(d->prec, want, STREAM_INT8_SCALE) + 0x1p-22 * magnitude;
+    if (fabs(got - want) <= tol)
+        return true;
+    snprintf(note, len, "element %zu: expected %.9g, got %.9g", i, want, got);
+    return false;
+}
+
+static bool verify_sum(double got, double want, double sum_abs, size_t n, size_t global, char *note,
+                       size_t len)
+{
+    /* fp32 accumulation: each work item adds about n/global terms, then a
+     * tree of partials; bound the rounding by that many ulps of sum|x|. */
+    double terms = (double)(n / (global ? global : 1) + 1) + 64.0;
+    double tol = 4.0 * 0x1p-24 * terms * sum_abs + 1e-30;
+    if (fabs(got - want) <= tol)
+        return true;
+    snprintf(note, len, "sum: expected %.9g, got %.9g (tolerance %.3g)", want, got, tol);
+    return false;
+}
+
+bool stream_verify(const stream_data *d, int k, gm_precision p, const void *out, size_t n,
+                   size_t groups, size_t global, unsigned rep, char *note, size_t note_len)
+{
+    (void)p;
+    if (k == K_READ || k == K_DOT) {
+        double got = 0.0;
+        for (size_t g = 0; g < groups; g++)
+            got += ((const float *)out)[g];
+        return k == K_READ ? verify_sum(got, d->sum_a, d->sum_abs_a, n, global, note, note_len)
+                           : verify_sum(got, d->sum_ab, d->sum_abs_ab, n, global, note, note_len);
+    }
+    if (k == K_COPY && n <= STREAM_FULL_CHECK_MAX * 16) {
+        if (memcmp(out, d->a, n * gm_precision_size(d->prec)) == 0)
+            return true;
+        size_t es = gm_precision_size(d->prec), i = 0;
+        while (memcmp((const char *)out + i * es, (const char *)d->a + i * es, es) == 0)
+            i++;
+        return check_element(d, k, out, i, note, note_len);
+    }
+    if (n <= STREAM_FULL_CHECK_MAX) {
+        for (size_t i = 0; i < n; i++)
+            if (!check_element(d, k, out, i, note, note_len))
+                return false;
+        return true;
+    }
+    /* Both ends, then a seeded sample of the middle. */
+    for (size_t i = 0; i < 4096; i++)
+        if (!check_element(d, k, out, i, note, note_len) || !check_element(d, k, out, n - 1 - i, note, note_len))
+            return false;
+    uint64_t x = 0x2545f4914f6cdd1dull ^ ((uint64_t)rep << 32) ^ (uint64_t)k;
+    for (size_t j = 0; j < STREAM_FULL_CHECK_MAX; j++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (!check_element(d, k, out, (size_t)(x % n), note, note_len))
+            return false;
+    }
+    return true;
+}

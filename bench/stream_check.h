@@ -1,0 +1,43 @@
+/*
+ * Input data and CPU reference for the stream suite. Inputs are a seeded,
+ * index-dependent pattern (so a kernel that skips, repeats or misplaces
+ * elements is caught), stored in the precision under test.
+ */
+#ifndef GM_STREAM_CHECK_H
+#define GM_STREAM_CHECK_H
+
+#include "precision.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define STREAM_SCALAR 0.4f
+#define STREAM_INT8_SCALE (1.0f / 32.0f)   /* int8 covers [-3.97, 3.97] */
+/* Up to this many elements every element is checked; beyond it a seeded
+ * sample of this many (plus both ends) is. */
+#define STREAM_FULL_CHECK_MAX ((size_t)1 << 22)
+
+typedef struct {
+    gm_precision prec;
+    size_t n;
+    void *a, *b;                   /* n elements each, in prec */
+    double sum_a, sum_abs_a;       /* reference for read */
+    double sum_ab, sum_abs_ab;     /* reference for dot */
+} stream_data;
+
+/* Allocates and fills a and b and their reference sums. Returns 0, or -1
+ * if host memory ran out. */
+int stream_data_init(stream_data *d, gm_precision p, size_t n);
+void stream_data_release(stream_data *d);
+
+/*
+ * Checks the read-back output of kernel k (index into
+ * gm_stream_kernel_names): n elements of c, or `groups` float partial sums
+ * for read and dot, computed by `global` work items. rep seeds the sample.
+ * Returns true if correct; otherwise false with the first difference in
+ * note.
+ */
+bool stream_verify(const stream_data *d, int k, gm_precision p, const void *out, size_t n,
+                   size_t groups, size_t global, unsigned rep, char *note, size_t note_len);
+
+#endif

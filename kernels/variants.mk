@@ -1,0 +1,12 @@
+# Kernel variants, shared by the CUDA build (one fatbin each) and the
+# compile test. A variant key's '-'-separated tokens become -DGM_<TOKEN>=1
+# (the same rule as gm_variant_defines in src/kernel_sources.c).
+PRECISIONS := fp32 fp16 bf16 int8
+ACCESSES   := grid chunked
+
+KERNEL_PROGRAMS := stream
+stream_VARIANTS := $(foreach p,$(PRECISIONS),$(foreach a,$(ACCESSES),$(p)-$(a)))
+
+# Architectures every variant is compiled for (machine code), plus PTX for
+# the newest so that later GPUs can JIT it.
+CUDA_ARCHS := 75 80 90

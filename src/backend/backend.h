@@ -1,0 +1,161 @@
+/*
+ * The backend ops table: the only interface between the harness and a vendor
+ * runtime. One instance per backend file (opencl.c, cuda.c), listed in
+ * gm_backends[] (registry.c). Nothing outside src/backend/ includes a vendor
+ * header.
+ *
+ * Contract shared by every op that returns gm_status:
+ *   - GM_OK on success;
+ *   - on failure, dev->err holds the code, the runtime's native code and a
+ *     one-line message (gm_device_fail), and no resource is left half-made;
+ *   - GM_ERR_OOM is reported only for a failure to obtain memory (including a
+ *     lazy driver failing at first touch), never for other failures.
+ */
+#ifndef GM_BACKEND_H
+#define GM_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    GM_OK = 0,
+    GM_ERR_OOM,          /* the device (or the cap) has no memory for it */
+    GM_ERR_UNSUPPORTED,  /* the backend/device cannot do this */
+    GM_ERR_BUILD,        /* kernel compilation or loading failed */
+    GM_ERR_DEVICE_LOST,  /* the device stopped answering or faulted */
+    GM_ERR_INVALID,      /* bad arguments, or a runtime missing */
+} gm_status;
+
+const char *gm_status_name(gm_status s);
+
+typedef struct {
+    gm_status code;
+    int native;          /* the runtime's own error code, 0 if none */
+    char msg[256];
+} gm_error;
+
+typedef enum { GM_DEV_GPU, GM_DEV_CPU, GM_DEV_ACCEL, GM_DEV_OTHER } gm_device_type;
+const char *gm_device_type_name(gm_device_type t);
+
+/* Facts about a device. Zero / empty means "the backend does not tell". */
+typedef struct {
+    char name[128];
+    char vendor[64];
+    char driver_version[64];
+    char runtime_version[64];
+    char platform[128];
+    char uuid[64];            /* stable identity: UUID or PCI bus id */
+    gm_device_type type;
+    uint64_t total_mem;
+    uint64_t free_mem;        /* at the time of the query */
+    bool free_mem_known;      /* false where the runtime cannot report it */
+    uint64_t max_alloc;       /* largest single allocation advertised */
+    uint64_t llc_bytes;       /* last-level cache (L2 on GPUs, L3 on CPUs) */
+    int compute_units;
+    int clock_mhz;
+    int mem_clock_mhz;
+    int mem_bus_bits;
+    bool has_managed;         /* CUDA managed / OpenCL SVM */
+    bool has_fp16_native;
+} gm_device_info;
+
+/* Where a buffer lives. */
+typedef enum {
+    GM_MEM_DEVICE,       /* device memory */
+    GM_MEM_HOST,         /* ordinary pageable host memory (malloc) */
+    GM_MEM_PINNED,       /* page-locked host memory the device can DMA from */
+    GM_MEM_MANAGED,      /* unified memory reachable from host and device */
+} gm_mem_kind;
+const char *gm_mem_kind_name(gm_mem_kind k);
+
+/*
+ * A buffer. `host` is a host-visible pointer for HOST, PINNED and MANAGED
+ * buffers (NULL for DEVICE); `handle` is the backend's device handle
+ * (cl_mem, SVM pointer, CUdeviceptr). Only the owning backend reads handle
+ * and priv.
+ */
+typedef struct {
+    gm_mem_kind kind;
+    size_t bytes;
+    void *host;
+    uintptr_t handle;
+    void *priv;
+} gm_buffer;
+
+typedef struct gm_program gm_program;   /* opaque, per backend */
+typedef struct gm_kernel gm_kernel;     /* opaque, per backend */
+typedef struct gm_event gm_event;       /* opaque, per backend */
+
+typedef enum { GM_ARG_BUFFER, GM_ARG_VALUE } gm_arg_kind;
+typedef struct {
+    gm_arg_kind kind;
+    const gm_buffer *buf;   /* GM_ARG_BUFFER */
+    const void *value;      /* GM_ARG_VALUE */
+    size_t size;            /* GM_ARG_VALUE */
+} gm_arg;
+
+#define GM_MAX_QUEUES 4     /* queues/streams opened with every device */
+
+struct gm_device;
+
+typedef struct gm_backend {
+    const char *name;   /* "cuda", "opencl" */
+
+    /* Loads the runtime and counts devices. On failure returns non-OK and
+     * writes why (e.g. "libcuda.so.1 not found") into `why`. Idempotent. */
+    gm_status (*probe)(int *device_count, char *why, size_t why_len);
+    /* Facts about device `index` without opening it for work. */
+    gm_status (*describe)(int index, gm_device_info *info, gm_error *err);
+
+    gm_status (*open)(struct gm_device *dev, int index);
+    void (*close)(struct gm_device *dev);
+    gm_status (*mem_info)(struct gm_device *dev, uint64_t *free_b, uint64_t *total_b);
+
+    /* Allocates `bytes` of `kind`. The allocation is real when this returns
+     * GM_OK: lazy drivers have been made to back it (first touch). */
+    gm_status (*alloc)(struct gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out);
+    void (*free)(struct gm_device *dev, gm_buffer *buf);
+
+    /* Repeats `pattern` (1, 2 or 4 bytes) over [off, off+bytes) of buf. */
+    gm_status (*fill)(struct gm_device *dev, int queue, gm_buffer *buf, size_t off,
+                      size_t bytes, const void *pattern, size_t pattern_size);
+    /* Copies between any two buffers (any kinds). Blocking unless `async`;
+     * an async copy is complete after synchronize(queue). */
+    gm_status (*copy)(struct gm_device *dev, int queue, gm_buffer *dst, size_t dst_off,
+                      const gm_buffer *src, size_t src_off, size_t bytes, bool async);
+
+    /* Builds `program` (a name from kernels/) specialised by `variant`
+     * ("fp16-chunked": each token T becomes -DGM_<T>=1). */
+    gm_status (*program_build)(struct gm_device *dev, const char *program, const char *variant,
+                               const char *extra_defines, gm_program **out);
+    void (*program_release)(struct gm_device *dev, gm_program *prog);
+    gm_status (*kernel_get)(struct gm_device *dev, gm_program *prog, const char *name,
+                            gm_kernel **out);
+    void (*kernel_release)(struct gm_device *dev, gm_kernel *k);
+    /* Enqueues a 1-D launch of `global` work items in groups of `local`
+     * (global is a multiple of local). Does not wait. */
+    gm_status (*launch)(struct gm_device *dev, int queue, gm_kernel *k, size_t global,
+                        size_t local, const gm_arg *args, int nargs);
+
+    /* Records an event in the queue's order; elapsed time between two
+     * events of one queue waits for the later one. */
+    gm_status (*event_record)(struct gm_device *dev, int queue, gm_event **out);
+    gm_status (*event_elapsed_ms)(struct gm_device *dev, gm_event *start, gm_event *end,
+                                  double *ms);
+    void (*event_release)(struct gm_device *dev, gm_event *ev);
+
+    /* Waits for all work on `queue`, or on every queue if queue < 0. */
+    gm_status (*synchronize)(struct gm_device *dev, int queue);
+} gm_backend;
+
+/* Every backend compiled into this binary, NULL-terminated. */
+extern const gm_backend *const gm_backends[];
+const gm_backend *gm_backend_find(const char *name);
+
+extern const gm_backend gm_backend_opencl;
+#ifdef GM_HAVE_CUDA
+extern const gm_backend gm_backend_cuda;
+#endif
+
+#endif

@@ -1,0 +1,210 @@
+/* gpumem bench: options, device, run folder, suites, summary. */
+#include "bench.h"
+#include "commands.h"
+#include "meta.h"
+#include "select.h"
+#include "summary.h"
+#include "units.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpumem bench [OPTIONS]\n"
+            "\n"
+            "  --profile NAME      options from bench/profiles/NAME.ini (default: quick)\n"
+            "  --backend B         auto | cuda | opencl (default: auto, a GPU first)\n"
+            "  --device N          device index within the backend (default: the best)\n"
+            "  --suite LIST        suites to run: stream\n"
+            "  --precision LIST    fp32,fp16,bf16,int8\n"
+            "  --reps N            timed repetitions per point (each verified)\n"
+            "  --warmup N          untimed repetitions before them\n"
+            "  --sizes RANGE       stream array sizes: 4MiB:1GiB:x2, 1MiB:8MiB:+1MiB or a,b,c\n"
+            "  --kernels LIST      read,write,copy,scale,add,triad,dot\n"
+            "  --access A          auto | grid | chunked | both (auto: grid on GPUs, chunked on CPUs)\n"
+            "  --mem-limit SIZE    cap on device memory the run may hold (CPU devices default\n"
+            "                      to a quarter of available host memory)\n"
+            "  --out DIR           results folder (default: results/<run-id>)\n"
+            "  --quiet             no progress or summary\n"
+            "\n"
+            "Command-line options override the profile's.\n");
+}
+
+typedef struct {
+    const char *name, *value;
+} cli_opt;
+
+/* Splits argv into options; returns 0, or 2 with a message printed. */
+static int parse_cli(int argc, char **argv, cli_opt *opts, int *n, bool *help)
+{
+    *n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            *help = true;
+            return 0;
+        }
+        if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
+            fprintf(stderr, "gpumem bench: unexpected argument '%s' (options start with --)\n", arg);
+            return 2;
+        }
+        static char names[64][32];
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        if (len >= sizeof names[0] || *n >= 64) {
+            fprintf(stderr, "gpumem bench: unknown option '%s' (see gpumem bench --help)\n", arg);
+            return 2;
+        }
+        memcpy(names[*n], arg + 2, len);
+        names[*n][len] = '\0';
+        int takes = gm_opts_takes_value(names[*n]);
+        if (takes < 0) {
+            fprintf(stderr, "gpumem bench: unknown option '--%s' (see gpumem bench --help)\n", names[*n]);
+            return 2;
+        }
+        const char *value = "";
+        if (takes && eq)
+            value = eq + 1;
+        else if (takes && i + 1 < argc)
+            value = argv[++i];
+        else if (takes) {
+            fprintf(stderr, "gpumem bench: option '--%s' needs a value\n", names[*n]);
+            return 2;
+        } else if (eq) {
+            fprintf(stderr, "gpumem bench: option '--%s' takes no value\n", names[*n]);
+            return 2;
+        }
+        opts[*n].name = names[*n];
+        opts[*n].value = value;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Builds the options: profile first, then the command line over it. */
+static int build_options(int argc, char **argv, gm_bench_opts *o, bool *help)
+{
+    cli_opt cli[64];
+    int n = 0;
+    char err[600];
+    int rc = parse_cli(argc, argv, cli, &n, help);
+    if (rc || *help)
+        return rc;
+    const char *profile = "quick";
+    for (int i = 0; i < n; i++)
+        if (strcmp(cli[i].name, "profile") == 0)
+            profile = cli[i].value;
+    if (gm_profile_load(o, profile, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        return 2;
+    }
+    snprintf(o->profile, sizeof o->profile, "%s", profile);
+    for (int i = 0; i < n; i++) {
+        if (gm_opts_set(o, cli[i].name, cli[i].value, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem bench: %s\n", err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static int run_suites(gm_bench *b)
+{
+    b->points_total = 0;
+    for (int i = 0; i < b->opts->n_suites; i++)
+        b->points_total += gm_suite_find(b->opts->suites[i])->count_points(b);
+    b->started = gm_now();
+    for (int i = 0; i < b->opts->n_suites; i++)
+        if (gm_suite_find(b->opts->suites[i])->run(b) != 0)
+            return -1;
+    return 0;
+}
+
+int gm_cmd_bench(int argc, char **argv)
+{
+    gm_bench_opts o;
+    gm_opts_init(&o);
+    bool help = false;
+    int rc = build_options(argc, argv, &o, &help);
+    if (rc || help) {
+        if (help)
+            usage(stdout);
+        gm_opts_release(&o);
+        return rc;
+    }
+    char err[600];
+    gm_device dev;
+    rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        gm_opts_release(&o);
+        return rc;
+    }
+    gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : gm_default_mem_limit(&dev.info));
+
+    gm_run run;
+    if (gm_run_open(&run, o.out[0] ? o.out : NULL, dev.backend->name, dev.info.name, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        gm_run_close(&run);
+        gm_device_close(&dev);
+        gm_opts_release(&o);
+        return GM_EXIT_USAGE;
+    }
+    gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running"};
+    gm_summary summary;
+    gm_summary_init(&summary);
+    gm_bench b = {0};
+    b.dev = &dev;
+    b.run = &run;
+    b.opts = &o;
+    b.summary = &summary;
+    b.progress = !o.quiet && isatty(STDERR_FILENO);
+    const char *fault = getenv("GPUMEM_FAULT");
+    b.fault_corrupt = fault && strcmp(fault, "stream-corrupt") == 0;
+
+    if (gm_meta_write(&meta, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        rc = GM_EXIT_USAGE;
+    } else {
+        char limit[32] = "none";
+        if (dev.mem_limit)
+            gm_format_size(dev.mem_limit, limit, sizeof limit);
+        if (!o.quiet)
+            fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s\n", dev.backend->name, dev.index,
+                    dev.info.name, limit, run.dir);
+        int suites_rc = run_suites(&b);
+        meta.end = time(NULL);
+        meta.status = b.output_failed ? "output-failed" : b.device_lost ? "device-lost"
+                      : suites_rc     ? "failed"
+                                      : "complete";
+        if (gm_meta_write(&meta, err, sizeof err) != 0 && !b.output_failed) {
+            b.output_failed = true;
+            snprintf(b.error, sizeof b.error, "%s", err);
+        }
+        if (!o.quiet)
+            gm_summary_print(&summary, stdout);
+        int mism = run.rows_by_status[GM_ROW_MISMATCH];
+        printf("results: %s (%d rows%s)\n", run.dir, run.rows_written,
+               mism ? ", with mismatches" : "");
+        if (b.output_failed) {
+            fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
+            rc = GM_EXIT_USAGE;
+        } else if (b.device_lost) {
+            fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
+            rc = GM_EXIT_DEVICE;
+        } else if (mism) {
+            fprintf(stderr, "gpumem bench: %d point%s produced wrong output (status mismatch)\n", mism,
+                    mism == 1 ? "" : "s");
+            rc = GM_EXIT_CHECK;
+        }
+    }
+    gm_summary_release(&summary);
+    gm_run_close(&run);
+    gm_device_close(&dev);
+    gm_opts_release(&o);
+    return rc;
+}

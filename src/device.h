@@ -1,0 +1,52 @@
+/*
+ * gm_device: an open device, as the harness sees it. Wraps the backend ops
+ * with what every backend shares: the error record, the memory cap
+ * (--mem-limit, and the default cap on CPU devices) and the accounting of
+ * live allocations.
+ */
+#ifndef GM_DEVICE_H
+#define GM_DEVICE_H
+
+#include "backend/backend.h"
+
+typedef struct gm_device {
+    const gm_backend *backend;
+    int index;
+    gm_device_info info;
+    gm_error err;                 /* the last failure */
+    uint64_t mem_limit;           /* cap on live device bytes; 0 = none */
+    uint64_t live_bytes;          /* device + managed bytes allocated now */
+    uint64_t peak_bytes;
+    void *priv;                   /* the backend's state */
+} gm_device;
+
+/* Records a failure on dev and returns code. Backends call it. */
+gm_status gm_device_fail(gm_device *dev, gm_status code, int native, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Opens device `index` of `backend`. On failure dev->err says why. */
+gm_status gm_device_open(gm_device *dev, const gm_backend *backend, int index);
+void gm_device_close(gm_device *dev);
+
+/* Sets the cap on live device memory (0 = none). */
+void gm_device_set_limit(gm_device *dev, uint64_t bytes);
+
+/* Allocation through the cap: a request that would take live_bytes past
+ * mem_limit fails with GM_ERR_OOM without reaching the driver. */
+gm_status gm_device_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out);
+void gm_device_free(gm_device *dev, gm_buffer *buf);
+
+/* Free and total device memory, clipped to the cap where one is set. */
+gm_status gm_device_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b);
+
+/* Waits for every queue. */
+gm_status gm_device_sync(gm_device *dev);
+
+/* The default cap for a device: a share of host RAM on CPU devices (whose
+ * memory is the host's), none on others. */
+uint64_t gm_default_mem_limit(const gm_device_info *info);
+
+/* Host memory available now (MemAvailable), 0 if unknown. */
+uint64_t gm_host_mem_available(void);
+
+#endif

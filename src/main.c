@@ -1,0 +1,43 @@
+/* gpumem: entry point and subcommand dispatch. */
+#include "commands.h"
+#include "meta.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpumem COMMAND [OPTIONS]\n"
+            "\n"
+            "commands:\n"
+            "  info        list every backend and device with its facts\n"
+            "  bench       run benchmark suites and write a results folder\n"
+            "  version     print the suite version\n"
+            "\n"
+            "`gpumem COMMAND --help` describes a command's options.\n"
+            "exit status: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable device\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return GM_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "info") == 0)
+        return gm_cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0)
+        return gm_cmd_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("gpumem %s\n", gm_suite_version());
+        return GM_EXIT_OK;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return GM_EXIT_OK;
+    }
+    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, version)\n", cmd);
+    return GM_EXIT_USAGE;
+}

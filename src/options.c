@@ -1,0 +1,256 @@
+#include "options.h"
+
+#include "precision.h"
+#include "units.h"
+
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
+    "read", "write", "copy", "scale", "add", "triad", "dot",
+};
+
+static const char *const known_suites[] = {"stream", NULL};
+
+void gm_opts_init(gm_bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    strcpy(o->backend, "auto");
+    o->device = -1;
+    strcpy(o->suites[0], "stream");
+    o->n_suites = 1;
+    o->precisions = (1u << GM_PREC_COUNT) - 1;
+    o->reps = 5;
+    o->warmup = 1;
+    o->kernels = (1u << GM_STREAM_KERNEL_COUNT) - 1;
+    o->access = GM_ACCESS_AUTO;
+}
+
+void gm_opts_release(gm_bench_opts *o)
+{
+    free(o->sizes);
+    o->sizes = NULL;
+    o->n_sizes = 0;
+}
+
+/* Parses a comma-separated list of names from table into a bit mask. */
+static int parse_names(const char *opt, const char *value, const char *const *table, int n,
+                       unsigned *mask, char *err, size_t err_len)
+{
+    char buf[512], allowed[256] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? "," : "", table[i]);
+    if (strlen(value) >= sizeof buf || !*value) {
+        snprintf(err, err_len, "--%s '%.100s': expected a list of %s", opt, value, allowed);
+        return -1;
+    }
+    strcpy(buf, value);
+    unsigned m = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < n; i++)
+            if (strcmp(tok, table[i]) == 0)
+                found = i;
+        if (found < 0) {
+            snprintf(err, err_len, "--%s: unknown value '%s' (allowed: %s)", opt, tok, allowed);
+            return -1;
+        }
+        m |= 1u << found;
+    }
+    *mask = m;
+    return 0;
+}
+
+static int set_uint(const char *opt, const char *value, unsigned lo, unsigned hi, unsigned *out,
+                    char *err, size_t err_len)
+{
+    uint64_t v;
+    char why[160];
+    if (gm_parse_uint(value, hi, &v, why, sizeof why) != 0 || v < lo) {
+        snprintf(err, err_len, "--%s '%s': expected a whole number from %u to %u", opt, value, lo, hi);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int copy_str(const char *opt, const char *value, char *dst, size_t len, char *err, size_t err_len)
+{
+    if (strlen(value) >= len || !*value) {
+        snprintf(err, err_len, "--%s '%.100s': must be 1 to %zu characters", opt, value, len - 1);
+        return -1;
+    }
+    strcpy(dst, value);
+    return 0;
+}
+
+static const struct { const char *name; bool value; } option_table[] = {
+    {"backend", true}, {"device", true},   {"suite", true},     {"precision", true},
+    {"reps", true},    {"warmup", true},   {"out", true},       {"profile", true},
+    {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
+    {"quiet", false},
+};
+
+int gm_opts_takes_value(const char *name)
+{
+    for (size_t i = 0; i < sizeof option_table / sizeof option_table[0]; i++)
+        if (strcmp(option_table[i].name, name) == 0)
+            return option_table[i].value;
+    return -1;
+}
+
+int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err, size_t err_len)
+{
+    char why[200];
+    if (strcmp(name, "backend") == 0) {
+        if (strcmp(value, "auto") && strcmp(value, "cuda") && strcmp(value, "opencl")) {
+            snprintf(err, err_len, "--backend: unknown backend '%s' (allowed: auto, cuda, opencl)", value);
+            return -1;
+        }
+        strcpy(o->backend, value);
+    } else if (strcmp(name, "device") == 0) {
+        unsigned d;
+        if (set_uint(name, value, 0, 63, &d, err, err_len))
+            return -1;
+        o->device = (int)d;
+    } else if (strcmp(name, "suite") == 0) {
+        unsigned mask;
+        int n = 0;
+        while (known_suites[n])
+            n++;
+        if (parse_names(name, value, known_suites, n, &mask, err, err_len))
+            return -1;
+        o->n_suites = 0;
+        for (int i = 0; i < n; i++)
+            if (mask & (1u << i))
+                strcpy(o->suites[o->n_suites++], known_suites[i]);
+    } else if (strcmp(name, "precision") == 0) {
+        const char *names[GM_PREC_COUNT];
+        for (int i = 0; i < GM_PREC_COUNT; i++)
+            names[i] = gm_precision_name((gm_precision)i);
+        return parse_names(name, value, names, GM_PREC_COUNT, &o->precisions, err, err_len);
+    } else if (strcmp(name, "reps") == 0) {
+        return set_uint(name, value, 1, 100000, &o->reps, err, err_len);
+    } else if (strcmp(name, "warmup") == 0) {
+        return set_uint(name, value, 0, 1000, &o->warmup, err, err_len);
+    } else if (strcmp(name, "out") == 0) {
+        return copy_str(name, value, o->out, sizeof o->out, err, err_len);
+    } else if (strcmp(name, "profile") == 0) {
+        return copy_str(name, value, o->profile, sizeof o->profile, err, err_len);
+    } else if (strcmp(name, "sizes") == 0) {
+        uint64_t *v;
+        size_t n;
+        if (gm_parse_range(value, 1, &v, &n, why, sizeof why) != 0) {
+            snprintf(err, err_len, "--sizes: %s", why);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (v[i] < 4096) {
+                snprintf(err, err_len, "--sizes '%s': every size must be at least 4KiB", value);
+                free(v);
+                return -1;
+            }
+        }
+        free(o->sizes);
+        o->sizes = v;
+        o->n_sizes = n;
+    } else if (strcmp(name, "kernels") == 0) {
+        return parse_names(name, value, gm_stream_kernel_names, GM_STREAM_KERNEL_COUNT, &o->kernels,
+                           err, err_len);
+    } else if (strcmp(name, "mem-limit") == 0) {
+        if (gm_parse_size(value, &o->mem_limit, why, sizeof why) != 0 || o->mem_limit < (1u << 20)) {
+            snprintf(err, err_len, "--mem-limit '%s': expected a size of at least 1MiB (e.g. 2GiB)", value);
+            return -1;
+        }
+        o->mem_limit_set = true;
+    } else if (strcmp(name, "access") == 0) {
+        static const char *const names[] = {"auto", "grid", "chunked", "both"};
+        unsigned mask;
+        if (parse_names(name, value, names, 4, &mask, err, err_len))
+            return -1;
+        if (mask & (mask - 1)) {
+            snprintf(err, err_len, "--access '%s': give one of auto, grid, chunked, both", value);
+            return -1;
+        }
+        o->access = (gm_access)__builtin_ctz(mask);
+    } else if (strcmp(name, "quiet") == 0) {
+        o->quiet = true;
+    } else {
+        snprintf(err, err_len, "unknown option '--%s' (see gpumem bench --help)", name);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    gm_bench_opts *o;
+    char why[400];     /* the first entry's failure; its line comes from ini_parse */
+} profile_ctx;
+
+/* Applies one `name = value`; returns 0 to make ini_parse report the line. */
+static int on_ini_entry(void *user, const char *section, const char *name, const char *value)
+{
+    profile_ctx *c = user;
+    if (c->why[0])
+        return 0;
+    if (strcmp(section, "bench") != 0)
+        snprintf(c->why, sizeof c->why, "unknown section [%s] (profiles have [bench])", section);
+    else if (strcmp(name, "profile") == 0 || strcmp(name, "out") == 0)
+        snprintf(c->why, sizeof c->why, "'%s' cannot be set in a profile", name);
+    else if (gm_opts_set(c->o, name, value, c->why, sizeof c->why) != 0 && !c->why[0])
+        snprintf(c->why, sizeof c->why, "bad entry '%s'", name);
+    return c->why[0] ? 0 : 1;
+}
+
+static bool find_profile(const char *name, char *path, size_t len)
+{
+    if (strchr(name, '/')) {
+        snprintf(path, len, "%s", name);
+        return access(path, R_OK) == 0;
+    }
+    char exe_dir[PATH_MAX] = "";
+    ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
+    if (n > 0) {
+        exe_dir[n] = '\0';
+        char *slash = strrchr(exe_dir, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    const char *env = getenv("GPUMEM_PROFILE_DIR");
+    const char *dirs[3] = {env, n > 0 ? exe_dir : NULL, "."};
+    const char *sub[3] = {"", "/bench/profiles", "/bench/profiles"};
+    for (int i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, len, "%s%s/%s.ini", dirs[i], sub[i], name);
+        if (access(path, R_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+int gm_profile_load(gm_bench_opts *o, const char *name, char *err, size_t err_len)
+{
+    char path[PATH_MAX + 64];
+    if (!find_profile(name, path, sizeof path)) {
+        snprintf(err, err_len, "--profile: no profile '%s' (looked for bench/profiles/%s.ini)", name, name);
+        return -1;
+    }
+    profile_ctx c = {o, ""};
+    int rc = ini_parse(path, on_ini_entry, &c);
+    if (rc < 0) {
+        snprintf(err, err_len, "%s: cannot read the profile", path);
+        return -1;
+    }
+    if (rc > 0) {
+        snprintf(err, err_len, "%s:%d: %s", path, rc,
+                 c.why[0] ? c.why : "malformed line (expected name = value)");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * Options of `gpumem bench`. Every option can be given on the command line
+ * (--name value) or as `name = value` in a profile file (bench/profiles/);
+ * the command line wins. gm_opts_set is the one place that validates them.
+ */
+#ifndef GM_OPTIONS_H
+#define GM_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GM_MAX_SUITES 8
+
+typedef enum { GM_ACCESS_AUTO, GM_ACCESS_GRID, GM_ACCESS_CHUNKED, GM_ACCESS_BOTH } gm_access;
+
+typedef struct {
+    char backend[16];          /* auto | cuda | opencl */
+    int device;                /* -1: the best device of the backend */
+    char suites[GM_MAX_SUITES][16];
+    int n_suites;
+    unsigned precisions;       /* bit (1 << gm_precision) per precision */
+    unsigned reps, warmup;
+    char out[4096];            /* empty: results/<run-id> */
+    char profile[256];
+    uint64_t *sizes;           /* stream array sizes in bytes; NULL: by device */
+    size_t n_sizes;
+    unsigned kernels;          /* stream kernels, bit per gm_stream_kernel */
+    uint64_t mem_limit;        /* 0: the default for the device */
+    bool mem_limit_set;
+    gm_access access;
+    bool quiet;
+} gm_bench_opts;
+
+/* Defaults before any profile or option is applied. */
+void gm_opts_init(gm_bench_opts *o);
+void gm_opts_release(gm_bench_opts *o);
+
+/* Applies one option by its long name. Returns 0, or -1 with a message in
+ * err naming the option, the value and what is allowed; 1 if the name is
+ * not an option (err says so). */
+int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err, size_t err_len);
+
+/* Does option `name` take a value? -1 if there is no such option. */
+int gm_opts_takes_value(const char *name);
+
+/* Loads profile `name` (a path, or a name looked up in $GPUMEM_PROFILE_DIR,
+ * <binary dir>/bench/profiles and ./bench/profiles) into o. Returns 0, or
+ * -1 with "FILE:LINE: reason" in err. */
+int gm_profile_load(gm_bench_opts *o, const char *name, char *err, size_t err_len);
+
+/* Names of the stream kernels, in gm_stream_kernel order, and parsing. */
+extern const char *const gm_stream_kernel_names[];
+#define GM_STREAM_KERNEL_COUNT 7
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * A run: the folder results/<run-id>/ (or --out) with results.csv (one
+ * measurement a row), samples.csv (every repetition) and meta.json.
+ * Every row is flushed and fsync'd before gm_run_write returns, so a row
+ * is on disk before the next point starts. The schema is documented in
+ * results/README.md; bump GM_SCHEMA_VERSION with any change to it.
+ */
+#ifndef GM_RESULTS_H
+#define GM_RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GM_SCHEMA_VERSION 1
+
+typedef enum {
+    GM_ROW_OK,
+    GM_ROW_OOM,          /* the point did not fit */
+    GM_ROW_UNSUPPORTED,  /* the backend/device cannot run it */
+    GM_ROW_SKIPPED,      /* not attempted, with the reason in note */
+    GM_ROW_MISMATCH,     /* the output was wrong: no value is reported */
+    GM_ROW_CRASH,        /* the worker died on this point */
+    GM_ROW_TIMEOUT,      /* the worker overran the watchdog */
+    GM_ROW_ERROR,        /* any other failure */
+} gm_row_status;
+
+const char *gm_row_status_name(gm_row_status s);
+
+/* One metric measured at one point. Strings may be NULL (empty field);
+ * batch/seq_len/bytes of 0 are written as empty fields. */
+typedef struct {
+    const char *suite, *workload, *variant, *pattern, *precision;
+    uint64_t batch, seq_len, bytes;
+    const char *metric, *unit;
+    gm_row_status status;
+    bool has_value;          /* value/min/max/stdev are meaningful */
+    double value, min, max, stdev;
+    size_t reps;
+    const char *note;        /* reason for a non-ok status, or detail */
+} gm_row;
+
+typedef struct {
+    char dir[4096];
+    char run_id[128];
+    char backend[32];
+    char device[160];
+    FILE *results;
+    FILE *samples;
+    int rows_written;
+    int rows_by_status[GM_ROW_ERROR + 1];
+} gm_run;
+
+/*
+ * Creates the run folder: `out` if given (created if missing; it must not
+ * already hold a results.csv), else results/<run-id>. Opens both CSVs and
+ * writes their headers. On failure returns -1 with the reason in err.
+ */
+int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
+                char *err, size_t err_len);
+
+/* Appends a row and its raw samples (may be NULL/0) and makes them durable.
+ * Returns 0, or -1 (with err) if the disk refused them. */
+int gm_run_write(gm_run *run, const gm_row *row, const double *samples, size_t n_samples,
+                 char *err, size_t err_len);
+
+/* Closes the files. Safe on a run that failed to open. */
+void gm_run_close(gm_run *run);
+
+/* Writes path atomically (temp file + rename) with the bytes produced by
+ * emit(f, ctx). Returns 0 or -1 with err. */
+int gm_write_file_atomic(const char *path, void (*emit)(FILE *f, void *ctx), void *ctx,
+                         char *err, size_t err_len);
+
+#endif
