@@ -33,7 +33,9 @@ NVCC_GENCODE := $(foreach a,$(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)
                 -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=[sm_$(lastword $(CUDA_ARCHS)),compute_$(lastword $(CUDA_ARCHS))]
 NVCC_FLAGS := -x cu -std=c++14 -O3 -Werror all-warnings -Xptxas -Werror -include kernels/gm_portable.h
 variant_defines = $(foreach t,$(subst -, ,$(1)),-DGM_$(shell echo $(t) | tr a-z A-Z)=1)
-CUDA_IMAGES := $(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),$(BUILD)/cuda/$(p).$(v).fatbin))
+# Images do not depend on SAN: every flavour shares build/cuda (CUDA_OUT).
+CUDA_OUT ?= build/cuda
+CUDA_IMAGES := $(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),$(CUDA_OUT)/$(p).$(v).fatbin))
 else
 CUDA_IMAGES :=
 endif
@@ -46,10 +48,15 @@ endif
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
-.PHONY: all bench test clean deps cuda-kernels peers
+.PHONY: all bench test clean deps cuda-kernels peers unit-tests
 all: gpumem
 
-gpumem: $(OBJS)
+# ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
+FLAVOR_STAMP := build/.flavor-$(notdir $(BUILD))
+$(FLAVOR_STAMP):
+	@mkdir -p build && rm -f build/.flavor-* && touch $@
+
+gpumem: $(OBJS) $(FLAVOR_STAMP)
 ifeq ($(NVCC),)
 	@echo "note: nvcc not found: building without the CUDA backend"
 endif
@@ -68,13 +75,24 @@ $(BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
 $(BUILD)/gen/kernel_blobs.o: $(BUILD)/gen/kernel_blobs.S
 	$(CC) -c -o $@ $<
 
-# One fatbin per kernel variant (build/cuda/PROGRAM.VARIANT.fatbin): machine code for every CUDA_ARCHS entry.
+# One fatbin per kernel variant ($(CUDA_OUT)/PROGRAM.VARIANT.fatbin): machine code for every CUDA_ARCHS entry.
 .SECONDEXPANSION:
-$(BUILD)/cuda/%.fatbin: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
+$(CUDA_OUT)/%.fatbin: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) $(call variant_defines,$(word 2,$(subst ., ,$*))) \
 	    -fatbin -o $@ kernels/$(firstword $(subst ., ,$*)).cl
 cuda-kernels: $(CUDA_IMAGES)
+
+# Unit tests: one cmocka program per tests/unit/test_*.c, linked with
+# every object but main's; prove runs them through tests/*.t.
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+LIB_OBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDFLAGS_SAN) -lcmocka $(LDLIBS)
+
+unit-tests: $(UNIT_TESTS)
 
 deps:
 	@scripts/deps.sh build run
@@ -87,7 +105,7 @@ bench: deps
 test: deps
 	@scripts/deps.sh test
 	$(MAKE) gpumem
-	$(MAKE) $(BUILD)/tests
+	$(MAKE) unit-tests
 	GM_BUILD=$(BUILD) prove -f tests/
 
 peers: gpumem
@@ -98,3 +116,9 @@ clean:
 	rm -rf build build-san build-nocuda build-san-nocuda gpumem
 
 -include $(OBJS:.o=.d)
+
+# The CUDA kernel variants (PROGRAM.VARIANT), one a line, for the tests.
+print-cuda-variants:
+	@$(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),echo $(p).$(v);))
+print-cuda-archs:
+	@echo $(CUDA_ARCHS)

@@ -145,7 +145,7 @@ static gm_status alloc_arrays(stream_state *s, size_t bytes)
         st = gm_device_alloc(s->dev, GM_MEM_HOST, bytes, &s->out);
     if (st != GM_OK)
         free_arrays(s);
-    s->bytes = st == GM_OK ? bytes : 0;
+    s->bytes = bytes;   /* the size attempted: failure rows name it too */
     return st;
 }
 

@@ -13,9 +13,14 @@
 
 #define STREAM_SCALAR 0.4f
 #define STREAM_INT8_SCALE (1.0f / 32.0f)   /* int8 covers [-3.97, 3.97] */
-/* Up to this many elements every element is checked; beyond it a seeded
- * sample of this many (plus both ends) is. */
-#define STREAM_FULL_CHECK_MAX ((size_t)1 << 22)
+/* Up to STREAM_FULL_CHECK_MAX elements every element is checked; beyond
+ * it, both ends, STREAM_CHECK_BLOCKS seeded random blocks of
+ * STREAM_CHECK_BLOCK elements and STREAM_CHECK_SINGLES random elements
+ * (a new sample every repetition). Copies are compared whole. */
+#define STREAM_FULL_CHECK_MAX ((size_t)1 << 20)
+#define STREAM_CHECK_BLOCK ((size_t)4096)
+#define STREAM_CHECK_BLOCKS 64
+#define STREAM_CHECK_SINGLES 65536
 
 typedef struct {
     gm_precision prec;

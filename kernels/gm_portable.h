@@ -106,15 +106,51 @@ typedef gm_i8 gm_t;
  * launch. GRID walks with a stride of the launch size (adjacent work items
  * touch adjacent elements); CHUNKED gives each work item one contiguous
  * slice (each core streams its own range).
+ *
+ * GM_SUM(total, i, n, term): total = the sum of `term` (an expression in
+ * i) over this work item's indices. CHUNKED keeps GM_LANES independent
+ * partial sums so that the compiler can vectorise the loop.
  */
+#define GM_LANES 16
 #if defined(GM_CHUNKED)
-#define GM_FOR_EACH(i, n)                                                          \
-    for (size_t gm_chunk_ = ((n) + gm_global_size() - 1) / gm_global_size(),      \
-                i = gm_global_id() * gm_chunk_,                                     \
-                gm_end_ = (i + gm_chunk_ < (n)) ? i + gm_chunk_ : (n);             \
-         i < gm_end_; i++)
+#define GM_CHUNK_BEGIN(n) (gm_global_id() * (((n) + gm_global_size() - 1) / gm_global_size()))
+#define GM_CHUNK_END(n)                                                                   \
+    ((GM_CHUNK_BEGIN(n) + ((n) + gm_global_size() - 1) / gm_global_size() < (n))         \
+         ? GM_CHUNK_BEGIN(n) + ((n) + gm_global_size() - 1) / gm_global_size()            \
+         : (n))
+#define GM_FOR_EACH(i, n) for (size_t i = GM_CHUNK_BEGIN(n), gm_end_ = GM_CHUNK_END(n); i < gm_end_; i++)
+/* Two halves of the slice are summed side by side: two independent
+ * streams per core keep more loads in flight than one. */
+#define GM_SUM(total, i, n, term)                                                         \
+    do {                                                                                  \
+        float gm_acc_[2 * GM_LANES];                                                      \
+        for (int l_ = 0; l_ < 2 * GM_LANES; l_++)                                         \
+            gm_acc_[l_] = 0.0f;                                                           \
+        const size_t gm_begin_ = GM_CHUNK_BEGIN(n), gm_end_ = GM_CHUNK_END(n);            \
+        const size_t gm_half_ = gm_end_ > gm_begin_ ? (gm_end_ - gm_begin_) / 2 / GM_LANES * GM_LANES : 0; \
+        for (size_t gm_k_ = 0; gm_k_ < gm_half_; gm_k_ += GM_LANES) {                     \
+            for (int l_ = 0; l_ < GM_LANES; l_++) {                                       \
+                size_t i = gm_begin_ + gm_k_ + (size_t)l_;                                \
+                gm_acc_[l_] += (term);                                                    \
+            }                                                                             \
+            for (int l_ = 0; l_ < GM_LANES; l_++) {                                       \
+                size_t i = gm_begin_ + gm_half_ + gm_k_ + (size_t)l_;                     \
+                gm_acc_[GM_LANES + l_] += (term);                                         \
+            }                                                                             \
+        }                                                                                 \
+        for (size_t i = gm_begin_ + 2 * gm_half_; i < gm_end_; i++)                       \
+            gm_acc_[0] += (term);                                                         \
+        total = 0.0f;                                                                     \
+        for (int l_ = 0; l_ < 2 * GM_LANES; l_++)                                         \
+            total += gm_acc_[l_];                                                         \
+    } while (0)
 #else
 #define GM_FOR_EACH(i, n) for (size_t i = gm_global_id(); i < (n); i += gm_global_size())
+#define GM_SUM(total, i, n, term)                                                         \
+    do {                                                                                  \
+        total = 0.0f;                                                                     \
+        GM_FOR_EACH(i, n) total += (term);                                                \
+    } while (0)
 #endif
 
 #endif /* GM_PORTABLE_H */

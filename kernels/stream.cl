@@ -38,8 +38,8 @@ GM_KERNEL stream_read(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL float *GM_R
                       unsigned long n, float scale)
 {
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
-    float sum = 0.0f;
-    GM_FOR_EACH(i, (size_t)n) sum += GM_LOAD(a, i, scale);
+    float sum;
+    GM_SUM(sum, i, (size_t)n, GM_LOAD(a, i, scale));
     float total = gm_group_sum(scratch, sum);
     if (gm_local_id() == 0)
         partials[gm_group_id()] = total;
@@ -78,8 +78,8 @@ GM_KERNEL stream_dot(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *
                      GM_GLOBAL float *GM_RESTRICT partials, unsigned long n, float scale)
 {
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
-    float sum = 0.0f;
-    GM_FOR_EACH(i, (size_t)n) sum += GM_LOAD(a, i, scale) * GM_LOAD(b, i, scale);
+    float sum;
+    GM_SUM(sum, i, (size_t)n, GM_LOAD(a, i, scale) * GM_LOAD(b, i, scale));
     float total = gm_group_sum(scratch, sum);
     if (gm_local_id() == 0)
         partials[gm_group_id()] = total;

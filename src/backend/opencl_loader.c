@@ -60,6 +60,7 @@ const char *gm_cl_error_name(cl_int code)
     C(CL_INVALID_EVENT) C(CL_INVALID_OPERATION) C(CL_INVALID_BUFFER_SIZE)
     C(CL_INVALID_GLOBAL_WORK_SIZE)
 #undef C
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";   /* from cl_khr_icd */
     }
     return "CL_UNKNOWN_ERROR";
 }

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Every stream kernel in every precision and both access patterns runs for
+# real on the OpenCL device (PoCL on the CPU) and is verified; the run
+# folder holds the documented files and columns.
+. tests/lib.sh
+plan 15
+
+out=$TEST_TMP/run
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
+    --precision fp32,fp16,bf16,int8 --access both --sizes 1MiB,1572868 --reps 2 --warmup 1 \
+    --out "$out" --quiet
+is "$RC" 0 "stream on OpenCL: exit status 0"
+[ -n "$ERR" ] && diag "$ERR"
+
+# 7 kernels x 4 precisions x 2 access patterns x 2 sizes, two metrics each.
+is "$(csv_count "$out/results.csv" '$_->{status} eq "ok"')" 224 "every point ok (224 rows)"
+is "$(csv_count "$out/results.csv" '$_->{status} ne "ok"')" 0 "no row failed"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{unit} eq "GB/s" && $_->{value} > 0')" 112 \
+    "a positive bandwidth for every point"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{min} <= $_->{value} && $_->{value} <= $_->{max}')" 112 \
+    "min <= median <= max"
+for p in fp32 fp16 bf16 int8; do
+    is "$(csv_count "$out/results.csv" "\$_->{precision} eq '$p' && \$_->{metric} eq 'bandwidth'")" 28 "$p: 28 verified points"
+done
+is "$(head -1 "$out/results.csv")" \
+    "schema_version,run_id,backend,device,suite,workload,variant,pattern,precision,batch,seq_len,bytes,metric,unit,value,min,max,stdev,reps,status,note" \
+    "results.csv has the documented columns"
+is "$(head -1 "$out/samples.csv")" \
+    "schema_version,run_id,backend,device,suite,workload,variant,pattern,precision,batch,seq_len,bytes,metric,unit,rep,value" \
+    "samples.csv has the documented columns"
+# Every repetition of every metric is in samples.csv.
+is "$(csv_count "$out/samples.csv" '1')" 448 "samples.csv holds every repetition (224 rows x 2 reps)"
+perl -MJSON::PP -e '
+    local $/; open my $f, "<", $ARGV[0] or die; my $m = decode_json(<$f>);
+    for my $k (qw(run_id suite_version command_line start_time end_time host device)) { die "no $k\n" unless defined $m->{$k} }
+    die "status $m->{status}\n" unless $m->{status} eq "complete";
+    die "no device name\n" unless $m->{device}{name} ne "";
+    die "no cap\n" unless $m->{device}{mem_limit_bytes} == 512 * 1048576;
+' "$out/meta.json" 2>"$TEST_TMP/json.err"
+ok $? "meta.json parses and holds host, device, versions, times and the cap"
+[ -s "$TEST_TMP/json.err" ] && diag "$(cat "$TEST_TMP/json.err")"
+
+# A run that cannot fit under its cap records oom rows and goes on.
+run_gpumem bench --backend opencl --mem-limit 8MiB --sizes 1MiB,4MiB --precision fp32 \
+    --kernels copy --reps 1 --out "$TEST_TMP/cap" --quiet
+is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "oom" && $_->{bytes} == 4194304')" 1 \
+    "arrays beyond --mem-limit give an oom row"
+is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "ok" && $_->{bytes} == 1048576')" 2 \
+    "the smaller size before it still measured"
+done_testing

@@ -1,0 +1,66 @@
+# TAP helpers for the shell tests (sourced by tests/*.t). prove runs a .t
+# with perl, which hands a file whose #! names another interpreter to it.
+# Every test runs from the repo root with ./gpumem built.
+set -u
+GM_BUILD=${GM_BUILD:-build}
+GPUMEM=${GPUMEM:-./gpumem}
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpumem-test.XXXXXX")
+trap 'rm -rf "$TEST_TMP"' EXIT
+# Tests on the CPU device always run under an explicit memory cap.
+TEST_MEM_LIMIT=${TEST_MEM_LIMIT:-512MiB}
+_tap_n=0
+_tap_failed=0
+
+plan() { echo "1..$1"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+# ok COND_EXIT_STATUS NAME
+ok() {
+    _tap_n=$((_tap_n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $_tap_n - $2"
+    else
+        echo "not ok $_tap_n - $2"
+        _tap_failed=$((_tap_failed + 1))
+    fi
+}
+# is GOT WANT NAME
+is() {
+    if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:  '$1'" "want: '$2'"; fi
+}
+# like GOT REGEX NAME
+like() {
+    if printf '%s' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else ok 1 "$3"; diag "got:  '$1'" "want: /$2/"; fi
+}
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
+done_testing() { exit $((_tap_failed > 0)); }
+
+# run_gpumem ARGS... : sets RC, OUT, ERR (stdout, stderr as text)
+run_gpumem() {
+    "$GPUMEM" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+    RC=$?
+    OUT=$(cat "$TEST_TMP/out")
+    ERR=$(cat "$TEST_TMP/err")
+}
+
+# csv_count FILE PERL_CONDITION : how many rows of a CSV satisfy the condition,
+# which sees the row as a hash ref in $_ keyed by column name ($_->{status}).
+csv_count() {
+    perl -e '
+        my ($file, $cond) = @ARGV;
+        open my $fh, "<", $file or die "$file: $!";
+        my @h = split /,/, scalar(<$fh>) =~ s/\r?\n$//r;
+        my $n = 0;
+        while (my $line = <$fh>) {
+            chomp $line;
+            my @f = parse($line);
+            my %r; @r{@h} = @f;
+            local $_ = \%r;
+            $n++ if eval $cond;
+            die $@ if $@;
+        }
+        print "$n\n";
+        sub parse { my $s = shift; my @o; while ($s =~ /\G(?:"((?:[^"]|"")*)"|([^,]*))(,|$)/g) { my $v = defined $1 ? $1 =~ s/""/"/gr : $2; push @o, $v; last if $3 eq ""; } @o }
+    ' "$1" "$2"
+}
