@@ -84,9 +84,9 @@ static int access_list(const gm_bench *b, int *list)
 static void geometry(const gm_device *dev, int access, size_t n, size_t *global, size_t *local)
 {
     size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;
-    if (access == 1) {              /* chunked: a few long slices per core */
-        *local = 1;
-        *global = cu * 4;
+    if (access == 1) {              /* chunked: long slices, many per core so that */
+        *local = 1;                 /* a slowed core does not hold up the rest */
+        *global = cu * 64;
     } else {                        /* grid-stride: enough groups to fill the device */
         *local = 256;
         size_t want = (n + *local - 1) / *local;
