@@ -13,6 +13,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  info        list every backend and device with its facts\n"
             "  bench       run benchmark suites and write a results folder\n"
+            "  plan        print a workload's memory model (its tensors and total bytes)\n"
             "  version     print the suite version\n"
             "\n"
             "`gpumem COMMAND --help` describes a command's options.\n"
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
         return gm_cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return gm_cmd_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "plan") == 0)
+        return gm_cmd_plan(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("gpumem %s\n", gm_suite_version());
         return GM_EXIT_OK;
@@ -38,6 +41,6 @@ int main(int argc, char **argv)
         usage(stdout);
         return GM_EXIT_OK;
     }
-    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, version)\n", cmd);
+    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, plan, version)\n", cmd);
     return GM_EXIT_USAGE;
 }

@@ -1,10 +1,10 @@
 #include "options.h"
 
+#include "datafile.h"
 #include "precision.h"
 #include "units.h"
 
 #include <ini.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,30 +213,17 @@ static bool find_profile(const char *name, char *path, size_t len)
         snprintf(path, len, "%s", name);
         return access(path, R_OK) == 0;
     }
-    char exe_dir[PATH_MAX] = "";
-    ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
-    if (n > 0) {
-        exe_dir[n] = '\0';
-        char *slash = strrchr(exe_dir, '/');
-        if (slash)
-            *slash = '\0';
-    }
     const char *env = getenv("GPUMEM_PROFILE_DIR");
-    const char *dirs[3] = {env, n > 0 ? exe_dir : NULL, "."};
-    const char *sub[3] = {"", "/bench/profiles", "/bench/profiles"};
-    for (int i = 0; i < 3; i++) {
-        if (!dirs[i])
-            continue;
-        snprintf(path, len, "%s%s/%s.ini", dirs[i], sub[i], name);
-        if (access(path, R_OK) == 0)
-            return true;
-    }
-    return false;
+    if (env && (size_t)snprintf(path, len, "%s/%s.ini", env, name) < len && access(path, R_OK) == 0)
+        return true;
+    char rel[300];
+    snprintf(rel, sizeof rel, "bench/profiles/%s.ini", name);
+    return gm_find_data_file(rel, path, len);
 }
 
 int gm_profile_load(gm_bench_opts *o, const char *name, char *err, size_t err_len)
 {
-    char path[PATH_MAX + 64];
+    char path[4200];
     if (!find_profile(name, path, sizeof path)) {
         snprintf(err, err_len, "--profile: no profile '%s' (looked for bench/profiles/%s.ini)", name, name);
         return -1;
