@@ -24,13 +24,19 @@ command -v clpeak >/dev/null || { echo "peers: clpeak not found (apt-get install
 ${CC:-cc} -O3 -march=native -fopenmp -o "$tmp/omp_triad" bench/peers/omp_triad.c
 
 max() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
+# cols: an awk prelude that maps column names to numbers (c["status"]).
+cols='NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }'
 # Median bandwidth of one of our kernels in a run folder (0 unless ok).
-ours() { awk -F, -v k="$1" '$6 == k && $13 == "bandwidth" && $20 == "ok" { v = $15 } END { print v + 0 }' "$2/results.csv"; }
+ours() {
+    awk -F, -v k="$1" "$cols"' $c["workload"] == k && $c["metric"] == "bandwidth" && $c["status"] == "ok" { v = $c["value"] }
+        END { print v + 0 }' "$2/results.csv"
+}
 # Best repetition of a kernel: samples.csv holds only verified repetitions
 # of points that were ok.
 ours_best() {
     ok=$(ours "$1" "$2")
-    awk -F, -v k="$1" -v ok="$ok" '$6 == k && $13 == "bandwidth" && $16 > m { m = $16 } END { print (ok > 0 ? m + 0 : 0) }' "$2/samples.csv"
+    awk -F, -v k="$1" -v ok="$ok" "$cols"' $c["workload"] == k && $c["metric"] == "bandwidth" && $c["value"] > m { m = $c["value"] }
+        END { print (ok > 0 ? m + 0 : 0) }' "$2/samples.csv"
 }
 read_gbs=0 triad_gbs=0 clpeak_gbs=0 omp_gbs=0
 r=1

@@ -35,6 +35,7 @@ typedef struct {
     size_t bytes;                       /* per array */
     gm_buffer a, bb, c, partials;       /* device */
     gm_buffer out;                      /* host: read-back of c or partials */
+    uint64_t measured_bytes;            /* free memory taken by a, b, c (0: unknown) */
     stream_data data;                   /* host copies of a and b, and reference sums */
     gm_program *prog[GM_PREC_COUNT][N_ACCESS];
     gm_kernel *kern[GM_PREC_COUNT][N_ACCESS][GM_STREAM_KERNEL_COUNT];
@@ -138,6 +139,9 @@ static void free_arrays(stream_state *s)
 static gm_status alloc_arrays(stream_state *s, size_t bytes)
 {
     gm_status st = GM_OK;
+    /* Measured from the backend's own report, not through the cap. */
+    uint64_t free_before = 0, free_after = 0, total;
+    bool known = s->dev->backend->mem_info(s->dev, &free_before, &total) == GM_OK;
     gm_buffer *bufs[] = {&s->a, &s->bb, &s->c};
     for (int i = 0; i < 3 && st == GM_OK; i++)
         st = gm_device_alloc(s->dev, GM_MEM_DEVICE, bytes, bufs[i]);
@@ -145,6 +149,8 @@ static gm_status alloc_arrays(stream_state *s, size_t bytes)
         st = gm_device_alloc(s->dev, GM_MEM_HOST, bytes, &s->out);
     if (st != GM_OK)
         free_arrays(s);
+    known = known && st == GM_OK && s->dev->backend->mem_info(s->dev, &free_after, &total) == GM_OK;
+    s->measured_bytes = known && free_before > free_after ? free_before - free_after : 0;
     s->bytes = bytes;   /* the size attempted: failure rows name it too */
     return st;
 }
@@ -159,6 +165,8 @@ static gm_row point_row(const stream_state *s, int k, gm_precision p, int access
     r.pattern = "per-tensor";
     r.precision = gm_precision_name(p);
     r.bytes = s->bytes;
+    r.model_bytes = 3 * (uint64_t)s->bytes;
+    r.measured_bytes = s->measured_bytes;
     r.reps = s->b->opts->reps;
     return r;
 }

@@ -19,7 +19,8 @@ const char *gm_row_status_name(gm_row_status s)
 
 static const char *const point_columns[] = {"run_id",  "backend",   "device",  "suite",
                                             "workload", "variant",  "pattern", "precision",
-                                            "batch",   "seq_len",   "bytes"};
+                                            "batch",   "seq_len",   "bytes",   "model_bytes",
+                                            "measured_bytes"};
 #define N_POINT_COLUMNS (int)(sizeof point_columns / sizeof point_columns[0])
 
 /* mkdir -p; returns 0 or -1 with errno set. */
@@ -167,11 +168,13 @@ static void fmt_double(char *buf, size_t len, bool has, double v)
 }
 
 /* Fills the schema_version and point columns; returns the count. */
-static int point_fields(const gm_run *run, const gm_row *r, const char **f, char num[3][24])
+static int point_fields(const gm_run *run, const gm_row *r, const char **f, char num[5][24])
 {
     fmt_u64(num[0], 24, r->batch);
     fmt_u64(num[1], 24, r->seq_len);
     fmt_u64(num[2], 24, r->bytes);
+    fmt_u64(num[3], 24, r->model_bytes);
+    fmt_u64(num[4], 24, r->measured_bytes);
     static char schema[8];
     snprintf(schema, sizeof schema, "%d", GM_SCHEMA_VERSION);
     int n = 0;
@@ -187,6 +190,8 @@ static int point_fields(const gm_run *run, const gm_row *r, const char **f, char
     f[n++] = num[0];
     f[n++] = num[1];
     f[n++] = num[2];
+    f[n++] = num[3];
+    f[n++] = num[4];
     return n;
 }
 
@@ -199,7 +204,7 @@ int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_s
                  char *err, size_t err_len)
 {
     const char *f[32];
-    char num[3][24], val[4][32], reps[24];
+    char num[5][24], val[4][32], reps[24];
     int n = point_fields(run, r, f, num);
     int base = n;
     fmt_double(val[0], 32, r->has_value, r->value);

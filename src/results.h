@@ -33,6 +33,8 @@ const char *gm_row_status_name(gm_row_status s);
 typedef struct {
     const char *suite, *workload, *variant, *pattern, *precision;
     uint64_t batch, seq_len, bytes;
+    uint64_t model_bytes;    /* device bytes the memory model predicts (0: none) */
+    uint64_t measured_bytes; /* device bytes the backend saw taken (0: unknown) */
     const char *metric, *unit;
     gm_row_status status;
     bool has_value;          /* value/min/max/stdev are meaningful */
