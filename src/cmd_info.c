@@ -25,7 +25,7 @@ static void print_device(const gm_backend *be, int i, const gm_device_info *d)
         printf("    %-18s %s\n", "id", d->uuid);
     print_size("memory", d->total_mem);
     if (d->free_mem_known)
-        print_size("free", d->free_mem);
+        print_size(d->type == GM_DEV_CPU ? "free (host)" : "free", d->free_mem);
     print_size("largest alloc", d->max_alloc);
     print_size("last-level cache", d->llc_bytes);
     if (d->compute_units)

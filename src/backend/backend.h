@@ -43,7 +43,7 @@ typedef struct {
     char name[128];
     char vendor[64];
     char driver_version[64];
-    char runtime_version[64];
+    char runtime_version[128];
     char platform[128];
     char uuid[64];            /* stable identity: UUID or PCI bus id */
     gm_device_type type;

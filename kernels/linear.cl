@@ -1,0 +1,53 @@
+/*
+ * linear: Y[M, N] = X[M, K] * W[K, N] (row-major), M = batch * seq,
+ * K = hidden, N = output features. Storage in gm_t (gm_portable.h),
+ * products accumulated in fp32; int8 uses per-tensor scales sx, sw for the
+ * inputs and sy for the output.
+ *
+ * Tiled: each work group computes a GM_TILE x GM_TILE block of Y, each
+ * work item GM_WPT x 1 outputs of it (a column strip), staging tiles of X
+ * and W through local memory. Launch: one group of
+ * GM_TILE * GM_TILE / GM_WPT items per output tile, groups numbered
+ * row-major over the tile grid.
+ */
+#define GM_TILE 32
+#define GM_WPT 8
+#define GM_RTS (GM_TILE / GM_WPT)     /* rows of work items in a group */
+
+GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
+                       GM_GLOBAL gm_t *GM_RESTRICT y, unsigned int m, unsigned int n, unsigned int k,
+                       float sx, float sw, float sy)
+{
+    GM_LOCAL_DECL float xs[GM_TILE][GM_TILE];
+    GM_LOCAL_DECL float ws[GM_TILE][GM_TILE + 1];
+    const unsigned int tiles_n = (n + GM_TILE - 1) / GM_TILE;
+    const unsigned int row0 = (unsigned int)(gm_group_id() / tiles_n) * GM_TILE;
+    const unsigned int col0 = (unsigned int)(gm_group_id() % tiles_n) * GM_TILE;
+    const unsigned int lid = (unsigned int)gm_local_id();
+    const unsigned int tc = lid % GM_TILE;          /* column within the tile */
+    const unsigned int tr = lid / GM_TILE;          /* first row (of GM_WPT, GM_RTS apart) */
+    float acc[GM_WPT];
+    for (int r = 0; r < GM_WPT; r++)
+        acc[r] = 0.0f;
+    for (unsigned int k0 = 0; k0 < k; k0 += GM_TILE) {
+        for (int r = 0; r < GM_WPT; r++) {
+            unsigned int lr = tr + (unsigned int)r * GM_RTS;
+            unsigned int gr = row0 + lr, gk = k0 + tc;
+            xs[lr][tc] = (gr < m && gk < k) ? GM_LOAD(x, (size_t)gr * k + gk, sx) : 0.0f;
+            unsigned int wk = k0 + lr, wc = col0 + tc;
+            ws[lr][tc] = (wk < k && wc < n) ? GM_LOAD(w, (size_t)wk * n + wc, sw) : 0.0f;
+        }
+        gm_barrier();
+        for (int kk = 0; kk < GM_TILE; kk++) {
+            float wv = ws[kk][tc];
+            for (int r = 0; r < GM_WPT; r++)
+                acc[r] += xs[tr + (unsigned int)r * GM_RTS][kk] * wv;
+        }
+        gm_barrier();
+    }
+    for (int r = 0; r < GM_WPT; r++) {
+        unsigned int gr = row0 + tr + (unsigned int)r * GM_RTS, gc = col0 + tc;
+        if (gr < m && gc < n)
+            GM_STORE(y, (size_t)gr * n + gc, acc[r], sy);
+    }
+}

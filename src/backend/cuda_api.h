@@ -1,0 +1,62 @@
+/*
+ * The CUDA driver API entry points this backend uses, loaded from
+ * libcuda.so.1 at run time, so that the binary starts where no NVIDIA
+ * driver is installed. Each entry names the symbol the driver exports
+ * (cuda.h maps most calls to a versioned symbol, e.g. cuMemAlloc_v2).
+ */
+#ifndef GM_CUDA_API_H
+#define GM_CUDA_API_H
+
+#include <cuda.h>
+
+/* X(field, exported symbol, return, parameters) */
+#define GM_CU_FUNCS(X)                                                                         \
+    X(Init, "cuInit", CUresult, (unsigned int))                                                 \
+    X(DriverGetVersion, "cuDriverGetVersion", CUresult, (int *))                                \
+    X(DeviceGetCount, "cuDeviceGetCount", CUresult, (int *))                                    \
+    X(DeviceGet, "cuDeviceGet", CUresult, (CUdevice *, int))                                    \
+    X(DeviceGetName, "cuDeviceGetName", CUresult, (char *, int, CUdevice))                     \
+    X(DeviceTotalMem, "cuDeviceTotalMem_v2", CUresult, (size_t *, CUdevice))                    \
+    X(DeviceGetAttribute, "cuDeviceGetAttribute", CUresult, (int *, CUdevice_attribute, CUdevice)) \
+    X(DeviceGetPCIBusId, "cuDeviceGetPCIBusId", CUresult, (char *, int, CUdevice))             \
+    X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult, (CUcontext *, CUdevice))    \
+    X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", CUresult, (CUdevice))            \
+    X(CtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                                  \
+    X(MemGetInfo, "cuMemGetInfo_v2", CUresult, (size_t *, size_t *))                            \
+    X(MemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))                             \
+    X(MemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                                         \
+    X(MemAllocHost, "cuMemAllocHost_v2", CUresult, (void **, size_t))                           \
+    X(MemFreeHost, "cuMemFreeHost", CUresult, (void *))                                         \
+    X(MemAllocManaged, "cuMemAllocManaged", CUresult, (CUdeviceptr *, size_t, unsigned int))    \
+    X(MemcpyAsync, "cuMemcpyAsync", CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream))     \
+    X(MemsetD8Async, "cuMemsetD8Async", CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+    X(MemsetD16Async, "cuMemsetD16Async", CUresult, (CUdeviceptr, unsigned short, size_t, CUstream)) \
+    X(MemsetD32Async, "cuMemsetD32Async", CUresult, (CUdeviceptr, unsigned int, size_t, CUstream)) \
+    X(StreamCreate, "cuStreamCreate", CUresult, (CUstream *, unsigned int))                     \
+    X(StreamDestroy, "cuStreamDestroy_v2", CUresult, (CUstream))                                \
+    X(StreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream))                           \
+    X(EventCreate, "cuEventCreate", CUresult, (CUevent *, unsigned int))                        \
+    X(EventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                                   \
+    X(EventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))                              \
+    X(EventSynchronize, "cuEventSynchronize", CUresult, (CUevent))                              \
+    X(EventElapsedTime, "cuEventElapsedTime_v2", CUresult, (float *, CUevent, CUevent))         \
+    X(ModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *, const void *))                 \
+    X(ModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                                     \
+    X(ModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *, CUmodule, const char *)) \
+    X(LaunchKernel, "cuLaunchKernel", CUresult,                                                 \
+      (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,        \
+       unsigned int, unsigned int, CUstream, void **, void **))                                 \
+    X(GetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))                      \
+    X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))
+
+#define GM_CU_DECLARE(field, symbol, ret, args) ret(CUDAAPI *field) args;
+typedef struct {
+    GM_CU_FUNCS(GM_CU_DECLARE)
+} gm_cu_api;
+#undef GM_CU_DECLARE
+
+/* Loads libcuda.so.1 and calls cuInit once. Returns NULL and fills `why`
+ * if there is no driver or it cannot start. */
+const gm_cu_api *gm_cu_load(char *why, size_t why_len);
+
+#endif
