@@ -1,0 +1,196 @@
+/*
+ * The OpenCL backend's ops, for real on the first OpenCL device (PoCL on
+ * the CPU in CI), through the gm_device layer: every memory kind, fill,
+ * copies in every direction (sync and async), kernel build and launch,
+ * events, the memory cap, and the error codes of failures.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "device.h"
+
+static gm_device dev;
+
+static int open_device(void **state)
+{
+    (void)state;
+    char why[256];
+    int count = 0;
+    if (gm_backend_opencl.probe(&count, why, sizeof why) != GM_OK || count == 0) {
+        fprintf(stderr, "no OpenCL device: %s\n", why);
+        return -1;
+    }
+    if (gm_device_open(&dev, &gm_backend_opencl, 0) != GM_OK)
+        return -1;
+    gm_device_set_limit(&dev, 64u << 20);
+    return 0;
+}
+
+static int close_device(void **state)
+{
+    (void)state;
+    gm_device_close(&dev);
+    return 0;
+}
+
+static void alloc_ok(gm_mem_kind kind, size_t bytes, gm_buffer *b)
+{
+    gm_status st = gm_device_alloc(&dev, kind, bytes, b);
+    if (st != GM_OK)
+        fail_msg("alloc %s: %s", gm_mem_kind_name(kind), dev.err.msg);
+}
+
+static void test_memory_kinds_and_copies(void **state)
+{
+    (void)state;
+    const size_t n = 1 << 20;
+    gm_buffer host, pinned, d1, d2, back;
+    alloc_ok(GM_MEM_HOST, n, &host);
+    alloc_ok(GM_MEM_PINNED, n, &pinned);
+    alloc_ok(GM_MEM_DEVICE, n, &d1);
+    alloc_ok(GM_MEM_DEVICE, n, &d2);
+    alloc_ok(GM_MEM_HOST, n, &back);
+    assert_int_equal(dev.live_bytes, 2 * n);           /* only device memory counts */
+    for (size_t i = 0; i < n; i++)
+        ((unsigned char *)host.host)[i] = (unsigned char)(i * 7 + 3);
+    const gm_backend *be = dev.backend;
+    assert_int_equal(be->copy(&dev, 0, &d1, 0, &host, 0, n, false), GM_OK);           /* H2D */
+    assert_int_equal(be->copy(&dev, 1, &d2, 0, &d1, 0, n, true), GM_OK);             /* D2D async */
+    assert_int_equal(be->synchronize(&dev, 1), GM_OK);
+    assert_int_equal(be->copy(&dev, 0, &pinned, 0, &d2, 0, n, true), GM_OK);         /* D2H pinned */
+    assert_int_equal(be->synchronize(&dev, -1), GM_OK);
+    assert_memory_equal(pinned.host, host.host, n);
+    assert_int_equal(be->copy(&dev, 0, &back, 0, &pinned, 0, n, false), GM_OK);      /* H2H */
+    assert_memory_equal(back.host, host.host, n);
+    /* Offsets: the second half of d1 into the first half of back. */
+    memset(back.host, 0, n);
+    assert_int_equal(be->copy(&dev, 0, &back, 0, &d1, n / 2, n / 2, false), GM_OK);
+    assert_memory_equal(back.host, (char *)host.host + n / 2, n / 2);
+    assert_int_equal(be->copy(&dev, 0, &back, 1, &d1, 0, n, false), GM_ERR_INVALID);  /* out of bounds */
+    gm_buffer *all[] = {&host, &pinned, &d1, &d2, &back};
+    for (int i = 0; i < 5; i++)
+        gm_device_free(&dev, all[i]);
+    assert_int_equal(dev.live_bytes, 0);
+}
+
+static void test_fill(void **state)
+{
+    (void)state;
+    const size_t n = 4096;
+    gm_buffer d, h;
+    alloc_ok(GM_MEM_DEVICE, n, &d);
+    alloc_ok(GM_MEM_HOST, n, &h);
+    const uint32_t pattern = 0xdeadbeef;
+    const uint16_t small = 0x1234;
+    assert_int_equal(dev.backend->fill(&dev, 0, &d, 0, n, &pattern, 4), GM_OK);
+    assert_int_equal(dev.backend->fill(&dev, 0, &d, 8, 4, &small, 2), GM_OK);
+    assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &d, 0, n, false), GM_OK);
+    const uint32_t *w = h.host;
+    assert_int_equal(w[0], 0xdeadbeef);
+    assert_int_equal(w[1], 0xdeadbeef);
+    assert_int_equal(w[2], 0x12341234);
+    assert_int_equal(w[1023], 0xdeadbeef);
+    assert_int_equal(dev.backend->fill(&dev, 0, &d, 2, 4, &pattern, 4), GM_ERR_INVALID);  /* misaligned */
+    gm_device_free(&dev, &d);
+    gm_device_free(&dev, &h);
+}
+
+static void test_managed(void **state)
+{
+    (void)state;
+    gm_buffer m;
+    gm_status st = gm_device_alloc(&dev, GM_MEM_MANAGED, 4096, &m);
+    if (!dev.info.has_managed) {
+        assert_int_equal(st, GM_ERR_UNSUPPORTED);
+        return;
+    }
+    assert_int_equal(st, GM_OK);
+    assert_non_null(m.host);
+    memset(m.host, 0x5a, 4096);                     /* reachable from the host */
+    assert_int_equal(dev.live_bytes, 4096);          /* counts against the device */
+    gm_device_free(&dev, &m);
+}
+
+static void test_cap_is_oom(void **state)
+{
+    (void)state;
+    gm_buffer a, b;
+    alloc_ok(GM_MEM_DEVICE, 48u << 20, &a);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 32u << 20, &b), GM_ERR_OOM);
+    assert_int_equal(dev.err.code, GM_ERR_OOM);
+    assert_non_null(strstr(dev.err.msg, "memory limit"));
+    uint64_t f, t;
+    assert_int_equal(gm_device_mem_info(&dev, &f, &t), GM_OK);
+    assert_true(t <= 64u << 20);
+    assert_true(f <= 16u << 20);                     /* clipped to what the cap leaves */
+    gm_device_free(&dev, &a);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 0, &b), GM_ERR_INVALID);
+}
+
+static void test_kernels_and_events(void **state)
+{
+    (void)state;
+    const gm_backend *be = dev.backend;
+    gm_program *p = NULL;
+    gm_kernel *k = NULL;
+    assert_int_equal(be->program_build(&dev, "stream", "fp32-grid", NULL, &p), GM_OK);
+    assert_int_equal(be->kernel_get(&dev, p, "stream_write", &k), GM_OK);
+    gm_kernel *missing = NULL;
+    assert_int_equal(be->kernel_get(&dev, p, "no_such_kernel", &missing), GM_ERR_BUILD);
+    const size_t n = 1 << 16;
+    gm_buffer c, h;
+    alloc_ok(GM_MEM_DEVICE, n * 4, &c);
+    alloc_ok(GM_MEM_HOST, n * 4, &h);
+    unsigned long n_arg = n;
+    float scale = 1.0f;
+    gm_arg args[] = {{GM_ARG_BUFFER, &c, NULL, 0},
+                     {GM_ARG_VALUE, NULL, &n_arg, sizeof n_arg},
+                     {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
+    gm_event *e0 = NULL, *e1 = NULL;
+    assert_int_equal(be->event_record(&dev, 0, &e0), GM_OK);
+    assert_int_equal(be->launch(&dev, 0, k, 4096, 256, args, 3), GM_OK);
+    assert_int_equal(be->event_record(&dev, 0, &e1), GM_OK);
+    double ms = -1;
+    assert_int_equal(be->event_elapsed_ms(&dev, e0, e1, &ms), GM_OK);
+    assert_true(ms >= 0.0);
+    assert_int_equal(be->copy(&dev, 0, &h, 0, &c, 0, n * 4, false), GM_OK);
+    const float *v = h.host;
+    assert_true(v[0] == -1.0f && v[128] == 0.0f && v[n - 1] == 127.0f / 128.0f);
+    /* Pageable host memory is no kernel argument. */
+    gm_arg bad[] = {{GM_ARG_BUFFER, &h, NULL, 0}, args[1], args[2]};
+    assert_int_equal(be->launch(&dev, 0, k, 256, 256, bad, 3), GM_ERR_INVALID);
+    be->event_release(&dev, e0);
+    be->event_release(&dev, e1);
+    be->kernel_release(&dev, k);
+    be->program_release(&dev, p);
+    gm_device_free(&dev, &c);
+    gm_device_free(&dev, &h);
+}
+
+static void test_build_errors(void **state)
+{
+    (void)state;
+    gm_program *p = NULL;
+    const gm_backend *be = dev.backend;
+    assert_int_equal(be->program_build(&dev, "no_such_program", "fp32", NULL, &p), GM_ERR_BUILD);
+    /* No precision define: the portability header refuses to compile. */
+    assert_int_equal(be->program_build(&dev, "stream", "grid", NULL, &p), GM_ERR_BUILD);
+    assert_non_null(strstr(dev.err.msg, "precision define"));
+    assert_int_equal(be->program_build(&dev, "stream", "fp32 grid", NULL, &p), GM_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_kinds_and_copies), cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_managed), cmocka_unit_test(test_cap_is_oom),
+        cmocka_unit_test(test_kernels_and_events), cmocka_unit_test(test_build_errors),
+    };
+    return cmocka_run_group_tests_name("opencl backend", tests, open_device, close_device);
+}
