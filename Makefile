@@ -62,6 +62,17 @@ ifeq ($(NVCC),)
 endif
 	$(CC) -o $@ $(OBJS) $(LDFLAGS) $(LDFLAGS_SAN) $(LDLIBS)
 
+# The suite version (git describe) goes into meta.json; meta.o is rebuilt
+# when it changes.
+GM_VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+VERSION_STAMP := $(BUILD)/version.txt
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GM_VERSION)' | cmp -s - $@ || echo '$(GM_VERSION)' >$@
+$(BUILD)/src/meta.o: $(VERSION_STAMP)
+$(BUILD)/src/meta.o: CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
+FORCE:
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
