@@ -43,7 +43,7 @@ endif
 SRCS := $(wildcard src/*.c src/backend/*.c bench/*.c)
 CFLAGS += -Ibench
 ifeq ($(NVCC),)
-SRCS := $(filter-out src/backend/cuda.c,$(SRCS))
+SRCS := $(filter-out src/backend/cuda%.c,$(SRCS))
 endif
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)

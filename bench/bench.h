@@ -38,6 +38,7 @@ typedef struct {
 } gm_suite;
 
 extern const gm_suite gm_suite_stream;
+extern const gm_suite gm_suite_workloads;
 /* Every suite, NULL-terminated. */
 extern const gm_suite *const gm_suites[];
 const gm_suite *gm_suite_find(const char *name);

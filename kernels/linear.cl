@@ -51,3 +51,54 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t
             GM_STORE(y, (size_t)gr * n + gc, acc[r], sy);
     }
 }
+
+/*
+ * Register-blocked: each work item computes a GM_RB x GM_CB block of Y
+ * with no local memory and no barriers, streaming rows of W (contiguous
+ * along N, so the GM_CB columns vectorise). For CPU devices. Launch:
+ * ceil(m / GM_RB) * ceil(n / GM_CB) work items, numbered row-major over
+ * the blocks.
+ */
+#define GM_RB 4
+#define GM_CB 16
+
+GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
+                         GM_GLOBAL gm_t *GM_RESTRICT y, unsigned int m, unsigned int n, unsigned int k,
+                         float sx, float sw, float sy)
+{
+    const unsigned int blocks_n = (n + GM_CB - 1) / GM_CB;
+    const unsigned int row0 = (unsigned int)(gm_global_id() / blocks_n) * GM_RB;
+    const unsigned int col0 = (unsigned int)(gm_global_id() % blocks_n) * GM_CB;
+    if (row0 >= m)
+        return;
+    float acc[GM_RB][GM_CB];
+    for (int r = 0; r < GM_RB; r++)
+        for (int c = 0; c < GM_CB; c++)
+            acc[r][c] = 0.0f;
+    /* Rows past m repeat the last row; columns past n are never stored. */
+    unsigned int rows[GM_RB];
+    for (int r = 0; r < GM_RB; r++)
+        rows[r] = row0 + (unsigned int)r < m ? row0 + (unsigned int)r : m - 1;
+    if (col0 + GM_CB <= n) {
+        for (unsigned int kk = 0; kk < k; kk++) {
+            float wv[GM_CB];
+            for (int c = 0; c < GM_CB; c++)
+                wv[c] = GM_LOAD(w, (size_t)kk * n + col0 + (unsigned int)c, sw);
+            for (int r = 0; r < GM_RB; r++) {
+                float xv = GM_LOAD(x, (size_t)rows[r] * k + kk, sx);
+                for (int c = 0; c < GM_CB; c++)
+                    acc[r][c] += xv * wv[c];
+            }
+        }
+    } else {
+        for (unsigned int kk = 0; kk < k; kk++)
+            for (int r = 0; r < GM_RB; r++) {
+                float xv = GM_LOAD(x, (size_t)rows[r] * k + kk, sx);
+                for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
+                    acc[r][c] += xv * GM_LOAD(w, (size_t)kk * n + col0 + c, sw);
+            }
+    }
+    for (int r = 0; r < GM_RB && row0 + (unsigned int)r < m; r++)
+        for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
+            GM_STORE(y, (size_t)(row0 + (unsigned int)r) * n + col0 + c, acc[r][c], sy);
+}

@@ -19,13 +19,19 @@ static void usage(FILE *f)
             "  --profile NAME      options from bench/profiles/NAME.ini (default: quick)\n"
             "  --backend B         auto | cuda | opencl (default: auto, a GPU first)\n"
             "  --device N          device index within the backend (default: the best)\n"
-            "  --suite LIST        suites to run: stream\n"
+            "  --suite LIST        suites to run: stream,workloads\n"
             "  --precision LIST    fp32,fp16,bf16,int8\n"
             "  --reps N            timed repetitions per point (each verified)\n"
             "  --warmup N          untimed repetitions before them\n"
             "  --sizes RANGE       stream array sizes: 4MiB:1GiB:x2, 1MiB:8MiB:+1MiB or a,b,c\n"
             "  --kernels LIST      read,write,copy,scale,add,triad,dot\n"
             "  --access A          auto | grid | chunked | both (auto: grid on GPUs, chunked on CPUs)\n"
+            "  --workload LIST     workloads suite: linear\n"
+            "  --batch RANGE       workloads: batch sizes, e.g. 1:64:x2\n"
+            "  --seq RANGE         workloads: sequence lengths, e.g. 128:4096:x2\n"
+            "  --model NAME        workloads: a shape from bench/models.ini\n"
+            "  --hidden N --heads N --head-dim N --out-features N --layers N\n"
+            "                      workloads: the model shape\n"
             "  --mem-limit SIZE    cap on device memory the run may hold (CPU devices default\n"
             "                      to a quarter of available host memory)\n"
             "  --out DIR           results folder (default: results/<run-id>)\n"
@@ -164,7 +170,8 @@ int gm_cmd_bench(int argc, char **argv)
     b.summary = &summary;
     b.progress = !o.quiet && isatty(STDERR_FILENO);
     const char *fault = getenv("GPUMEM_FAULT");
-    b.fault_corrupt = fault && strcmp(fault, "stream-corrupt") == 0;
+    /* Test-only: corrupt one output value after every kernel. */
+    b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;
 
     if (gm_meta_write(&meta, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);

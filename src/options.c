@@ -2,6 +2,7 @@
 
 #include "datafile.h"
 #include "precision.h"
+#include "shape_opts.h"
 #include "units.h"
 
 #include <ini.h>
@@ -14,7 +15,9 @@ const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
     "read", "write", "copy", "scale", "add", "triad", "dot",
 };
 
-static const char *const known_suites[] = {"stream", NULL};
+static const char *const known_suites[] = {"stream", "workloads", NULL};
+
+const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear"};
 
 void gm_opts_init(gm_bench_opts *o)
 {
@@ -28,13 +31,41 @@ void gm_opts_init(gm_bench_opts *o)
     o->warmup = 1;
     o->kernels = (1u << GM_STREAM_KERNEL_COUNT) - 1;
     o->access = GM_ACCESS_AUTO;
+    o->workloads = 1u;
+    o->shape.hidden = 512;
+    o->shape.heads = 8;
 }
 
 void gm_opts_release(gm_bench_opts *o)
 {
     free(o->sizes);
-    o->sizes = NULL;
-    o->n_sizes = 0;
+    free(o->batches);
+    free(o->seqs);
+    o->sizes = o->batches = o->seqs = NULL;
+    o->n_sizes = o->n_batches = o->n_seqs = 0;
+}
+
+/* Sets a batch or sequence-length axis from a range. */
+static int set_axis(const char *opt, const char *value, uint64_t **vals, size_t *n, char *err, size_t err_len)
+{
+    char why[200];
+    uint64_t *v;
+    size_t count;
+    if (gm_parse_range(value, 0, &v, &count, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--%s: %s", opt, why);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (v[i] < 1 || v[i] > (1u << 24)) {
+            snprintf(err, err_len, "--%s '%s': every value must be from 1 to 16777216", opt, value);
+            free(v);
+            return -1;
+        }
+    }
+    free(*vals);
+    *vals = v;
+    *n = count;
+    return 0;
 }
 
 /* Parses a comma-separated list of names from table into a bit mask. */
@@ -93,7 +124,7 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"backend", true}, {"device", true},   {"suite", true},     {"precision", true},
     {"reps", true},    {"warmup", true},   {"out", true},       {"profile", true},
     {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
-    {"quiet", false},
+    {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -101,7 +132,7 @@ int gm_opts_takes_value(const char *name)
     for (size_t i = 0; i < sizeof option_table / sizeof option_table[0]; i++)
         if (strcmp(option_table[i].name, name) == 0)
             return option_table[i].value;
-    return -1;
+    return gm_shape_takes_value(name);
 }
 
 int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err, size_t err_len)
@@ -180,9 +211,18 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
         o->access = (gm_access)__builtin_ctz(mask);
     } else if (strcmp(name, "quiet") == 0) {
         o->quiet = true;
+    } else if (strcmp(name, "workload") == 0) {
+        return parse_names(name, value, gm_runnable_workloads, GM_RUNNABLE_WORKLOAD_COUNT, &o->workloads, err,
+                           err_len);
+    } else if (strcmp(name, "batch") == 0) {
+        return set_axis(name, value, &o->batches, &o->n_batches, err, err_len);
+    } else if (strcmp(name, "seq") == 0) {
+        return set_axis(name, value, &o->seqs, &o->n_seqs, err, err_len);
     } else {
-        snprintf(err, err_len, "unknown option '--%s' (see gpumem bench --help)", name);
-        return 1;
+        int rc = gm_shape_set(&o->shape, name, value, err, err_len);
+        if (rc == 1)
+            snprintf(err, err_len, "unknown option '--%s' (see gpumem bench --help)", name);
+        return rc;
     }
     return 0;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "workload.h"
+
 #define GM_MAX_SUITES 8
 
 typedef enum { GM_ACCESS_AUTO, GM_ACCESS_GRID, GM_ACCESS_CHUNKED, GM_ACCESS_BOTH } gm_access;
@@ -30,7 +32,17 @@ typedef struct {
     bool mem_limit_set;
     gm_access access;
     bool quiet;
+    /* The workloads suite: which workloads, the batch and sequence axes,
+     * and the model shape (hidden, heads, ...) shared by every point. */
+    unsigned workloads;        /* bit per gm_runnable_workloads entry */
+    uint64_t *batches, *seqs;
+    size_t n_batches, n_seqs;
+    gm_shape shape;
 } gm_bench_opts;
+
+/* Workloads `gpumem bench --suite workloads` can run, in bit order. */
+extern const char *const gm_runnable_workloads[];
+#define GM_RUNNABLE_WORKLOAD_COUNT 1
 
 /* Defaults before any profile or option is applied. */
 void gm_opts_init(gm_bench_opts *o);

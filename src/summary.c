@@ -15,7 +15,11 @@ void gm_summary_release(gm_summary *s)
 
 void gm_summary_add(gm_summary *s, const gm_row *r)
 {
-    if (r->status != GM_ROW_OK || !r->has_value || !r->metric || strcmp(r->metric, "bandwidth") != 0)
+    if (r->status != GM_ROW_OK || !r->has_value || !r->metric || !r->suite)
+        return;
+    /* The headline of each suite: bandwidth for stream, FLOP rate for workloads. */
+    const char *headline = strcmp(r->suite, "stream") == 0 ? "bandwidth" : "throughput";
+    if (strcmp(r->metric, headline) != 0)
         return;
     for (size_t i = 0; i < s->n; i++) {
         gm_summary_entry *e = &s->entries[i];
@@ -46,37 +50,42 @@ void gm_summary_add(gm_summary *s, const gm_row *r)
     e->at_bytes = r->bytes;
 }
 
-/* Rows: workloads in first-seen order; columns: precisions. */
+/* One table per suite; rows: workloads in first-seen order; columns:
+ * precisions. */
 void gm_summary_print(const gm_summary *s, FILE *f)
 {
-    if (s->n == 0)
-        return;
-    fprintf(f, "\npeak bandwidth (GB/s, best median over sizes)\n%-16s", "kernel");
-    for (int p = 0; p < GM_PREC_COUNT; p++)
-        fprintf(f, " %9s", gm_precision_name((gm_precision)p));
-    fputc('\n', f);
-    for (size_t i = 0; i < s->n; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = !strcmp(s->entries[j].suite, s->entries[i].suite)
-                   && !strcmp(s->entries[j].workload, s->entries[i].workload);
-        if (seen)
+    for (size_t t = 0; t < s->n; t++) {
+        bool suite_seen = false;
+        for (size_t j = 0; j < t && !suite_seen; j++)
+            suite_seen = !strcmp(s->entries[j].suite, s->entries[t].suite);
+        if (suite_seen)
             continue;
-        char label[48];
-        snprintf(label, sizeof label, "%s %s", s->entries[i].suite, s->entries[i].workload);
-        fprintf(f, "%-16s", label);
-        for (int p = 0; p < GM_PREC_COUNT; p++) {
-            const gm_summary_entry *hit = NULL;
-            for (size_t j = 0; j < s->n; j++)
-                if (!strcmp(s->entries[j].suite, s->entries[i].suite)
-                    && !strcmp(s->entries[j].workload, s->entries[i].workload)
-                    && !strcmp(s->entries[j].precision, gm_precision_name((gm_precision)p)))
-                    hit = &s->entries[j];
-            if (hit)
-                fprintf(f, " %9.2f", hit->best);
-            else
-                fprintf(f, " %9s", "-");
-        }
+        fprintf(f, "\n%s: peak %s (best median over the points)\n%-16s", s->entries[t].suite, s->entries[t].unit,
+                "workload");
+        for (int p = 0; p < GM_PREC_COUNT; p++)
+            fprintf(f, " %9s", gm_precision_name((gm_precision)p));
         fputc('\n', f);
+        for (size_t i = t; i < s->n; i++) {
+            bool seen = strcmp(s->entries[i].suite, s->entries[t].suite) != 0;
+            for (size_t j = t; j < i && !seen; j++)
+                seen = !strcmp(s->entries[j].suite, s->entries[i].suite)
+                       && !strcmp(s->entries[j].workload, s->entries[i].workload);
+            if (seen)
+                continue;
+            fprintf(f, "%-16s", s->entries[i].workload);
+            for (int p = 0; p < GM_PREC_COUNT; p++) {
+                const gm_summary_entry *hit = NULL;
+                for (size_t j = 0; j < s->n; j++)
+                    if (!strcmp(s->entries[j].suite, s->entries[i].suite)
+                        && !strcmp(s->entries[j].workload, s->entries[i].workload)
+                        && !strcmp(s->entries[j].precision, gm_precision_name((gm_precision)p)))
+                        hit = &s->entries[j];
+                if (hit)
+                    fprintf(f, " %9.2f", hit->best);
+                else
+                    fprintf(f, " %9s", "-");
+            }
+            fputc('\n', f);
+        }
     }
 }

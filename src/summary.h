@@ -1,5 +1,5 @@
-/* The short table `gpumem bench` prints at the end: the best median of
- * each (suite, workload, precision) among ok rows of a chosen metric. */
+/* The short tables `gpumem bench` prints at the end: the best median of
+ * each (suite, workload, precision) among ok rows of its headline metric. */
 #ifndef GM_SUMMARY_H
 #define GM_SUMMARY_H
 
@@ -20,7 +20,8 @@ typedef struct {
 
 void gm_summary_init(gm_summary *s);
 void gm_summary_release(gm_summary *s);
-/* Takes note of an ok bandwidth row; other rows are ignored. */
+/* Takes note of an ok row of a suite's headline metric (stream:
+ * bandwidth, workloads: throughput); other rows are ignored. */
 void gm_summary_add(gm_summary *s, const gm_row *r);
 void gm_summary_print(const gm_summary *s, FILE *f);
 

@@ -147,6 +147,14 @@ typedef struct gm_backend {
 
     /* Waits for all work on `queue`, or on every queue if queue < 0. */
     gm_status (*synchronize)(struct gm_device *dev, int queue);
+
+    /* The vendor BLAS, where the backend has one (loaded at run time):
+     * c[m, n] = a[m, k] * b[k, n], fp32, row-major, enqueued on `queue`
+     * without waiting. GM_ERR_UNSUPPORTED when the library is missing.
+     * blas_name names the library ("clblast", "cublas"). */
+    const char *blas_name;
+    gm_status (*blas_sgemm)(struct gm_device *dev, int queue, size_t m, size_t n, size_t k,
+                            const gm_buffer *a, const gm_buffer *b, gm_buffer *c);
 } gm_backend;
 
 /* Every backend compiled into this binary, NULL-terminated. */

@@ -5,7 +5,7 @@
  */
 #include "../device.h"
 #include "../kernel_sources.h"
-#include "cuda_api.h"
+#include "cuda_private.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@ typedef struct {
     CUdevice device;
     CUcontext ctx;
     CUstream streams[GM_MAX_QUEUES];
+    void *blas;                  /* cuBLAS handle, made on first use */
 } cu_state;
 
 struct gm_program { CUmodule module; };
@@ -198,10 +199,12 @@ static void cu_close(gm_device *dev)
     cu_state *s = ST(dev);
     if (!s)
         return;
-    if (s->ctx && enter(dev) == GM_OK)
+    if (s->ctx && enter(dev) == GM_OK) {
+        gm_cu_blas_release(dev);
         for (int q = 0; q < GM_MAX_QUEUES; q++)
             if (s->streams[q])
                 cu->StreamDestroy(s->streams[q]);
+    }
     if (s->ctx)
         cu->DevicePrimaryCtxRelease(s->device);
     free(s);
@@ -255,6 +258,13 @@ static CUstream stream_of(gm_device *dev, int q)
 {
     return ST(dev)->streams[(q >= 0 && q < GM_MAX_QUEUES) ? q : 0];
 }
+
+CUstream gm_cu_stream(gm_device *dev, int queue)
+{
+    return enter(dev) == GM_OK ? stream_of(dev, queue) : NULL;
+}
+
+void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
 
 static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
 {
@@ -531,4 +541,6 @@ const gm_backend gm_backend_cuda = {
     .event_elapsed_ms = cu_event_elapsed_ms,
     .event_release = cu_event_release,
     .synchronize = cu_synchronize,
+    .blas_name = "cublas",
+    .blas_sgemm = gm_cu_blas_sgemm,
 };

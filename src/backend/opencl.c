@@ -4,7 +4,7 @@
  */
 #include "../device.h"
 #include "../kernel_sources.h"
-#include "opencl_api.h"
+#include "opencl_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +224,8 @@ static cl_command_queue queue_of(gm_device *dev, int q)
 {
     return ST(dev)->queues[(q >= 0 && q < GM_MAX_QUEUES) ? q : 0];
 }
+
+cl_command_queue gm_cl_queue(gm_device *dev, int queue) { return queue_of(dev, queue); }
 
 /* Touches every byte, so that a lazy driver must back the buffer now. */
 static cl_int touch(gm_device *dev, cl_mem mem, size_t bytes)
@@ -532,4 +534,6 @@ const gm_backend gm_backend_opencl = {
     .event_elapsed_ms = cl_event_elapsed_ms,
     .event_release = cl_event_release,
     .synchronize = cl_synchronize,
+    .blas_name = "clblast",
+    .blas_sgemm = gm_cl_blas_sgemm,
 };

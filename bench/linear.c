@@ -1,0 +1,240 @@
+/*
+ * linear: a dense layer, Y[batch*seq, out] = X[batch*seq, hidden] * W[hidden, out].
+ * Implementations: `tiled` (local-memory tiles, for GPUs), `blocked`
+ * (register blocks, no barriers, for CPUs), and the vendor BLAS (fp32).
+ */
+#include "runnable.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Geometry constants of kernels/linear.cl. */
+#define TILE 32
+#define TILE_ITEMS (TILE * TILE / 8)
+#define RB 4
+#define CB 16
+/* Outputs up to this many are all checked; beyond, a seeded sample. */
+#define FULL_CHECK_MAX 65536
+#define SAMPLE 4096
+
+typedef struct {
+    gm_device *dev;
+    gm_shape s;
+    size_t m, n, k;
+    int impl;                   /* 0 tiled, 1 blocked, 2 blas */
+    float sx, sw, sy;           /* int8 scales */
+    gm_buffer x, w, y, host_x, host_w, out;
+    gm_program *prog;
+    gm_kernel *kern;
+} linear_state;
+
+enum { IMPL_TILED, IMPL_BLOCKED, IMPL_BLAS };
+
+static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
+{
+    int n = 0;
+    out[n++] = dev->info.type == GM_DEV_CPU ? "blocked" : "tiled";
+    if (p == GM_FP32)
+        out[n++] = dev->backend->blas_name;
+    return n;
+}
+
+/* A value in [-1, 1) in steps of 1/256 from a hash of (i, which). */
+static float input_value(size_t i, unsigned which)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebull;
+    return (float)((int)((x >> 40) & 511) - 256) / 256.0f;
+}
+
+static void linear_teardown(void *state)
+{
+    linear_state *st = state;
+    if (!st)
+        return;
+    gm_buffer *bufs[] = {&st->x, &st->w, &st->y, &st->host_x, &st->host_w, &st->out};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        gm_device_free(st->dev, bufs[i]);
+    if (st->kern)
+        st->dev->backend->kernel_release(st->dev, st->kern);
+    if (st->prog)
+        st->dev->backend->program_release(st->dev, st->prog);
+    free(st);
+}
+
+static gm_status linear_setup(gm_device *dev, const gm_shape *s, const char *impl, void **state)
+{
+    *state = NULL;
+    linear_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    st->dev = dev;
+    st->s = *s;
+    st->m = (size_t)(s->batch * s->seq);
+    st->n = (size_t)s->out;
+    st->k = (size_t)s->hidden;
+    st->impl = !strcmp(impl, "tiled") ? IMPL_TILED : !strcmp(impl, "blocked") ? IMPL_BLOCKED : IMPL_BLAS;
+    st->sx = st->sw = 1.0f / 127.0f;
+    st->sy = (float)(sqrt((double)st->k) / 127.0);   /* |y| rarely exceeds sqrt(k) */
+    size_t es = gm_precision_size(s->prec);
+    gm_status rc = GM_OK;
+    /* Device tensors first, in the memory model's order: x, w, y. */
+    size_t sizes[3] = {st->m * st->k * es, st->k * st->n * es, st->m * st->n * es};
+    gm_buffer *dbufs[3] = {&st->x, &st->w, &st->y};
+    for (int i = 0; i < 3 && rc == GM_OK; i++)
+        rc = gm_device_alloc(dev, GM_MEM_DEVICE, sizes[i], dbufs[i]);
+    if (rc == GM_OK)
+        rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[0], &st->host_x);
+    if (rc == GM_OK)
+        rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[1], &st->host_w);
+    if (rc == GM_OK)
+        rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[2], &st->out);
+    if (rc == GM_OK) {
+        for (size_t i = 0; i < st->m * st->k; i++)
+            gm_store(s->prec, st->host_x.host, i, input_value(i, 0), st->sx);
+        for (size_t i = 0; i < st->k * st->n; i++)
+            gm_store(s->prec, st->host_w.host, i, input_value(i, 1), st->sw);
+        rc = dev->backend->copy(dev, 0, &st->x, 0, &st->host_x, 0, sizes[0], false);
+    }
+    if (rc == GM_OK)
+        rc = dev->backend->copy(dev, 0, &st->w, 0, &st->host_w, 0, sizes[1], false);
+    if (rc == GM_OK && st->impl != IMPL_BLAS) {
+        char variant[32];
+        snprintf(variant, sizeof variant, "%s-%s", gm_precision_name(s->prec),
+                 st->impl == IMPL_TILED ? "grid" : "chunked");
+        rc = dev->backend->program_build(dev, "linear", variant, NULL, &st->prog);
+        if (rc == GM_OK)
+            rc = dev->backend->kernel_get(dev, st->prog, st->impl == IMPL_TILED ? "linear_tiled" : "linear_blocked",
+                                          &st->kern);
+    }
+    if (rc != GM_OK) {
+        gm_error saved = dev->err;
+        linear_teardown(st);
+        dev->err = saved;
+        return rc;
+    }
+    *state = st;
+    return GM_OK;
+}
+
+static gm_status enqueue(linear_state *st)
+{
+    gm_device *dev = st->dev;
+    if (st->impl == IMPL_BLAS)
+        return dev->backend->blas_sgemm(dev, 0, st->m, st->n, st->k, &st->x, &st->w, &st->y);
+    const unsigned int m = (unsigned int)st->m, n = (unsigned int)st->n, k = (unsigned int)st->k;
+    gm_arg args[9] = {{GM_ARG_BUFFER, &st->x, NULL, 0},       {GM_ARG_BUFFER, &st->w, NULL, 0},
+                      {GM_ARG_BUFFER, &st->y, NULL, 0},       {GM_ARG_VALUE, NULL, &m, sizeof m},
+                      {GM_ARG_VALUE, NULL, &n, sizeof n},     {GM_ARG_VALUE, NULL, &k, sizeof k},
+                      {GM_ARG_VALUE, NULL, &st->sx, sizeof(float)}, {GM_ARG_VALUE, NULL, &st->sw, sizeof(float)},
+                      {GM_ARG_VALUE, NULL, &st->sy, sizeof(float)}};
+    size_t global, local;
+    if (st->impl == IMPL_TILED) {
+        local = TILE_ITEMS;
+        global = ((st->m + TILE - 1) / TILE) * ((st->n + TILE - 1) / TILE) * local;
+    } else {
+        local = 1;
+        global = ((st->m + RB - 1) / RB) * ((st->n + CB - 1) / CB);
+    }
+    return dev->backend->launch(dev, 0, st->kern, global, local, args, 9);
+}
+
+static gm_status linear_run(void *state, double *ms)
+{
+    linear_state *st = state;
+    const gm_backend *be = st->dev->backend;
+    gm_event *e0 = NULL, *e1 = NULL;
+    gm_status rc = be->event_record(st->dev, 0, &e0);
+    if (rc == GM_OK)
+        rc = enqueue(st);
+    if (rc == GM_OK)
+        rc = be->event_record(st->dev, 0, &e1);
+    if (rc == GM_OK)
+        rc = be->event_elapsed_ms(st->dev, e0, e1, ms);
+    be->event_release(st->dev, e0);
+    be->event_release(st->dev, e1);
+    return rc;
+}
+
+static gm_status linear_corrupt(void *state)
+{
+    linear_state *st = state;
+    size_t es = gm_precision_size(st->s.prec);
+    unsigned char junk[4] = {0x7b, 0x7b, 0x7b, 0x7b};
+    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
+    size_t at = (st->m / 2 * st->n + st->n / 2) * es;
+    return st->dev->backend->copy(st->dev, 0, &st->y, at, &src, 0, es, false);
+}
+
+/* Checks Y[i, j] against the double-precision dot product of the stored
+ * inputs; the bound covers fp32 accumulation and the output's rounding. */
+static bool check(const linear_state *st, size_t i, size_t j, char *note, size_t len)
+{
+    gm_precision p = st->s.prec;
+    double want = 0.0, mag = 0.0;
+    for (size_t kk = 0; kk < st->k; kk++) {
+        double prod = (double)gm_load(p, st->host_x.host, i * st->k + kk, st->sx)
+                      * (double)gm_load(p, st->host_w.host, kk * st->n + j, st->sw);
+        want += prod;
+        mag += fabs(prod);
+    }
+    unsigned char tmp[4];
+    gm_store(p, tmp, 0, (float)want, st->sy);
+    double stored = gm_load(p, tmp, 0, st->sy);
+    double got = gm_load(p, st->out.host, i * st->n + j, st->sy);
+    double tol = 2.0 * gm_tolerance(p, stored, st->sy) + (double)st->k * 0x1p-23 * mag;
+    if (fabs(got - stored) <= tol)
+        return true;
+    snprintf(note, len, "y[%zu][%zu]: expected %.7g, got %.7g", i, j, stored, got);
+    return false;
+}
+
+static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
+{
+    linear_state *st = state;
+    gm_status rc = st->dev->backend->copy(st->dev, 0, &st->out, 0, &st->y, 0, st->y.bytes, false);
+    if (rc != GM_OK)
+        return rc;
+    *correct = true;
+    size_t outputs = st->m * st->n;
+    if (outputs <= FULL_CHECK_MAX) {
+        for (size_t i = 0; i < st->m && *correct; i++)
+            for (size_t j = 0; j < st->n && *correct; j++)
+                *correct = check(st, i, j, note, len);
+        return GM_OK;
+    }
+    /* The four corners, then a seeded sample. */
+    *correct = check(st, 0, 0, note, len) && check(st, st->m - 1, st->n - 1, note, len)
+               && check(st, 0, st->n - 1, note, len) && check(st, st->m - 1, 0, note, len);
+    uint64_t x = 0x853c49e6748fea9bull ^ ((uint64_t)rep << 20);
+    for (int s = 0; s < SAMPLE && *correct; s++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        size_t idx = (size_t)(x % outputs);
+        *correct = check(st, idx / st->n, idx % st->n, note, len);
+    }
+    return GM_OK;
+}
+
+static void linear_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+{
+    double m = (double)s->batch * (double)s->seq, n = (double)s->out, k = (double)s->hidden;
+    *flops = 2.0 * m * n * k;
+    *bytes = (m * k + k * n + m * n) * (double)gm_precision_size(s->prec);
+    *tokens = m;
+}
+
+const gm_runnable gm_runnable_linear = {
+    .name = "linear",
+    .impls = linear_impls,
+    .setup = linear_setup,
+    .run = linear_run,
+    .corrupt = linear_corrupt,
+    .verify = linear_verify,
+    .work = linear_work,
+    .teardown = linear_teardown,
+};

@@ -1,0 +1,39 @@
+/*
+ * A workload the workloads suite can run on a device: its memory model
+ * (workload.h), its implementations on this device, and for one point:
+ * set up its tensors, run and time one iteration, verify the output.
+ */
+#ifndef GM_RUNNABLE_H
+#define GM_RUNNABLE_H
+
+#include "bench.h"
+#include "workload.h"
+
+#include <stdbool.h>
+
+#define GM_MAX_IMPLS 4
+
+typedef struct {
+    const char *name;               /* as in gm_runnable_workloads */
+    /* The implementations to run on dev in precision p (our kernel chosen
+     * for the device type, then the vendor BLAS where it applies). */
+    int (*impls)(const gm_device *dev, gm_precision p, const char **out);
+    /* Allocates the tensors of the memory model (one allocation each),
+     * fills the inputs and builds the kernels. On failure returns the
+     * status with dev->err set; *state is then NULL. */
+    gm_status (*setup)(gm_device *dev, const gm_shape *s, const char *impl, void **state);
+    /* Runs one iteration; *ms is its device time. */
+    gm_status (*run)(void *state, double *ms);
+    /* Test-only fault: overwrites one output value on the device. */
+    gm_status (*corrupt)(void *state);
+    /* Reads the output back and checks it against the CPU reference (every
+     * element for small outputs, a seeded sample for large). */
+    gm_status (*verify)(void *state, unsigned rep, bool *correct, char *note, size_t note_len);
+    /* Work done by one iteration. */
+    void (*work)(const gm_shape *s, double *flops, double *bytes, double *tokens);
+    void (*teardown)(void *state);
+} gm_runnable;
+
+extern const gm_runnable gm_runnable_linear;
+
+#endif

@@ -1,0 +1,235 @@
+/*
+ * The workloads suite: every runnable workload over the Cartesian product
+ * of precision x batch x sequence length (and its implementations), at the
+ * model shape of the options. Each point is first checked against the
+ * memory model (a point that cannot fit is `skipped`, with the reason);
+ * one that fails to allocate is `oom`; a wrong output is `mismatch`.
+ */
+#include "runnable.h"
+#include "precision.h"
+#include "stats.h"
+#include "units.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gm_runnable *const runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {&gm_runnable_linear};
+
+static const uint64_t default_batches[] = {1, 4, 16};
+static const uint64_t default_seqs[] = {128, 512};
+
+typedef struct {
+    const uint64_t *batches, *seqs;
+    size_t n_batches, n_seqs;
+} axes;
+
+static axes axes_of(const gm_bench_opts *o)
+{
+    axes a = {o->batches, o->seqs, o->n_batches, o->n_seqs};
+    if (!a.batches) {
+        a.batches = default_batches;
+        a.n_batches = sizeof default_batches / sizeof default_batches[0];
+    }
+    if (!a.seqs) {
+        a.seqs = default_seqs;
+        a.n_seqs = sizeof default_seqs / sizeof default_seqs[0];
+    }
+    return a;
+}
+
+static int workloads_count(gm_bench *b)
+{
+    axes a = axes_of(b->opts);
+    int total = 0;
+    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
+        if (!(b->opts->workloads & (1u << w)))
+            continue;
+        for (int p = 0; p < GM_PREC_COUNT; p++) {
+            const char *impls[GM_MAX_IMPLS];
+            if (b->opts->precisions & (1u << p))
+                total += runnables[w]->impls(b->dev, (gm_precision)p, impls) * (int)(a.n_batches * a.n_seqs);
+        }
+    }
+    return total;
+}
+
+typedef struct {
+    gm_bench *b;
+    const gm_runnable *r;
+    const gm_shape *s;
+    const char *impl;
+    uint64_t model_bytes, measured_bytes;
+} point;
+
+static gm_row base_row(const point *pt)
+{
+    gm_row row = {0};
+    row.suite = "workloads";
+    row.workload = pt->r->name;
+    row.variant = pt->impl;
+    row.pattern = "per-tensor";
+    row.precision = gm_precision_name(pt->s->prec);
+    row.batch = pt->s->batch;
+    row.seq_len = pt->s->seq;
+    row.model_bytes = pt->model_bytes;
+    row.measured_bytes = pt->measured_bytes;
+    return row;
+}
+
+static int emit_status(const point *pt, gm_row_status status, const char *note)
+{
+    gm_row row = base_row(pt);
+    row.metric = "time";
+    row.unit = "ms";
+    row.status = status;
+    row.note = note;
+    return gm_bench_emit(pt->b, &row, NULL, 0);
+}
+
+/* Writes the throughput rows of an ok point from its per-repetition times. */
+static int emit_measurements(const point *pt, const double *ms, size_t reps)
+{
+    double flops, bytes, tokens;
+    pt->r->work(pt->s, &flops, &bytes, &tokens);
+    static const struct { const char *metric, *unit; int kind; } metrics[] = {
+        {"time", "ms", 0}, {"throughput", "GFLOP/s", 1}, {"bandwidth", "GB/s", 2}, {"tokens", "tokens/s", 3},
+    };
+    double *v = malloc(reps * sizeof *v);
+    if (!v)
+        return emit_status(pt, GM_ROW_ERROR, "out of host memory");
+    int rc = 0;
+    for (size_t m = 0; m < sizeof metrics / sizeof metrics[0] && rc == 0; m++) {
+        for (size_t i = 0; i < reps; i++) {
+            double sec = ms[i] / 1e3;
+            v[i] = metrics[m].kind == 0 ? ms[i]
+                   : sec <= 0           ? 0
+                   : metrics[m].kind == 1 ? flops / sec / 1e9
+                   : metrics[m].kind == 2 ? bytes / sec / 1e9
+                                          : tokens / sec;
+        }
+        gm_stats st;
+        gm_stats_compute(v, reps, &st);
+        gm_row row = base_row(pt);
+        row.metric = metrics[m].metric;
+        row.unit = metrics[m].unit;
+        row.has_value = true;
+        row.value = st.median;
+        row.min = st.min;
+        row.max = st.max;
+        row.stdev = st.stdev;
+        row.reps = reps;
+        rc = gm_bench_emit(pt->b, &row, v, reps);
+    }
+    free(v);
+    return rc;
+}
+
+static gm_row_status status_of(gm_status st)
+{
+    return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+}
+
+/* Runs one point: model check, setup, warm-up, timed and verified reps. */
+static int run_point(point *pt)
+{
+    gm_bench *b = pt->b;
+    gm_device *dev = b->dev;
+    gm_tensor t[GM_MAX_TENSORS];
+    int nt = gm_workload_find(pt->r->name)->tensors(pt->s, t);
+    char note[300];
+    if (nt < 0)
+        return emit_status(pt, GM_ROW_SKIPPED, "the shape's size overflows 64 bits");
+    pt->model_bytes = gm_tensors_total(t, nt);
+    uint64_t free_b = 0, total_b = 0;
+    if (gm_device_mem_info(dev, &free_b, &total_b) != GM_OK)
+        free_b = dev->mem_limit ? dev->mem_limit - dev->live_bytes : dev->info.total_mem;
+    if (pt->model_bytes > free_b) {
+        char need[32], have[32];
+        snprintf(note, sizeof note, "the model needs %s, the device has %s free%s",
+                 gm_format_size(pt->model_bytes, need, sizeof need), gm_format_size(free_b, have, sizeof have),
+                 dev->mem_limit ? " under the cap" : "");
+        return emit_status(pt, GM_ROW_SKIPPED, note);
+    }
+    uint64_t before = 0, after = 0, tot;
+    bool known = dev->backend->mem_info(dev, &before, &tot) == GM_OK;
+    void *state = NULL;
+    gm_status st = pt->r->setup(dev, pt->s, pt->impl, &state);
+    if (st != GM_OK) {
+        if (st == GM_ERR_DEVICE_LOST)
+            b->device_lost = true;
+        return emit_status(pt, status_of(st), dev->err.msg);
+    }
+    known = known && dev->backend->mem_info(dev, &after, &tot) == GM_OK;
+    pt->measured_bytes = known && before > after ? before - after : 0;
+    const gm_bench_opts *o = b->opts;
+    double *ms = calloc(o->reps, sizeof *ms);
+    bool correct = true;
+    for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
+        st = pt->r->run(state, &ms[0]);
+    for (unsigned r = 0; st == GM_OK && ms && r < o->reps && correct; r++) {
+        st = pt->r->run(state, &ms[r]);
+        if (st == GM_OK && b->fault_corrupt)
+            st = pt->r->corrupt(state);
+        if (st == GM_OK)
+            st = pt->r->verify(state, r, &correct, note, sizeof note);
+    }
+    int rc;
+    if (!ms)
+        rc = emit_status(pt, GM_ROW_ERROR, "out of host memory");
+    else if (st != GM_OK) {
+        if (st == GM_ERR_DEVICE_LOST)
+            b->device_lost = true;
+        rc = emit_status(pt, status_of(st), dev->err.msg);
+    } else if (!correct)
+        rc = emit_status(pt, GM_ROW_MISMATCH, note);
+    else
+        rc = emit_measurements(pt, ms, o->reps);
+    free(ms);
+    pt->r->teardown(state);
+    return rc;
+}
+
+static int workloads_run(gm_bench *b)
+{
+    axes a = axes_of(b->opts);
+    int rc = 0;
+    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT && rc == 0; w++) {
+        if (!(b->opts->workloads & (1u << w)))
+            continue;
+        const gm_runnable *r = runnables[w];
+        for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {
+            if (!(b->opts->precisions & (1u << p)))
+                continue;
+            const char *impls[GM_MAX_IMPLS];
+            int n_impls = r->impls(b->dev, (gm_precision)p, impls);
+            for (size_t bi = 0; bi < a.n_batches && rc == 0; bi++)
+                for (size_t si = 0; si < a.n_seqs && rc == 0; si++)
+                    for (int i = 0; i < n_impls && rc == 0; i++) {
+                        gm_shape s = b->opts->shape;
+                        s.prec = (gm_precision)p;
+                        s.batch = a.batches[bi];
+                        s.seq = a.seqs[si];
+                        gm_shape_complete(&s);
+                        point pt = {b, r, &s, impls[i], 0, 0};
+                        rc = run_point(&pt);
+                        char label[96];
+                        snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impls[i],
+                                 gm_precision_name(s.prec), (unsigned long long)s.batch, (unsigned long long)s.seq);
+                        gm_bench_point_done(b, label);
+                        if (b->device_lost)
+                            rc = -1;
+                    }
+        }
+    }
+    if (b->device_lost && !b->error[0])
+        snprintf(b->error, sizeof b->error, "device lost: %s", b->dev->err.msg);
+    return rc;
+}
+
+const gm_suite gm_suite_workloads = {
+    .name = "workloads",
+    .summary = "ML workloads over batch x sequence length x precision",
+    .count_points = workloads_count,
+    .run = workloads_run,
+};

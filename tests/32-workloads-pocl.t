@@ -1,0 +1,45 @@
+#!/bin/sh
+# The workloads suite on the OpenCL device: every precision and
+# implementation of `linear` verified over a batch x seq sweep; points the
+# memory model cannot fit under the cap are skipped with the reason; a
+# wrong output is a mismatch row.
+. tests/lib.sh
+plan 12
+
+out=$TEST_TMP/run
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear \
+    --precision fp32,fp16,bf16,int8 --batch 1,3 --seq 16:64:x4 --hidden 96 --out-features 80 \
+    --reps 2 --out "$out" --quiet
+is "$RC" 0 "linear sweep: exit status 0"
+[ -n "$ERR" ] && diag "$ERR"
+# 4 precisions x 2 batches x 2 seqs with our kernel, + 4 fp32 points on CLBlast.
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 20 "20 points verified and timed"
+is "$(csv_count "$out/results.csv" '$_->{status} ne "ok"')" 0 "no point failed"
+is "$(csv_count "$out/results.csv" '$_->{variant} eq "blocked" && $_->{metric} eq "time"')" 16 \
+    "the CPU device runs the register-blocked kernel in every precision"
+is "$(csv_count "$out/results.csv" '$_->{variant} eq "clblast" && $_->{precision} eq "fp32" && $_->{metric} eq "time"')" 4 \
+    "and CLBlast's SGEMM beside it in fp32"
+# Throughput follows from the shape: 2 * (batch * seq) * hidden * out FLOPs.
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "throughput" && $_->{unit} eq "GFLOP/s" && $_->{value} > 0')" 20 \
+    "a GFLOP/s row for every point"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "tokens" && $_->{batch} == 3 && $_->{seq_len} == 64 && $_->{value} > 0')" 5 \
+    "tokens/s rows carry batch and seq_len"
+# The model's bytes: x [b*s, 96], w [96, 80], y [b*s, 80] at 2 bytes for fp16.
+is "$(csv_count "$out/results.csv" '$_->{precision} eq "fp16" && $_->{batch} == 3 && $_->{seq_len} == 64 && $_->{model_bytes} == 2 * (192 * 96 + 96 * 80 + 192 * 80)')" 4 \
+    "rows carry the memory model's bytes"
+
+# Under a cap too small for the largest points, those are skipped by the model.
+run_gpumem bench --backend opencl --mem-limit 4MiB --suite workloads --precision fp32 --batch 1,64 \
+    --seq 512 --hidden 256 --reps 1 --out "$TEST_TMP/cap" --quiet
+is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "skipped" && $_->{batch} == 64 && $_->{note} =~ /^the model needs 64.2MiB, the device has [0-9.]+MiB free under the cap$/')" 2 \
+    "points beyond the cap are skipped, naming what the model needs"
+is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "ok" && $_->{batch} == 1 && $_->{metric} eq "time"')" 2 \
+    "the points that fit still run"
+
+# The fault switch makes every output wrong: all mismatch rows, exit 1.
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
+    --precision fp32,int8 --batch 2 --seq 32 --hidden 64 --reps 1 --out "$TEST_TMP/fault" --quiet
+is "$RC" 1 "a wrong output makes the run exit 1"
+is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^y\[32\]\[32\]: expected/')" 3 \
+    "each implementation's corrupted element is found"
+done_testing
