@@ -6,7 +6,7 @@
 plan 7
 
 out=$TEST_TMP/run
-GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" \
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
     --precision fp32,fp16,bf16,int8 --sizes 256KiB --reps 2 --out "$out" --quiet
 is "$RC" 1 "a wrong result makes the run exit 1"
 like "$ERR" "28 points produced wrong output" "the run says how many points were wrong"
@@ -18,7 +18,7 @@ is "$(csv_count "$out/results.csv" '$_->{workload} eq "dot" && $_->{note} =~ /^s
     "reductions name the expected sum"
 
 # The same run without the fault is clean.
-run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --precision fp32,fp16,bf16,int8 \
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream --precision fp32,fp16,bf16,int8 \
     --sizes 256KiB --reps 2 --out "$TEST_TMP/clean" --quiet
 is "$RC" 0 "without the fault every point verifies"
 done_testing
