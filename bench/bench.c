@@ -14,6 +14,19 @@ const gm_suite *gm_suite_find(const char *name)
     return NULL;
 }
 
+void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *global, size_t *local)
+{
+    size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;
+    if (chunked) {
+        *local = 1;
+        *global = cu * 64 < n ? cu * 64 : (n ? n : 1);
+    } else {
+        *local = 256;
+        size_t want = (n + *local - 1) / *local, cap = cu * 2048 / *local * 4;
+        *global = (want < cap ? (want ? want : 1) : cap) * *local;
+    }
+}
+
 double gm_now(void)
 {
     struct timespec ts;

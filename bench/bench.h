@@ -50,6 +50,12 @@ int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t 
 /* Marks one point done and redraws the progress line on a terminal. */
 void gm_bench_point_done(gm_bench *b, const char *label);
 
+/* Launch geometry for a kernel that covers n items with GM_FOR_EACH:
+ * `grid` (GPUs): groups of 256, enough to fill the device; `chunked`
+ * (CPUs): single-item groups, 64 slices per compute unit so that a slowed
+ * core does not hold up the rest. */
+void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *global, size_t *local);
+
 /* Seconds on a monotonic clock. */
 double gm_now(void);
 

@@ -18,6 +18,9 @@ typedef struct {
     /* The implementations to run on dev in precision p (our kernel chosen
      * for the device type, then the vendor BLAS where it applies). */
     int (*impls)(const gm_device *dev, gm_precision p, const char **out);
+    /* Sets what the implementation changes in the shape's memory model
+     * (attention: naive holds the score matrix). May be NULL. */
+    void (*adapt)(gm_shape *s, const char *impl);
     /* Allocates the tensors of the memory model (one allocation each),
      * fills the inputs and builds the kernels. On failure returns the
      * status with dev->err set; *state is then NULL. */
@@ -35,5 +38,6 @@ typedef struct {
 } gm_runnable;
 
 extern const gm_runnable gm_runnable_linear;
+extern const gm_runnable gm_runnable_attention;
 
 #endif

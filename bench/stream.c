@@ -81,23 +81,6 @@ static int access_list(const gm_bench *b, int *list)
     return 1;
 }
 
-/* Launch geometry: work-group size and number of work items. */
-static void geometry(const gm_device *dev, int access, size_t n, size_t *global, size_t *local)
-{
-    size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;
-    if (access == 1) {              /* chunked: long slices, many per core so that */
-        *local = 1;                 /* a slowed core does not hold up the rest */
-        *global = cu * 64;
-    } else {                        /* grid-stride: enough groups to fill the device */
-        *local = 256;
-        size_t want = (n + *local - 1) / *local;
-        size_t cap = cu * 2048 / *local * 4;
-        *global = (want < cap ? want : cap) * *local;
-    }
-    if (*global > n && access == 1)
-        *global = n;
-}
-
 static gm_status build_programs(stream_state *s, gm_precision p, int access)
 {
     if (s->prog[p][access])
@@ -252,7 +235,7 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
 {
     const gm_bench_opts *o = s->b->opts;
     size_t n = s->bytes / gm_precision_size(p), global, local;
-    geometry(s->dev, access, n, &global, &local);
+    gm_launch_geometry(s->dev, access == 1, n, &global, &local);
     size_t groups = global / local;
     gm_status st = GM_OK;
     if (kinfo[k].reduces && s->partials.bytes < groups * sizeof(float)) {

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const gm_runnable *const runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {&gm_runnable_linear};
+static const gm_runnable *const runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {&gm_runnable_linear,
+                                                                         &gm_runnable_attention};
 
 static const uint64_t default_batches[] = {1, 4, 16};
 static const uint64_t default_seqs[] = {128, 512};
@@ -210,6 +211,8 @@ static int workloads_run(gm_bench *b)
                         s.prec = (gm_precision)p;
                         s.batch = a.batches[bi];
                         s.seq = a.seqs[si];
+                        if (r->adapt)
+                            r->adapt(&s, impls[i]);
                         gm_shape_complete(&s);
                         point pt = {b, r, &s, impls[i], 0, 0};
                         rc = run_point(&pt);

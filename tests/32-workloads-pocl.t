@@ -4,7 +4,7 @@
 # memory model cannot fit under the cap are skipped with the reason; a
 # wrong output is a mismatch row.
 . tests/lib.sh
-plan 12
+plan 17
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear \
@@ -27,6 +27,24 @@ is "$(csv_count "$out/results.csv" '$_->{metric} eq "tokens" && $_->{batch} == 3
 # The model's bytes: x [b*s, 96], w [96, 80], y [b*s, 80] at 2 bytes for fp16.
 is "$(csv_count "$out/results.csv" '$_->{precision} eq "fp16" && $_->{batch} == 3 && $_->{seq_len} == 64 && $_->{model_bytes} == 2 * (192 * 96 + 96 * 80 + 192 * 80)')" 4 \
     "rows carry the memory model's bytes"
+
+# attention, naive and tiled, causal or not, in every precision.
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload attention \
+    --precision fp32,fp16,bf16,int8 --batch 2 --seq 24,70 --hidden 96 --heads 3 --reps 2 --out "$TEST_TMP/attn" --quiet
+is "$(csv_count "$TEST_TMP/attn/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 16 \
+    "attention: naive and tiled verified in every precision"
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload attention \
+    --precision fp32,bf16 --batch 1 --seq 65 --hidden 64 --heads 2 --causal --reps 1 --out "$TEST_TMP/causal" --quiet
+is "$(csv_count "$TEST_TMP/causal/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 4 \
+    "causal attention verified"
+# naive holds the fp32 [2*3, 70, 70] score matrix, tiled two floats a row.
+is "$(csv_count "$TEST_TMP/attn/results.csv" '$_->{seq_len} == 70 && $_->{precision} eq "fp32" && $_->{metric} eq "time" && $_->{model_bytes} == 4 * 6 * 70 * 32 * 4 + ($_->{variant} eq "naive" ? 6 * 70 * 70 * 4 : 6 * 70 * 2 * 4)')" 2 \
+    "the model counts the score matrix for naive only"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
+    --workload attention --precision fp16 --batch 1 --seq 16 --hidden 32 --heads 2 --reps 1 --out "$TEST_TMP/afault" --quiet
+is "$RC" 1 "attention: a wrong output makes the run exit 1"
+is "$(csv_count "$TEST_TMP/afault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^o\[16\]\[0\]: expected/')" 2 \
+    "attention: the corrupted element is found in both implementations"
 
 # Under a cap too small for the largest points, those are skipped by the model.
 run_gpumem bench --backend opencl --mem-limit 4MiB --suite workloads --precision fp32 --batch 1,64 \

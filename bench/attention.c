@@ -1,0 +1,276 @@
+/*
+ * attention: softmax(q k^T / sqrt(head_dim)) v over [batch, heads, seq,
+ * head_dim], `naive` (the fp32 score matrix materialised: memory grows
+ * with seq^2) or `tiled` (keys streamed with an online softmax: memory
+ * grows with seq). --causal masks keys after the query.
+ */
+#include "runnable.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIM 256          /* GM_ATTN_MAX_DIM in kernels/attention.cl */
+#define FULL_CHECK_ROWS 512  /* every query row up to this many; beyond, a sample */
+#define SAMPLE_ROWS 64
+#define INT8_SCALE (1.0f / 127.0f)
+
+typedef struct {
+    gm_device *dev;
+    gm_shape s;
+    bool naive, chunked;
+    unsigned int bh, seq, dim;
+    gm_buffer q, k, v, o, work;      /* work: scores (naive) or softmax stats (tiled) */
+    gm_buffer host_q, host_k, host_v, out;
+    gm_program *prog;
+    gm_kernel *scores, *softmax, *pv, *tiled;
+} attn_state;
+
+static int attention_impls(const gm_device *dev, gm_precision p, const char **out)
+{
+    (void)dev;
+    (void)p;
+    out[0] = "naive";
+    out[1] = "tiled";
+    return 2;
+}
+
+static void attention_adapt(gm_shape *s, const char *impl)
+{
+    s->naive = strcmp(impl, "naive") == 0;
+}
+
+static float input_value(size_t i, unsigned which)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 31;
+    x *= 0xd6e8feb86659fd93ull;
+    return (float)((int)((x >> 40) & 511) - 256) / 256.0f;
+}
+
+static void attention_teardown(void *state)
+{
+    attn_state *st = state;
+    if (!st)
+        return;
+    gm_buffer *bufs[] = {&st->q, &st->k, &st->v, &st->o, &st->work, &st->host_q, &st->host_k, &st->host_v, &st->out};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        gm_device_free(st->dev, bufs[i]);
+    gm_kernel *kernels[] = {st->scores, st->softmax, st->pv, st->tiled};
+    for (size_t i = 0; i < 4; i++)
+        if (kernels[i])
+            st->dev->backend->kernel_release(st->dev, kernels[i]);
+    if (st->prog)
+        st->dev->backend->program_release(st->dev, st->prog);
+    free(st);
+}
+
+static gm_status fill_input(attn_state *st, gm_buffer *host, gm_buffer *dev_buf, unsigned which)
+{
+    size_t n = (size_t)st->bh * st->seq * st->dim;
+    for (size_t i = 0; i < n; i++)
+        gm_store(st->s.prec, host->host, i, input_value(i, which), INT8_SCALE);
+    return st->dev->backend->copy(st->dev, 0, dev_buf, 0, host, 0, host->bytes, false);
+}
+
+static gm_status attention_setup(gm_device *dev, const gm_shape *s, const char *impl, void **state)
+{
+    *state = NULL;
+    if (s->head_dim > MAX_DIM || s->heads * s->head_dim == 0)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "head_dim must be 1 to %d", MAX_DIM);
+    if (s->batch * s->heads > 0xffffffffu || s->seq > 0xffffffffu)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "batch * heads and seq must fit 32 bits");
+    attn_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    st->dev = dev;
+    st->s = *s;
+    st->naive = strcmp(impl, "naive") == 0;
+    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->bh = (unsigned int)(s->batch * s->heads);
+    st->seq = (unsigned int)s->seq;
+    st->dim = (unsigned int)s->head_dim;
+    size_t es = gm_precision_size(s->prec), rows = (size_t)st->bh * st->seq;
+    size_t qkv = rows * st->dim * es;
+    size_t work = st->naive ? rows * st->seq * sizeof(float) : rows * 2 * sizeof(float);
+    gm_status rc = GM_OK;
+    gm_buffer *dbufs[5] = {&st->q, &st->k, &st->v, &st->o, &st->work};
+    for (int i = 0; i < 5 && rc == GM_OK; i++)
+        rc = gm_device_alloc(dev, GM_MEM_DEVICE, i < 4 ? qkv : work, dbufs[i]);
+    gm_buffer *hbufs[4] = {&st->host_q, &st->host_k, &st->host_v, &st->out};
+    for (int i = 0; i < 4 && rc == GM_OK; i++)
+        rc = gm_device_alloc(dev, GM_MEM_HOST, qkv, hbufs[i]);
+    for (unsigned i = 0; i < 3 && rc == GM_OK; i++)
+        rc = fill_input(st, hbufs[i], dbufs[i], i);
+    if (rc == GM_OK) {
+        char variant[32];
+        snprintf(variant, sizeof variant, "%s-%s", gm_precision_name(s->prec), st->chunked ? "chunked" : "grid");
+        rc = dev->backend->program_build(dev, "attention", variant, NULL, &st->prog);
+    }
+    if (rc == GM_OK && st->naive) {
+        rc = dev->backend->kernel_get(dev, st->prog, "attention_scores", &st->scores);
+        if (rc == GM_OK)
+            rc = dev->backend->kernel_get(dev, st->prog, "attention_softmax", &st->softmax);
+        if (rc == GM_OK)
+            rc = dev->backend->kernel_get(dev, st->prog, "attention_pv", &st->pv);
+    } else if (rc == GM_OK) {
+        rc = dev->backend->kernel_get(dev, st->prog, "attention_tiled", &st->tiled);
+    }
+    if (rc != GM_OK) {
+        gm_error saved = dev->err;
+        attention_teardown(st);
+        dev->err = saved;
+        return rc;
+    }
+    *state = st;
+    return GM_OK;
+}
+
+static gm_arg buf(const gm_buffer *b) { return (gm_arg){GM_ARG_BUFFER, b, NULL, 0}; }
+static gm_arg u32(const unsigned int *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
+static gm_arg f32(const float *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
+
+static gm_status launch(attn_state *st, gm_kernel *k, size_t items, const gm_arg *args, int n)
+{
+    size_t global, local;
+    gm_launch_geometry(st->dev, st->chunked, items, &global, &local);
+    return st->dev->backend->launch(st->dev, 0, k, global, local, args, n);
+}
+
+static gm_status enqueue(attn_state *st)
+{
+    const unsigned int causal = st->s.causal, rows = st->bh * st->seq;
+    const float scale = INT8_SCALE;
+    size_t n_rows = (size_t)st->bh * st->seq;
+    if (!st->naive) {
+        gm_arg a[] = {buf(&st->q), buf(&st->k), buf(&st->v), buf(&st->o), buf(&st->work), u32(&st->bh),
+                      u32(&st->seq), u32(&st->dim), u32(&causal), f32(&scale), f32(&scale)};
+        return launch(st, st->tiled, n_rows, a, 11);
+    }
+    gm_arg s1[] = {buf(&st->q), buf(&st->k), buf(&st->work), u32(&st->bh), u32(&st->seq), u32(&st->dim),
+                   u32(&causal), f32(&scale)};
+    gm_status rc = launch(st, st->scores, n_rows * st->seq, s1, 8);
+    gm_arg s2[] = {buf(&st->work), u32(&rows), u32(&st->seq)};
+    if (rc == GM_OK)
+        rc = launch(st, st->softmax, n_rows, s2, 3);
+    gm_arg s3[] = {buf(&st->work), buf(&st->v), buf(&st->o), u32(&st->bh), u32(&st->seq), u32(&st->dim),
+                   f32(&scale), f32(&scale)};
+    if (rc == GM_OK)
+        rc = launch(st, st->pv, n_rows * st->dim, s3, 8);
+    return rc;
+}
+
+static gm_status attention_run(void *state, double *ms)
+{
+    attn_state *st = state;
+    const gm_backend *be = st->dev->backend;
+    gm_event *e0 = NULL, *e1 = NULL;
+    gm_status rc = be->event_record(st->dev, 0, &e0);
+    if (rc == GM_OK)
+        rc = enqueue(st);
+    if (rc == GM_OK)
+        rc = be->event_record(st->dev, 0, &e1);
+    if (rc == GM_OK)
+        rc = be->event_elapsed_ms(st->dev, e0, e1, ms);
+    be->event_release(st->dev, e0);
+    be->event_release(st->dev, e1);
+    return rc;
+}
+
+static gm_status attention_corrupt(void *state)
+{
+    attn_state *st = state;
+    size_t es = gm_precision_size(st->s.prec);
+    unsigned char junk[4] = {0x7b, 0x7b, 0x7b, 0x7b};
+    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
+    size_t row = (size_t)st->bh * st->seq / 2;
+    return st->dev->backend->copy(st->dev, 0, &st->o, row * st->dim * es, &src, 0, es, false);
+}
+
+/* Checks query row r (of bh * seq) against a double-precision reference. */
+static bool check_row(const attn_state *st, size_t r, double *scores, char *note, size_t len)
+{
+    gm_precision p = st->s.prec;
+    size_t h = r / st->seq, i = r % st->seq, last = st->s.causal ? i + 1 : st->seq;
+    double m = -INFINITY, l = 0.0;
+    for (size_t j = 0; j < last; j++) {
+        double s = 0.0;
+        for (size_t d = 0; d < st->dim; d++)
+            s += (double)gm_load(p, st->host_q.host, r * st->dim + d, INT8_SCALE)
+                 * (double)gm_load(p, st->host_k.host, (h * st->seq + j) * st->dim + d, INT8_SCALE);
+        scores[j] = s / sqrt((double)st->dim);
+        m = fmax(m, scores[j]);
+    }
+    for (size_t j = 0; j < last; j++)
+        l += scores[j] = exp(scores[j] - m);
+    for (size_t d = 0; d < st->dim; d++) {
+        double want = 0.0;
+        for (size_t j = 0; j < last; j++)
+            want += scores[j] / l * (double)gm_load(p, st->host_v.host, (h * st->seq + j) * st->dim + d, INT8_SCALE);
+        unsigned char tmp[4];
+        gm_store(p, tmp, 0, (float)want, INT8_SCALE);
+        double stored = gm_load(p, tmp, 0, INT8_SCALE);
+        double got = gm_load(p, st->out.host, r * st->dim + d, INT8_SCALE);
+        /* Two roundings of the output format, plus fp32 exp and sums. */
+        double tol = 2.0 * gm_tolerance(p, stored, INT8_SCALE) + 1e-5 * (1.0 + sqrt((double)last));
+        if (!(fabs(got - stored) <= tol)) {
+            snprintf(note, len, "o[%zu][%zu]: expected %.7g, got %.7g", r, d, stored, got);
+            return false;
+        }
+    }
+    return true;
+}
+
+static gm_status attention_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
+{
+    attn_state *st = state;
+    gm_status rc = st->dev->backend->copy(st->dev, 0, &st->out, 0, &st->o, 0, st->o.bytes, false);
+    if (rc != GM_OK)
+        return rc;
+    double *scores = malloc(st->seq * sizeof *scores);
+    if (!scores)
+        return gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    size_t rows = (size_t)st->bh * st->seq;
+    *correct = true;
+    if (rows <= FULL_CHECK_ROWS) {
+        for (size_t r = 0; r < rows && *correct; r++)
+            *correct = check_row(st, r, scores, note, len);
+    } else {
+        /* First and last rows, the middle one, then a seeded sample. */
+        *correct = check_row(st, 0, scores, note, len) && check_row(st, rows - 1, scores, note, len)
+                   && check_row(st, rows / 2, scores, note, len);
+        uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
+        for (int s = 0; s < SAMPLE_ROWS && *correct; s++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *correct = check_row(st, (size_t)(x % rows), scores, note, len);
+        }
+    }
+    free(scores);
+    return GM_OK;
+}
+
+static void attention_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+{
+    double bh = (double)s->batch * (double)s->heads, n = (double)s->seq, d = (double)s->head_dim;
+    double pairs = s->causal ? n * (n + 1) / 2 : n * n;
+    *flops = 4.0 * bh * pairs * d;
+    *bytes = 4.0 * bh * n * d * (double)gm_precision_size(s->prec);
+    if (s->naive)
+        *bytes += 4.0 * bh * n * n * 4.0;   /* scores: written, read and written by softmax, read */
+    *tokens = (double)s->batch * n;
+}
+
+const gm_runnable gm_runnable_attention = {
+    .name = "attention",
+    .impls = attention_impls,
+    .adapt = attention_adapt,
+    .setup = attention_setup,
+    .run = attention_run,
+    .corrupt = attention_corrupt,
+    .verify = attention_verify,
+    .work = attention_work,
+    .teardown = attention_teardown,
+};

@@ -1,0 +1,108 @@
+/*
+ * Scaled dot-product attention over q, k, v, o of [batch*heads, seq, dim]
+ * (row-major; batch and heads folded into `bh`), softmax(q k^T / sqrt(dim))
+ * v, optionally causal (key j visible to query i when j <= i). Storage in
+ * gm_t, arithmetic in fp32; int8 with one scale for q, k, v and one for o.
+ *
+ * naive: materialises the fp32 score matrix [bh, seq, seq] (memory grows
+ *   with seq^2): attention_scores, attention_softmax (in place, per row),
+ *   attention_pv.
+ * tiled: attention_tiled streams over the keys with an online softmax
+ *   (running max and sum per query row, memory grows with seq), one work
+ *   item per query row; the final max and sum go to `stats` [bh*seq, 2].
+ *
+ * Every kernel covers its index space with GM_FOR_EACH, so any launch size
+ * is correct.
+ */
+#define GM_ATTN_MAX_DIM 256
+
+GM_KERNEL attention_scores(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_t *GM_RESTRICT k,
+                           GM_GLOBAL float *GM_RESTRICT scores, unsigned int bh, unsigned int seq,
+                           unsigned int dim, unsigned int causal, float scale_in)
+{
+    const float inv_sqrt = 1.0f / sqrt((float)dim);
+    const size_t total = (size_t)bh * seq * seq;
+    GM_FOR_EACH(idx, total) {
+        const size_t j = idx % seq, i = (idx / seq) % seq, h = idx / ((size_t)seq * seq);
+        float s;
+        if (causal && j > i) {
+            s = -INFINITY;
+        } else {
+            const size_t qi = (h * seq + i) * dim, kj = (h * seq + j) * dim;
+            s = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                s += GM_LOAD(q, qi + d, scale_in) * GM_LOAD(k, kj + d, scale_in);
+            s *= inv_sqrt;
+        }
+        scores[idx] = s;
+    }
+}
+
+GM_KERNEL attention_softmax(GM_GLOBAL float *GM_RESTRICT scores, unsigned int rows, unsigned int seq)
+{
+    GM_FOR_EACH(r, (size_t)rows) {
+        GM_GLOBAL float *row = scores + r * seq;
+        float m = -INFINITY;
+        for (unsigned int j = 0; j < seq; j++)
+            m = fmax(m, row[j]);
+        float l = 0.0f;
+        for (unsigned int j = 0; j < seq; j++) {
+            float e = exp(row[j] - m);
+            row[j] = e;
+            l += e;
+        }
+        const float inv = 1.0f / l;
+        for (unsigned int j = 0; j < seq; j++)
+            row[j] *= inv;
+    }
+}
+
+GM_KERNEL attention_pv(GM_GLOBAL const float *GM_RESTRICT p, GM_GLOBAL const gm_t *GM_RESTRICT v,
+                       GM_GLOBAL gm_t *GM_RESTRICT o, unsigned int bh, unsigned int seq, unsigned int dim,
+                       float scale_in, float scale_out)
+{
+    const size_t total = (size_t)bh * seq * dim;
+    GM_FOR_EACH(idx, total) {
+        const size_t d = idx % dim, i = (idx / dim) % seq, h = idx / ((size_t)dim * seq);
+        GM_GLOBAL const float *row = p + (h * seq + i) * seq;
+        float acc = 0.0f;
+        for (unsigned int j = 0; j < seq; j++)
+            acc += row[j] * GM_LOAD(v, (h * seq + j) * dim + d, scale_in);
+        GM_STORE(o, idx, acc, scale_out);
+    }
+}
+
+GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_t *GM_RESTRICT k,
+                          GM_GLOBAL const gm_t *GM_RESTRICT v, GM_GLOBAL gm_t *GM_RESTRICT o,
+                          GM_GLOBAL float *GM_RESTRICT stats, unsigned int bh, unsigned int seq,
+                          unsigned int dim, unsigned int causal, float scale_in, float scale_out)
+{
+    const float inv_sqrt = 1.0f / sqrt((float)dim);
+    GM_FOR_EACH(r, (size_t)bh * seq) {
+        const size_t h = r / seq, i = r % seq;
+        float qv[GM_ATTN_MAX_DIM], acc[GM_ATTN_MAX_DIM];
+        for (unsigned int d = 0; d < dim; d++) {
+            qv[d] = GM_LOAD(q, r * dim + d, scale_in) * inv_sqrt;
+            acc[d] = 0.0f;
+        }
+        float m = -INFINITY, l = 0.0f;
+        const size_t last = causal ? i + 1 : seq;
+        for (size_t j = 0; j < last; j++) {
+            const size_t kj = (h * seq + j) * dim;
+            float s = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                s += qv[d] * GM_LOAD(k, kj + d, scale_in);
+            const float m_new = fmax(m, s);
+            const float correction = exp(m - m_new), e = exp(s - m_new);
+            l = l * correction + e;
+            for (unsigned int d = 0; d < dim; d++)
+                acc[d] = acc[d] * correction + e * GM_LOAD(v, kj + d, scale_in);
+            m = m_new;
+        }
+        const float inv = 1.0f / l;
+        for (unsigned int d = 0; d < dim; d++)
+            GM_STORE(o, r * dim + d, acc[d] * inv, scale_out);
+        stats[2 * r] = m;
+        stats[2 * r + 1] = l;
+    }
+}
