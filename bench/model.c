@@ -161,7 +161,7 @@ static int kvcache_tensors(const gm_shape *s, gm_tensor *out)
     add(&l, "v_cache", GM_ROLE_KV_CACHE, cache, es);
     add(&l, "query", GM_ROLE_ACTIVATION, mul(&l.g, s->batch, per_token), es);
     add(&l, "output", GM_ROLE_ACTIVATION, mul(&l.g, s->batch, per_token), es);
-    add(&l, "scores", GM_ROLE_WORKSPACE, mul(&l.g, mul(&l.g, s->batch, s->heads), s->seq), 4);
+    add(&l, "scores", GM_ROLE_WORKSPACE, mul(&l.g, mul(&l.g, s->batch, s->heads), tokens), 4);
     return finish(&l);
 }
 

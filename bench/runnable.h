@@ -39,5 +39,6 @@ typedef struct {
 
 extern const gm_runnable gm_runnable_linear;
 extern const gm_runnable gm_runnable_attention;
+extern const gm_runnable gm_runnable_kvcache;
 
 #endif

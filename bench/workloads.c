@@ -15,7 +15,8 @@
 #include <string.h>
 
 static const gm_runnable *const runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {&gm_runnable_linear,
-                                                                         &gm_runnable_attention};
+                                                                         &gm_runnable_attention,
+                                                                         &gm_runnable_kvcache};
 
 static const uint64_t default_batches[] = {1, 4, 16};
 static const uint64_t default_seqs[] = {128, 512};
@@ -152,7 +153,7 @@ static int run_point(point *pt)
                  dev->mem_limit ? " under the cap" : "");
         return emit_status(pt, GM_ROW_SKIPPED, note);
     }
-    uint64_t before = 0, after = 0, tot;
+    uint64_t before = 0, after = 0, tot, live_before = dev->live_bytes;
     bool known = dev->backend->mem_info(dev, &before, &tot) == GM_OK;
     void *state = NULL;
     gm_status st = pt->r->setup(dev, pt->s, pt->impl, &state);
@@ -160,6 +161,13 @@ static int run_point(point *pt)
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
         return emit_status(pt, status_of(st), dev->err.msg);
+    }
+    /* The model is the contract: the workload allocates exactly its tensors. */
+    if (dev->live_bytes - live_before != pt->model_bytes) {
+        snprintf(note, sizeof note, "allocated %llu bytes where the memory model says %llu",
+                 (unsigned long long)(dev->live_bytes - live_before), (unsigned long long)pt->model_bytes);
+        pt->r->teardown(state);
+        return emit_status(pt, GM_ROW_ERROR, note);
     }
     known = known && dev->backend->mem_info(dev, &after, &tot) == GM_OK;
     pt->measured_bytes = known && before > after ? before - after : 0;

@@ -17,7 +17,7 @@ const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
 
 static const char *const known_suites[] = {"stream", "workloads", NULL};
 
-const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear", "attention"};
+const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear", "attention", "kvcache"};
 
 void gm_opts_init(gm_bench_opts *o)
 {

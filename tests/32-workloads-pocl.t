@@ -4,7 +4,7 @@
 # memory model cannot fit under the cap are skipped with the reason; a
 # wrong output is a mismatch row.
 . tests/lib.sh
-plan 17
+plan 21
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear \
@@ -45,6 +45,26 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST
 is "$RC" 1 "attention: a wrong output makes the run exit 1"
 is "$(csv_count "$TEST_TMP/afault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^o\[16\]\[0\]: expected/')" 2 \
     "attention: the corrupted element is found in both implementations"
+
+# kvcache: decoding with contiguous and paged caches over two layers; the
+# last step's output and every cached key and value are verified.
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload kvcache \
+    --precision fp32,fp16,bf16,int8 --batch 2 --seq 21 --hidden 48 --heads 3 --layers 2 --block-tokens 4 \
+    --reps 1 --out "$TEST_TMP/kv" --quiet
+is "$(csv_count "$TEST_TMP/kv/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 8 \
+    "kvcache: contiguous and paged verified in every precision"
+# paged: 6 blocks of 4 tokens a sequence (24 slots for 21 tokens) and a block table of 2 x 6 ints.
+is "$(csv_count "$TEST_TMP/kv/results.csv" '$_->{precision} eq "fp32" && $_->{metric} eq "time" && $_->{model_bytes} == ($_->{variant} eq "paged" ? 2 * 2 * 6 * 24 * 16 * 4 + 2 * 6 * 4 + 2 * 6 * 16 * 4 + 6 * 24 * 4 : 2 * 2 * 6 * 21 * 16 * 4 + 2 * 6 * 16 * 4 + 6 * 21 * 4)')" 2 \
+    "paged caches round up to whole blocks and add the block table"
+# Every workload allocates exactly what its memory model says (else an error row).
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear,attention,kvcache \
+    --precision bf16 --batch 3 --seq 19 --hidden 40 --heads 5 --layers 3 --block-tokens 5 --reps 1 \
+    --out "$TEST_TMP/exact" --quiet
+is "$(csv_count "$TEST_TMP/exact/results.csv" '$_->{status} ne "ok"')" 0 "allocations match the memory model exactly"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
+    --workload kvcache --precision int8 --batch 1 --seq 9 --hidden 16 --heads 2 --reps 1 --out "$TEST_TMP/kvfault" --quiet
+is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^out\[1\]\[0\]: expected/')" 2 \
+    "kvcache: the corrupted output is found"
 
 # Under a cap too small for the largest points, those are skipped by the model.
 run_gpumem bench --backend opencl --mem-limit 4MiB --suite workloads --precision fp32 --batch 1,64 \

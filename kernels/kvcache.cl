@@ -1,0 +1,86 @@
+/*
+ * Decoding with a KV cache: at step t every sequence appends the key and
+ * value of token t to its cache and writes its query (`query`, [n_seq,
+ * dim]), then the query attends over tokens 0..t.
+ * Caches hold, for each layer, [batch*heads] sequences of `dim`-wide rows
+ * (a layer's region is n_seq * capacity * dim elements):
+ *   contiguous: row (s, t) at (s * capacity + t) * dim
+ *   paged:      blocks of `block` tokens in a pool; the block table (shared
+ *               by the layers) maps (batch, t / block) to a physical block,
+ *               each block holding [heads, block, dim]
+ * The appended keys, values and the queries stand in for a projection's
+ * output: a deterministic function of (sequence, token, d) (kv_value), so
+ * the host can rebuild them.
+ */
+GM_INLINE float kv_value(unsigned int seq_index, unsigned int token, unsigned int d, unsigned int which)
+{
+    unsigned int x = seq_index * 0x9e3779b9u ^ token * 0x85ebca6bu ^ d * 0xc2b2ae35u ^ which * 0x27d4eb2fu;
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    x ^= x >> 12;
+    return (float)((int)(x & 511u) - 256) / 256.0f;
+}
+
+/* The element offset of (layer, sequence s = b * heads + h, token t, 0). */
+GM_INLINE size_t kv_row(GM_GLOBAL const int *table, unsigned int paged, unsigned int layer, unsigned int n_seq,
+                        unsigned int s, unsigned int t, unsigned int heads, unsigned int capacity,
+                        unsigned int block, unsigned int dim)
+{
+    const size_t base = (size_t)layer * n_seq * capacity * dim;
+    if (!paged)
+        return base + ((size_t)s * capacity + t) * dim;
+    const unsigned int b = s / heads, h = s % heads, blocks_per_seq = capacity / block;
+    const size_t phys = (size_t)table[(size_t)b * blocks_per_seq + t / block];
+    return base + ((phys * heads + h) * block + t % block) * dim;
+}
+
+GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_RESTRICT v_cache,
+                    GM_GLOBAL gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, unsigned int paged, unsigned int n_seq,
+                    unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
+                    unsigned int t, unsigned int layer, float scale)
+{
+    GM_FOR_EACH(idx, (size_t)n_seq * dim) {
+        const unsigned int s = (unsigned int)(idx / dim), d = (unsigned int)(idx % dim);
+        const size_t at = kv_row(table, paged, layer, n_seq, s, t, heads, capacity, block, dim) + d;
+        const unsigned int seq_index = layer * n_seq + s;
+        GM_STORE(k_cache, at, kv_value(seq_index, t, d, 1), scale);
+        GM_STORE(v_cache, at, kv_value(seq_index, t, d, 2), scale);
+        GM_STORE(query, idx, kv_value(seq_index, t, d, 0), scale);
+    }
+}
+
+/* One work item per sequence: scores for tokens 0..t into `scores`
+ * [n_seq, capacity] (fp32), softmax, then the weighted sum of values. */
+GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_t *GM_RESTRICT v_cache,
+                    GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
+                    GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int paged, unsigned int n_seq,
+                    unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
+                    unsigned int t, unsigned int layer, float scale)
+{
+    const float inv_sqrt = 1.0f / sqrt((float)dim);
+    GM_FOR_EACH(s, (size_t)n_seq) {
+        const unsigned int si = (unsigned int)s;
+        GM_GLOBAL float *row = scores + s * capacity;
+        float m = -INFINITY;
+        for (unsigned int j = 0; j <= t; j++) {
+            const size_t kj = kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim);
+            float acc = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                acc += GM_LOAD(query, s * dim + d, scale) * GM_LOAD(k_cache, kj + d, scale);
+            row[j] = acc * inv_sqrt;
+            m = fmax(m, row[j]);
+        }
+        float l = 0.0f;
+        for (unsigned int j = 0; j <= t; j++) {
+            row[j] = exp(row[j] - m);
+            l += row[j];
+        }
+        for (unsigned int d = 0; d < dim; d++) {
+            float acc = 0.0f;
+            for (unsigned int j = 0; j <= t; j++)
+                acc += row[j] * GM_LOAD(v_cache, kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim) + d,
+                                              scale);
+            GM_STORE(out, s * dim + d, acc / l, scale);
+        }
+    }
+}
