@@ -162,6 +162,7 @@ int gm_cmd_bench(int argc, char **argv)
         gm_opts_release(&o);
         return GM_EXIT_USAGE;
     }
+    /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
     gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running"};
     gm_summary summary;
     gm_summary_init(&summary);
