@@ -10,12 +10,12 @@
 # Prints the figures and the ratios; exits 1 if a ratio misses its goal
 # (read >= 1.0 x clpeak, triad >= 0.9 x OpenMP). Run from the repo root
 # (make peers). Settings: PEERS_SIZE (bytes per array, default 256MiB),
-# PEERS_REPS (default 10), PEERS_ROUNDS (default 3),
+# PEERS_REPS (default 10), PEERS_ROUNDS (default 5),
 # PEERS_BACKEND/PEERS_DEVICE (default opencl/0).
 set -eu
 size=${PEERS_SIZE:-268435456}
 reps=${PEERS_REPS:-10}
-rounds=${PEERS_ROUNDS:-3}
+rounds=${PEERS_ROUNDS:-5}
 backend=${PEERS_BACKEND:-opencl}
 device=${PEERS_DEVICE:-0}
 tmp=$(mktemp -d)
