@@ -41,14 +41,6 @@ static void attention_adapt(gm_shape *s, const char *impl)
     s->naive = strcmp(impl, "naive") == 0;
 }
 
-static float input_value(size_t i, unsigned which)
-{
-    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 31;
-    x *= 0xd6e8feb86659fd93ull;
-    return (float)((int)((x >> 40) & 511) - 256) / 256.0f;
-}
-
 static void attention_teardown(void *state)
 {
     attn_state *st = state;
@@ -70,7 +62,7 @@ static gm_status fill_input(attn_state *st, gm_buffer *host, gm_buffer *dev_buf,
 {
     size_t n = (size_t)st->bh * st->seq * st->dim;
     for (size_t i = 0; i < n; i++)
-        gm_store(st->s.prec, host->host, i, input_value(i, which), INT8_SCALE);
+        gm_store(st->s.prec, host->host, i, gm_input_value(i, which), INT8_SCALE);
     return st->dev->backend->copy(st->dev, 0, dev_buf, 0, host, 0, host->bytes, false);
 }
 
@@ -138,8 +130,9 @@ static gm_status launch(attn_state *st, gm_kernel *k, size_t items, const gm_arg
     return st->dev->backend->launch(st->dev, 0, k, global, local, args, n);
 }
 
-static gm_status enqueue(attn_state *st)
+static gm_status attention_enqueue(void *state)
 {
+    attn_state *st = state;
     const unsigned int causal = st->s.causal, rows = st->bh * st->seq;
     const float scale = INT8_SCALE;
     size_t n_rows = (size_t)st->bh * st->seq;
@@ -161,31 +154,11 @@ static gm_status enqueue(attn_state *st)
     return rc;
 }
 
-static gm_status attention_run(void *state, double *ms)
-{
-    attn_state *st = state;
-    const gm_backend *be = st->dev->backend;
-    gm_event *e0 = NULL, *e1 = NULL;
-    gm_status rc = be->event_record(st->dev, 0, &e0);
-    if (rc == GM_OK)
-        rc = enqueue(st);
-    if (rc == GM_OK)
-        rc = be->event_record(st->dev, 0, &e1);
-    if (rc == GM_OK)
-        rc = be->event_elapsed_ms(st->dev, e0, e1, ms);
-    be->event_release(st->dev, e0);
-    be->event_release(st->dev, e1);
-    return rc;
-}
-
 static gm_status attention_corrupt(void *state)
 {
     attn_state *st = state;
     size_t es = gm_precision_size(st->s.prec);
-    unsigned char junk[4] = {0x7b, 0x7b, 0x7b, 0x7b};
-    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
-    size_t row = (size_t)st->bh * st->seq / 2;
-    return st->dev->backend->copy(st->dev, 0, &st->o, row * st->dim * es, &src, 0, es, false);
+    return gm_corrupt_bytes(st->dev, &st->o, (size_t)st->bh * st->seq / 2 * st->dim * es, es);
 }
 
 /* Checks query row r (of bh * seq) against a double-precision reference. */
@@ -268,7 +241,7 @@ const gm_runnable gm_runnable_attention = {
     .impls = attention_impls,
     .adapt = attention_adapt,
     .setup = attention_setup,
-    .run = attention_run,
+    .enqueue = attention_enqueue,
     .corrupt = attention_corrupt,
     .verify = attention_verify,
     .work = attention_work,

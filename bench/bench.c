@@ -27,6 +27,37 @@ void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *gl
     }
 }
 
+gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms)
+{
+    const gm_backend *be = dev->backend;
+    gm_event *e0 = NULL, *e1 = NULL;
+    gm_status rc = be->event_record(dev, queue, &e0);
+    if (rc == GM_OK)
+        rc = enqueue(ctx);
+    if (rc == GM_OK)
+        rc = be->event_record(dev, queue, &e1);
+    if (rc == GM_OK)
+        rc = be->event_elapsed_ms(dev, e0, e1, ms);
+    be->event_release(dev, e0);
+    be->event_release(dev, e1);
+    return rc;
+}
+
+gm_status gm_corrupt_bytes(gm_device *dev, gm_buffer *buf, size_t offset, size_t len)
+{
+    unsigned char junk[4] = {0x5a, 0x7b, 0x5a, 0x7b};
+    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
+    return dev->backend->copy(dev, 0, buf, offset, &src, 0, len < sizeof junk ? len : sizeof junk, false);
+}
+
+float gm_input_value(size_t i, unsigned which)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebull;
+    return (float)((int)((x >> 40) & 511) - 256) / 256.0f;
+}
+
 double gm_now(void)
 {
     struct timespec ts;

@@ -56,6 +56,20 @@ void gm_bench_point_done(gm_bench *b, const char *label);
  * core does not hold up the rest. */
 void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *global, size_t *local);
 
+/* Times the work enqueue(ctx) puts on `queue`: events before and after
+ * it, *ms the device time between them. */
+gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms);
+
+/* Test-only fault: overwrites `len` (at most 4) bytes of buf at `offset`
+ * with a pattern no kernel writes there. */
+gm_status gm_corrupt_bytes(gm_device *dev, gm_buffer *buf, size_t offset, size_t len);
+
+/* Input data for workloads: a value in [-1, 1) in steps of 1/256 from a
+ * hash of (i, which), so neighbouring elements differ and each input
+ * (`which`) has its own sequence. Exact in every storage precision but
+ * int8, where it is quantised like any input. */
+float gm_input_value(size_t i, unsigned which);
+
 /* Seconds on a monotonic clock. */
 double gm_now(void);
 

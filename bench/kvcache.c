@@ -167,8 +167,9 @@ static gm_status kvcache_setup(gm_device *dev, const gm_shape *s, const char *im
 static gm_arg buf(const gm_buffer *b) { return (gm_arg){GM_ARG_BUFFER, b, NULL, 0}; }
 static gm_arg u32(const unsigned int *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
 
-static gm_status decode(kv_state *st)
+static gm_status kvcache_enqueue(void *state)
 {
+    kv_state *st = state;
     const gm_backend *be = st->dev->backend;
     const unsigned int paged = st->paged;
     const float scale = INT8_SCALE;
@@ -194,30 +195,11 @@ static gm_status decode(kv_state *st)
     return rc;
 }
 
-static gm_status kvcache_run(void *state, double *ms)
-{
-    kv_state *st = state;
-    const gm_backend *be = st->dev->backend;
-    gm_event *e0 = NULL, *e1 = NULL;
-    gm_status rc = be->event_record(st->dev, 0, &e0);
-    if (rc == GM_OK)
-        rc = decode(st);
-    if (rc == GM_OK)
-        rc = be->event_record(st->dev, 0, &e1);
-    if (rc == GM_OK)
-        rc = be->event_elapsed_ms(st->dev, e0, e1, ms);
-    be->event_release(st->dev, e0);
-    be->event_release(st->dev, e1);
-    return rc;
-}
-
 static gm_status kvcache_corrupt(void *state)
 {
     kv_state *st = state;
     size_t es = gm_precision_size(st->s.prec);
-    unsigned char junk[4] = {0x7b, 0x7b, 0x7b, 0x7b};
-    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
-    return st->dev->backend->copy(st->dev, 0, &st->out, (st->n_seq / 2) * st->dim * es, &src, 0, es, false);
+    return gm_corrupt_bytes(st->dev, &st->out, (size_t)(st->n_seq / 2) * st->dim * es, es);
 }
 
 /* The last step's output of sequence s (last layer) against a
@@ -325,7 +307,7 @@ const gm_runnable gm_runnable_kvcache = {
     .impls = kvcache_impls,
     .adapt = kvcache_adapt,
     .setup = kvcache_setup,
-    .run = kvcache_run,
+    .enqueue = kvcache_enqueue,
     .corrupt = kvcache_corrupt,
     .verify = kvcache_verify,
     .work = kvcache_work,

@@ -41,15 +41,6 @@ static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
     return n;
 }
 
-/* A value in [-1, 1) in steps of 1/256 from a hash of (i, which). */
-static float input_value(size_t i, unsigned which)
-{
-    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 29;
-    x *= 0x94d049bb133111ebull;
-    return (float)((int)((x >> 40) & 511) - 256) / 256.0f;
-}
-
 static void linear_teardown(void *state)
 {
     linear_state *st = state;
@@ -94,9 +85,9 @@ static gm_status linear_setup(gm_device *dev, const gm_shape *s, const char *imp
         rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[2], &st->out);
     if (rc == GM_OK) {
         for (size_t i = 0; i < st->m * st->k; i++)
-            gm_store(s->prec, st->host_x.host, i, input_value(i, 0), st->sx);
+            gm_store(s->prec, st->host_x.host, i, gm_input_value(i, 0), st->sx);
         for (size_t i = 0; i < st->k * st->n; i++)
-            gm_store(s->prec, st->host_w.host, i, input_value(i, 1), st->sw);
+            gm_store(s->prec, st->host_w.host, i, gm_input_value(i, 1), st->sw);
         rc = dev->backend->copy(dev, 0, &st->x, 0, &st->host_x, 0, sizes[0], false);
     }
     if (rc == GM_OK)
@@ -120,8 +111,9 @@ static gm_status linear_setup(gm_device *dev, const gm_shape *s, const char *imp
     return GM_OK;
 }
 
-static gm_status enqueue(linear_state *st)
+static gm_status linear_enqueue(void *state)
 {
+    linear_state *st = state;
     gm_device *dev = st->dev;
     if (st->impl == IMPL_BLAS)
         return dev->backend->blas_sgemm(dev, 0, st->m, st->n, st->k, &st->x, &st->w, &st->y);
@@ -142,31 +134,11 @@ static gm_status enqueue(linear_state *st)
     return dev->backend->launch(dev, 0, st->kern, global, local, args, 9);
 }
 
-static gm_status linear_run(void *state, double *ms)
-{
-    linear_state *st = state;
-    const gm_backend *be = st->dev->backend;
-    gm_event *e0 = NULL, *e1 = NULL;
-    gm_status rc = be->event_record(st->dev, 0, &e0);
-    if (rc == GM_OK)
-        rc = enqueue(st);
-    if (rc == GM_OK)
-        rc = be->event_record(st->dev, 0, &e1);
-    if (rc == GM_OK)
-        rc = be->event_elapsed_ms(st->dev, e0, e1, ms);
-    be->event_release(st->dev, e0);
-    be->event_release(st->dev, e1);
-    return rc;
-}
-
 static gm_status linear_corrupt(void *state)
 {
     linear_state *st = state;
     size_t es = gm_precision_size(st->s.prec);
-    unsigned char junk[4] = {0x7b, 0x7b, 0x7b, 0x7b};
-    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
-    size_t at = (st->m / 2 * st->n + st->n / 2) * es;
-    return st->dev->backend->copy(st->dev, 0, &st->y, at, &src, 0, es, false);
+    return gm_corrupt_bytes(st->dev, &st->y, (st->m / 2 * st->n + st->n / 2) * es, es);
 }
 
 /* Checks Y[i, j] against the double-precision dot product of the stored
@@ -232,7 +204,7 @@ const gm_runnable gm_runnable_linear = {
     .name = "linear",
     .impls = linear_impls,
     .setup = linear_setup,
-    .run = linear_run,
+    .enqueue = linear_enqueue,
     .corrupt = linear_corrupt,
     .verify = linear_verify,
     .work = linear_work,

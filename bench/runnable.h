@@ -25,8 +25,8 @@ typedef struct {
      * fills the inputs and builds the kernels. On failure returns the
      * status with dev->err set; *state is then NULL. */
     gm_status (*setup)(gm_device *dev, const gm_shape *s, const char *impl, void **state);
-    /* Runs one iteration; *ms is its device time. */
-    gm_status (*run)(void *state, double *ms);
+    /* Enqueues one iteration on queue 0 (the suite times it). */
+    gm_status (*enqueue)(void *state);
     /* Test-only fault: overwrites one output value on the device. */
     gm_status (*corrupt)(void *state);
     /* Reads the output back and checks it against the CPU reference (every

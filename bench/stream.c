@@ -177,33 +177,27 @@ static gm_status launch(stream_state *s, int k, gm_precision p, int access, size
     return s->dev->backend->launch(s->dev, 0, s->kern[p][access][k], global, local, args, na);
 }
 
-/* Runs one repetition; *ms is the device time of the kernel alone. */
-static gm_status timed_rep(stream_state *s, int k, gm_precision p, int access, size_t n, size_t global,
-                           size_t local, double *ms)
+/* One launch of a stream kernel, as gm_time_on_queue enqueues it. */
+typedef struct {
+    stream_state *s;
+    int k, access;
+    gm_precision p;
+    size_t n, global, local;
+} stream_launch;
+
+static gm_status enqueue_launch(void *ctx)
 {
-    const gm_backend *be = s->dev->backend;
-    gm_event *e0 = NULL, *e1 = NULL;
-    gm_status st = be->event_record(s->dev, 0, &e0);
-    if (st == GM_OK)
-        st = launch(s, k, p, access, n, global, local);
-    if (st == GM_OK)
-        st = be->event_record(s->dev, 0, &e1);
-    if (st == GM_OK)
-        st = be->event_elapsed_ms(s->dev, e0, e1, ms);
-    be->event_release(s->dev, e0);
-    be->event_release(s->dev, e1);
-    return st;
+    stream_launch *l = ctx;
+    return launch(l->s, l->k, l->p, l->access, l->n, l->global, l->local);
 }
 
 /* Test-only fault: overwrite one output value on the device. */
 static gm_status inject_fault(stream_state *s, int k, size_t n)
 {
-    const gm_buffer *dst = kinfo[k].reduces ? &s->partials : &s->c;
-    size_t off = kinfo[k].reduces ? 0 : (n / 2) * (s->bytes / n);
-    const unsigned char junk[4] = {0x5a, 0x5a, 0x5a, 0x5a};
-    gm_buffer src = {GM_MEM_HOST, sizeof junk, (void *)junk, 0, NULL};
-    size_t len = kinfo[k].reduces ? 4 : s->bytes / n;
-    return s->dev->backend->copy(s->dev, 0, (gm_buffer *)dst, off, &src, 0, len, false);
+    size_t es = s->bytes / n;
+    if (kinfo[k].reduces)
+        return gm_corrupt_bytes(s->dev, &s->partials, 0, sizeof(float));
+    return gm_corrupt_bytes(s->dev, &s->c, (n / 2) * es, es);
 }
 
 static gm_status read_back(stream_state *s, int k, size_t groups)
@@ -246,10 +240,11 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
     double *gbs = calloc(o->reps, sizeof *gbs);
     char note[256] = "";
     bool wrong = false;
-    for (unsigned w = 0; st == GM_OK && w < o->warmup; w++)
-        st = timed_rep(s, k, p, access, n, global, local, &ms[0]);
+    stream_launch one = {s, k, access, p, n, global, local};
+    for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
+        st = gm_time_on_queue(s->dev, 0, enqueue_launch, &one, &ms[0]);
     for (unsigned r = 0; st == GM_OK && r < o->reps && ms && gbs && !wrong; r++) {
-        st = timed_rep(s, k, p, access, n, global, local, &ms[r]);
+        st = gm_time_on_queue(s->dev, 0, enqueue_launch, &one, &ms[r]);
         if (st == GM_OK && s->b->fault_corrupt)
             st = inject_fault(s, k, n);
         if (st == GM_OK)
