@@ -66,8 +66,8 @@ gm_status gm_corrupt_bytes(gm_device *dev, gm_buffer *buf, size_t offset, size_t
 
 /* Input data for workloads: a value in [-1, 1) in steps of 1/256 from a
  * hash of (i, which), so neighbouring elements differ and each input
- * (`which`) has its own sequence. Exact in every storage precision but
- * int8, where it is quantised like any input. */
+ * (`which`) has its own sequence. Exact in fp32 and fp16; bf16 and int8
+ * round it on store like any input (the references read what was stored). */
 float gm_input_value(size_t i, unsigned which);
 
 /* Seconds on a monotonic clock. */
