@@ -15,7 +15,7 @@ const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
     "read", "write", "copy", "scale", "add", "triad", "dot",
 };
 
-static const char *const known_suites[] = {"stream", "workloads", NULL};
+static const char *const known_suites[] = {"stream", "workloads", "swap", NULL};
 
 const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear", "attention", "kvcache"};
 
@@ -41,8 +41,32 @@ void gm_opts_release(gm_bench_opts *o)
     free(o->sizes);
     free(o->batches);
     free(o->seqs);
-    o->sizes = o->batches = o->seqs = NULL;
-    o->n_sizes = o->n_batches = o->n_seqs = 0;
+    free(o->blocks);
+    o->sizes = o->batches = o->seqs = o->blocks = NULL;
+    o->n_sizes = o->n_batches = o->n_seqs = o->n_blocks = 0;
+}
+
+/* Sets a range of sizes of at least 4KiB. */
+static int set_sizes(const char *opt, const char *value, uint64_t **vals, size_t *n, char *err, size_t err_len)
+{
+    char why[200];
+    uint64_t *v;
+    size_t count;
+    if (gm_parse_range(value, 1, &v, &count, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--%s: %s", opt, why);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (v[i] < 4096) {
+            snprintf(err, err_len, "--%s '%s': every size must be at least 4KiB", opt, value);
+            free(v);
+            return -1;
+        }
+    }
+    free(*vals);
+    *vals = v;
+    *n = count;
+    return 0;
 }
 
 /* Sets a batch or sequence-length axis from a range. */
@@ -125,6 +149,7 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"reps", true},    {"warmup", true},   {"out", true},       {"profile", true},
     {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
     {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
+    {"blocks", true},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -174,22 +199,9 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
     } else if (strcmp(name, "profile") == 0) {
         return copy_str(name, value, o->profile, sizeof o->profile, err, err_len);
     } else if (strcmp(name, "sizes") == 0) {
-        uint64_t *v;
-        size_t n;
-        if (gm_parse_range(value, 1, &v, &n, why, sizeof why) != 0) {
-            snprintf(err, err_len, "--sizes: %s", why);
-            return -1;
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (v[i] < 4096) {
-                snprintf(err, err_len, "--sizes '%s': every size must be at least 4KiB", value);
-                free(v);
-                return -1;
-            }
-        }
-        free(o->sizes);
-        o->sizes = v;
-        o->n_sizes = n;
+        return set_sizes(name, value, &o->sizes, &o->n_sizes, err, err_len);
+    } else if (strcmp(name, "blocks") == 0) {
+        return set_sizes(name, value, &o->blocks, &o->n_blocks, err, err_len);
     } else if (strcmp(name, "kernels") == 0) {
         return parse_names(name, value, gm_stream_kernel_names, GM_STREAM_KERNEL_COUNT, &o->kernels,
                            err, err_len);

@@ -38,6 +38,9 @@ typedef struct {
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
     gm_shape shape;
+    /* The swap suite: transfer block sizes in bytes; NULL: 4KiB to 64MiB. */
+    uint64_t *blocks;
+    size_t n_blocks;
 } gm_bench_opts;
 
 /* Workloads `gpumem bench --suite workloads` can run, in bit order. */

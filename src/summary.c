@@ -15,7 +15,7 @@ void gm_summary_release(gm_summary *s)
 
 void gm_summary_add(gm_summary *s, const gm_row *r)
 {
-    if (r->status != GM_ROW_OK || !r->has_value || !r->metric || !r->suite)
+    if (r->status != GM_ROW_OK || !r->has_value || !r->metric || !r->suite || !r->workload || !r->precision)
         return;
     /* The headline of each suite: bandwidth for stream, FLOP rate for workloads. */
     const char *headline = strcmp(r->suite, "stream") == 0 ? "bandwidth" : "throughput";
