@@ -41,7 +41,7 @@ ok $? "meta.json parses and holds host, device, versions, times and the cap"
 [ -s "$TEST_TMP/json.err" ] && diag "$(cat "$TEST_TMP/json.err")"
 
 # A run that cannot fit under its cap records oom rows and goes on.
-run_gpumem bench --backend opencl --mem-limit 8MiB --sizes 1MiB,4MiB --precision fp32 \
+run_gpumem bench --backend opencl --mem-limit 8MiB --suite stream --sizes 1MiB,4MiB --precision fp32 \
     --kernels copy --reps 1 --out "$TEST_TMP/cap" --quiet
 is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "oom" && $_->{bytes} == 4194304')" 1 \
     "arrays beyond --mem-limit give an oom row"
