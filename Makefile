@@ -8,6 +8,7 @@
 CC      ?= cc
 PROFILE ?= quick
 BENCH_ARGS ?=
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
 SAN     ?= 0
 
 include kernels/variants.mk
@@ -110,13 +111,13 @@ deps:
 
 bench: deps
 	@scripts/deps.sh bench
-	$(MAKE) gpumem
+	$(MAKE) -j$(NPROC) gpumem
 	./gpumem bench --profile $(PROFILE) $(BENCH_ARGS)
 
 test: deps
 	@scripts/deps.sh test
-	$(MAKE) gpumem
-	$(MAKE) unit-tests
+	$(MAKE) -j$(NPROC) gpumem
+	$(MAKE) -j$(NPROC) unit-tests
 	GM_BUILD=$(BUILD) prove -f tests/
 
 peers: gpumem
