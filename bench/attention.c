@@ -66,7 +66,7 @@ static gm_status fill_input(attn_state *st, gm_buffer *host, gm_buffer *dev_buf,
     return st->dev->backend->copy(st->dev, 0, dev_buf, 0, host, 0, host->bytes, false);
 }
 
-static gm_status attention_setup(gm_device *dev, const gm_shape *s, const char *impl, void **state)
+static gm_status attention_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
     *state = NULL;
     if (s->head_dim > MAX_DIM || s->heads * s->head_dim == 0)
@@ -89,7 +89,7 @@ static gm_status attention_setup(gm_device *dev, const gm_shape *s, const char *
     gm_status rc = GM_OK;
     gm_buffer *dbufs[5] = {&st->q, &st->k, &st->v, &st->o, &st->work};
     for (int i = 0; i < 5 && rc == GM_OK; i++)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, i < 4 ? qkv : work, dbufs[i]);
+        rc = gm_pattern_alloc(pat, i < 4 ? qkv : work, dbufs[i]);
     gm_buffer *hbufs[4] = {&st->host_q, &st->host_k, &st->host_v, &st->out};
     for (int i = 0; i < 4 && rc == GM_OK; i++)
         rc = gm_device_alloc(dev, GM_MEM_HOST, qkv, hbufs[i]);

@@ -46,7 +46,7 @@ gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void 
 gm_status gm_corrupt_bytes(gm_device *dev, gm_buffer *buf, size_t offset, size_t len)
 {
     unsigned char junk[4] = {0x5a, 0x7b, 0x5a, 0x7b};
-    gm_buffer src = {GM_MEM_HOST, sizeof junk, junk, 0, NULL};
+    gm_buffer src = {.kind = GM_MEM_HOST, .bytes = sizeof junk, .host = junk};
     return dev->backend->copy(dev, 0, buf, offset, &src, 0, len < sizeof junk ? len : sizeof junk, false);
 }
 

@@ -97,7 +97,7 @@ static void shuffle_table(int *table, size_t n)
     }
 }
 
-static gm_status kvcache_setup(gm_device *dev, const gm_shape *s, const char *impl, void **state)
+static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
     *state = NULL;
     if (s->batch * s->heads > 0x7fffffffu || s->seq > 0x7fffffffu || s->layers > 4096)
@@ -123,17 +123,17 @@ static gm_status kvcache_setup(gm_device *dev, const gm_shape *s, const char *im
     gm_status rc = GM_OK;
     /* The memory model's order: block table (paged), caches, query, output, scores. */
     if (st->paged)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, table_bytes, &st->table);
+        rc = gm_pattern_alloc(pat, table_bytes, &st->table);
     if (rc == GM_OK)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, cache, &st->k);
+        rc = gm_pattern_alloc(pat, cache, &st->k);
     if (rc == GM_OK)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, cache, &st->v);
+        rc = gm_pattern_alloc(pat, cache, &st->v);
     if (rc == GM_OK)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)st->n_seq * st->dim * es, &st->query);
+        rc = gm_pattern_alloc(pat, (size_t)st->n_seq * st->dim * es, &st->query);
     if (rc == GM_OK)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)st->n_seq * st->dim * es, &st->out);
+        rc = gm_pattern_alloc(pat, (size_t)st->n_seq * st->dim * es, &st->out);
     if (rc == GM_OK)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)st->n_seq * st->capacity * sizeof(float), &st->scores);
+        rc = gm_pattern_alloc(pat, (size_t)st->n_seq * st->capacity * sizeof(float), &st->scores);
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_HOST, cache, &st->host_cache);
     if (rc == GM_OK)

@@ -56,7 +56,7 @@ static void linear_teardown(void *state)
     free(st);
 }
 
-static gm_status linear_setup(gm_device *dev, const gm_shape *s, const char *impl, void **state)
+static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
     *state = NULL;
     linear_state *st = calloc(1, sizeof *st);
@@ -76,7 +76,7 @@ static gm_status linear_setup(gm_device *dev, const gm_shape *s, const char *imp
     size_t sizes[3] = {st->m * st->k * es, st->k * st->n * es, st->m * st->n * es};
     gm_buffer *dbufs[3] = {&st->x, &st->w, &st->y};
     for (int i = 0; i < 3 && rc == GM_OK; i++)
-        rc = gm_device_alloc(dev, GM_MEM_DEVICE, sizes[i], dbufs[i]);
+        rc = gm_pattern_alloc(pat, sizes[i], dbufs[i]);
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[0], &st->host_x);
     if (rc == GM_OK)

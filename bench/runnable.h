@@ -7,6 +7,7 @@
 #define GM_RUNNABLE_H
 
 #include "bench.h"
+#include "pattern.h"
 #include "workload.h"
 
 #include <stdbool.h>
@@ -21,10 +22,10 @@ typedef struct {
     /* Sets what the implementation changes in the shape's memory model
      * (attention: naive holds the score matrix). May be NULL. */
     void (*adapt)(gm_shape *s, const char *impl);
-    /* Allocates the tensors of the memory model (one allocation each),
-     * fills the inputs and builds the kernels. On failure returns the
-     * status with dev->err set; *state is then NULL. */
-    gm_status (*setup)(gm_device *dev, const gm_shape *s, const char *impl, void **state);
+    /* Takes the device tensors of the memory model from the pattern (in the
+     * model's order), fills the inputs and builds the kernels. On failure
+     * returns the status with dev->err set; *state is then NULL. */
+    gm_status (*setup)(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
     /* Enqueues one iteration on queue 0 (the suite times it). */
     gm_status (*enqueue)(void *state);
     /* Test-only fault: overwrites one output value on the device. */

@@ -338,7 +338,8 @@ static int run_size(stream_state *s, size_t bytes, const int *accesses, int n_ac
             continue;
         size_t n = bytes / gm_precision_size((gm_precision)p);
         st = stream_data_init(&s->data, (gm_precision)p, n) ? GM_ERR_OOM : GM_OK;
-        gm_buffer ha = {GM_MEM_HOST, bytes, s->data.a, 0, NULL}, hb = {GM_MEM_HOST, bytes, s->data.b, 0, NULL};
+        gm_buffer ha = {.kind = GM_MEM_HOST, .bytes = bytes, .host = s->data.a};
+        gm_buffer hb = {.kind = GM_MEM_HOST, .bytes = bytes, .host = s->data.b};
         if (st == GM_OK)
             st = s->dev->backend->copy(s->dev, 0, &s->a, 0, &ha, 0, bytes, false);
         if (st == GM_OK)

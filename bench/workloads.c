@@ -50,7 +50,8 @@ static int workloads_count(gm_bench *b)
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             const char *impls[GM_MAX_IMPLS];
             if (b->opts->precisions & (1u << p))
-                total += runnables[w]->impls(b->dev, (gm_precision)p, impls) * (int)(a.n_batches * a.n_seqs);
+                total += runnables[w]->impls(b->dev, (gm_precision)p, impls) * (int)(a.n_batches * a.n_seqs)
+                         * __builtin_popcount(b->opts->patterns);
         }
     }
     return total;
@@ -61,6 +62,7 @@ typedef struct {
     const gm_runnable *r;
     const gm_shape *s;
     const char *impl;
+    gm_pattern_kind pattern;
     uint64_t model_bytes, measured_bytes;
 } point;
 
@@ -70,7 +72,7 @@ static gm_row base_row(const point *pt)
     row.suite = "workloads";
     row.workload = pt->r->name;
     row.variant = pt->impl;
-    row.pattern = "per-tensor";
+    row.pattern = gm_pattern_names[pt->pattern];
     row.precision = gm_precision_name(pt->s->prec);
     row.batch = pt->s->batch;
     row.seq_len = pt->s->seq;
@@ -143,30 +145,37 @@ static int run_point(point *pt)
     if (nt < 0)
         return emit_status(pt, GM_ROW_SKIPPED, "the shape's size overflows 64 bits");
     pt->model_bytes = gm_tensors_total(t, nt);
+    /* What the pattern will ask of the device: the arena rounds each tensor up. */
+    uint64_t needed = pt->pattern == GM_PATTERN_MONOLITHIC ? gm_arena_bytes(t, nt) : pt->model_bytes;
     uint64_t free_b = 0, total_b = 0;
     if (gm_device_mem_info(dev, &free_b, &total_b) != GM_OK)
         free_b = dev->mem_limit ? dev->mem_limit - dev->live_bytes : dev->info.total_mem;
-    if (pt->model_bytes > free_b) {
+    if (needed > free_b || needed == 0) {
         char need[32], have[32];
         snprintf(note, sizeof note, "the model needs %s, the device has %s free%s",
-                 gm_format_size(pt->model_bytes, need, sizeof need), gm_format_size(free_b, have, sizeof have),
+                 gm_format_size(needed, need, sizeof need), gm_format_size(free_b, have, sizeof have),
                  dev->mem_limit ? " under the cap" : "");
         return emit_status(pt, GM_ROW_SKIPPED, note);
     }
-    uint64_t before = 0, after = 0, tot, live_before = dev->live_bytes;
+    uint64_t before = 0, after = 0, tot;
     bool known = dev->backend->mem_info(dev, &before, &tot) == GM_OK;
     void *state = NULL;
-    gm_status st = pt->r->setup(dev, pt->s, pt->impl, &state);
+    gm_pattern pat;
+    gm_status st = gm_pattern_begin(&pat, dev, pt->pattern, t, nt);
+    if (st == GM_OK)
+        st = pt->r->setup(dev, &pat, pt->s, pt->impl, &state);
     if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
+        gm_pattern_end(&pat);
         return emit_status(pt, status_of(st), dev->err.msg);
     }
-    /* The model is the contract: the workload allocates exactly its tensors. */
-    if (dev->live_bytes - live_before != pt->model_bytes) {
+    /* The model is the contract: the workload asks for exactly its tensors. */
+    if (pat.requested != pt->model_bytes) {
         snprintf(note, sizeof note, "allocated %llu bytes where the memory model says %llu",
-                 (unsigned long long)(dev->live_bytes - live_before), (unsigned long long)pt->model_bytes);
+                 (unsigned long long)pat.requested, (unsigned long long)pt->model_bytes);
         pt->r->teardown(state);
+        gm_pattern_end(&pat);
         return emit_status(pt, GM_ROW_ERROR, note);
     }
     known = known && dev->backend->mem_info(dev, &after, &tot) == GM_OK;
@@ -196,6 +205,7 @@ static int run_point(point *pt)
         rc = emit_measurements(pt, ms, o->reps);
     free(ms);
     pt->r->teardown(state);
+    gm_pattern_end(&pat);
     return rc;
 }
 
@@ -214,18 +224,22 @@ static int workloads_run(gm_bench *b)
             int n_impls = r->impls(b->dev, (gm_precision)p, impls);
             for (size_t bi = 0; bi < a.n_batches && rc == 0; bi++)
                 for (size_t si = 0; si < a.n_seqs && rc == 0; si++)
-                    for (int i = 0; i < n_impls && rc == 0; i++) {
+                    for (int i = 0; i < n_impls * GM_PATTERN_COUNT && rc == 0; i++) {
+                        gm_pattern_kind pattern = (gm_pattern_kind)(i % GM_PATTERN_COUNT);
+                        const char *impl = impls[i / GM_PATTERN_COUNT];
+                        if (!(b->opts->patterns & (1u << pattern)))
+                            continue;
                         gm_shape s = b->opts->shape;
                         s.prec = (gm_precision)p;
                         s.batch = a.batches[bi];
                         s.seq = a.seqs[si];
                         if (r->adapt)
-                            r->adapt(&s, impls[i]);
+                            r->adapt(&s, impl);
                         gm_shape_complete(&s);
-                        point pt = {b, r, &s, impls[i], 0, 0};
+                        point pt = {b, r, &s, impl, pattern, 0, 0};
                         rc = run_point(&pt);
                         char label[96];
-                        snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impls[i],
+                        snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impl,
                                  gm_precision_name(s.prec), (unsigned long long)s.batch, (unsigned long long)s.seq);
                         gm_bench_point_done(b, label);
                         if (b->device_lost)

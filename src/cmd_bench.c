@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "                      workloads: the model shape\n"
             "  --causal            attention: mask keys after the query\n"
             "  --block-tokens N    kvcache: tokens per block of the paged cache\n"
+            "  --pattern LIST      workloads: allocation patterns, per-tensor,monolithic\n"
             "  --blocks RANGE      swap: transfer block sizes, e.g. 4KiB:1GiB:x4\n"
             "  --mem-limit SIZE    cap on device memory the run may hold (CPU devices default\n"
             "                      to a quarter of available host memory)\n"

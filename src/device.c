@@ -69,10 +69,28 @@ gm_status gm_device_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
     return GM_OK;
 }
 
+gm_status gm_device_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out)
+{
+    memset(out, 0, sizeof *out);
+    if (parent->kind != GM_MEM_DEVICE || parent->is_view || bytes == 0 || offset % GM_VIEW_ALIGN
+        || offset > parent->bytes || bytes > parent->bytes - offset)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "view of %zu bytes at %zu outside a buffer of %zu", bytes,
+                              offset, parent->bytes);
+    gm_status st = dev->backend->view(dev, parent, offset, bytes, out);
+    if (st == GM_OK)
+        out->is_view = true;
+    return st;
+}
+
 void gm_device_free(gm_device *dev, gm_buffer *buf)
 {
     if (!buf || (!buf->handle && !buf->host))
         return;
+    if (buf->is_view) {
+        dev->backend->free(dev, buf);
+        memset(buf, 0, sizeof *buf);
+        return;
+    }
     if (counts_against_device(buf->kind))
         dev->live_bytes -= buf->bytes;
     dev->backend->free(dev, buf);

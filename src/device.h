@@ -36,6 +36,10 @@ void gm_device_set_limit(gm_device *dev, uint64_t bytes);
 gm_status gm_device_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out);
 void gm_device_free(gm_device *dev, gm_buffer *buf);
 
+/* A view into a device buffer (see gm_backend.view); it does not count
+ * against the cap. Released with gm_device_free. */
+gm_status gm_device_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out);
+
 /* Free and total device memory, clipped to the cap where one is set. */
 gm_status gm_device_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b);
 

@@ -32,6 +32,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->kernels = (1u << GM_STREAM_KERNEL_COUNT) - 1;
     o->access = GM_ACCESS_AUTO;
     o->workloads = 1u;
+    o->patterns = 1u;
     o->shape.hidden = 512;
     o->shape.heads = 8;
 }
@@ -149,7 +150,7 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"reps", true},    {"warmup", true},   {"out", true},       {"profile", true},
     {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
     {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
-    {"blocks", true},
+    {"blocks", true},  {"pattern", true},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -226,6 +227,9 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
     } else if (strcmp(name, "workload") == 0) {
         return parse_names(name, value, gm_runnable_workloads, GM_RUNNABLE_WORKLOAD_COUNT, &o->workloads, err,
                            err_len);
+    } else if (strcmp(name, "pattern") == 0) {
+        static const char *const names[] = {"per-tensor", "monolithic"};
+        return parse_names(name, value, names, 2, &o->patterns, err, err_len);
     } else if (strcmp(name, "batch") == 0) {
         return set_axis(name, value, &o->batches, &o->n_batches, err, err_len);
     } else if (strcmp(name, "seq") == 0) {

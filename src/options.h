@@ -35,6 +35,7 @@ typedef struct {
     /* The workloads suite: which workloads, the batch and sequence axes,
      * and the model shape (hidden, heads, ...) shared by every point. */
     unsigned workloads;        /* bit per gm_runnable_workloads entry */
+    unsigned patterns;         /* bit per allocation pattern (bench/pattern.h) */
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
     gm_shape shape;

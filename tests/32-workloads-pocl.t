@@ -4,7 +4,7 @@
 # memory model cannot fit under the cap are skipped with the reason; a
 # wrong output is a mismatch row.
 . tests/lib.sh
-plan 21
+plan 23
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear \
@@ -65,6 +65,15 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST
     --workload kvcache --precision int8 --batch 1 --seq 9 --hidden 16 --heads 2 --reps 1 --out "$TEST_TMP/kvfault" --quiet
 is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^out\[1\]\[0\]: expected/')" 2 \
     "kvcache: the corrupted output is found"
+
+# Any workload under any pattern: one arena carved into the tensors.
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear,attention,kvcache \
+    --pattern per-tensor,monolithic --precision fp16 --batch 2 --seq 23 --hidden 64 --heads 4 --layers 2 \
+    --block-tokens 8 --reps 1 --out "$TEST_TMP/patterns" --quiet
+is "$(csv_count "$TEST_TMP/patterns/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{pattern} eq "monolithic"')" 6 \
+    "every workload and implementation verifies from a monolithic arena"
+is "$(csv_count "$TEST_TMP/patterns/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{pattern} eq "per-tensor"')" 6 \
+    "and from one allocation per tensor"
 
 # Under a cap too small for the largest points, those are skipped by the model.
 run_gpumem bench --backend opencl --mem-limit 4MiB --suite workloads --precision fp32 --batch 1,64 \

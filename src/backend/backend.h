@@ -81,7 +81,11 @@ typedef struct {
     void *host;
     uintptr_t handle;
     void *priv;
+    bool is_view;       /* a window on another buffer (view): owns no memory */
 } gm_buffer;
+
+/* Views start at multiples of this (any OpenCL device's base alignment). */
+#define GM_VIEW_ALIGN 4096
 
 typedef struct gm_program gm_program;   /* opaque, per backend */
 typedef struct gm_kernel gm_kernel;     /* opaque, per backend */
@@ -116,6 +120,11 @@ typedef struct gm_backend {
      * GM_OK: lazy drivers have been made to back it (first touch). */
     gm_status (*alloc)(struct gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out);
     void (*free)(struct gm_device *dev, gm_buffer *buf);
+    /* A view of [offset, offset + bytes) of a device buffer, usable wherever
+     * a buffer is (kernel arguments, copies, fills); offset is a multiple of
+     * GM_VIEW_ALIGN. The parent outlives its views; free releases a view. */
+    gm_status (*view)(struct gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes,
+                      gm_buffer *out);
 
     /* Repeats `pattern` (1, 2 or 4 bytes) over [off, off+bytes) of buf. */
     gm_status (*fill)(struct gm_device *dev, int queue, gm_buffer *buf, size_t off,

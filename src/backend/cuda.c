@@ -308,8 +308,19 @@ static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
     return GM_OK;
 }
 
+static gm_status cu_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out)
+{
+    (void)dev;
+    out->kind = GM_MEM_DEVICE;
+    out->bytes = bytes;
+    out->handle = parent->handle + offset;
+    return GM_OK;
+}
+
 static void cu_free(gm_device *dev, gm_buffer *buf)
 {
+    if (buf->is_view)
+        return;   /* a view owns no memory */
     if (buf->kind == GM_MEM_HOST) {
         free(buf->host);
         return;
@@ -530,6 +541,7 @@ const gm_backend gm_backend_cuda = {
     .mem_info = cu_mem_info,
     .alloc = cu_alloc,
     .free = cu_free,
+    .view = cu_view,
     .fill = cu_fill,
     .copy = cu_copy,
     .program_build = cu_program_build,

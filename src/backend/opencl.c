@@ -309,6 +309,20 @@ static void cl_free(gm_device *dev, gm_buffer *buf)
     }
 }
 
+static gm_status cl_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out)
+{
+    cl_buffer_region region = {offset, bytes};
+    cl_int rc;
+    cl_mem sub = cl->clCreateSubBuffer((cl_mem)parent->handle, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                       &region, &rc);
+    if (!sub)
+        return fail(dev, rc, "clCreateSubBuffer");
+    out->kind = GM_MEM_DEVICE;
+    out->bytes = bytes;
+    out->handle = (uintptr_t)sub;
+    return GM_OK;
+}
+
 static bool is_cl_mem(const gm_buffer *b)
 {
     return b->kind == GM_MEM_DEVICE;
@@ -523,6 +537,7 @@ const gm_backend gm_backend_opencl = {
     .mem_info = cl_query_mem,
     .alloc = cl_alloc,
     .free = cl_free,
+    .view = cl_view,
     .fill = cl_fill,
     .copy = cl_copy,
     .program_build = cl_program_build,

@@ -23,6 +23,7 @@
     X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                        \
     X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void *, cl_int *))             \
     X(cl_int, clReleaseMemObject, (cl_mem))                                                     \
+    X(cl_mem, clCreateSubBuffer, (cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *)) \
     X(cl_int, clEnqueueFillBuffer, (cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, \
                                     cl_uint, const cl_event *, cl_event *))                     \
     X(cl_int, clEnqueueCopyBuffer, (cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t,   \

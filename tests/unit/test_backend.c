@@ -79,6 +79,35 @@ static void test_memory_kinds_and_copies(void **state)
     assert_int_equal(dev.live_bytes, 0);
 }
 
+static void test_views(void **state)
+{
+    (void)state;
+    const size_t n = 4 * GM_VIEW_ALIGN;
+    gm_buffer parent, view, h;
+    alloc_ok(GM_MEM_DEVICE, n, &parent);
+    alloc_ok(GM_MEM_HOST, n, &h);
+    uint64_t live = dev.live_bytes;
+    assert_int_equal(gm_device_view(&dev, &parent, 2 * GM_VIEW_ALIGN, GM_VIEW_ALIGN, &view), GM_OK);
+    assert_true(view.is_view);
+    assert_int_equal(dev.live_bytes, live);                   /* a view takes no memory */
+    const uint32_t zero = 0, ones = 0x01010101;
+    assert_int_equal(dev.backend->fill(&dev, 0, &parent, 0, n, &zero, 4), GM_OK);
+    assert_int_equal(dev.backend->fill(&dev, 0, &view, 0, GM_VIEW_ALIGN, &ones, 4), GM_OK);
+    assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &parent, 0, n, false), GM_OK);
+    const unsigned char *b = h.host;
+    assert_int_equal(b[2 * GM_VIEW_ALIGN - 1], 0);            /* before the view */
+    assert_int_equal(b[2 * GM_VIEW_ALIGN], 1);                /* its first byte */
+    assert_int_equal(b[3 * GM_VIEW_ALIGN - 1], 1);            /* its last */
+    assert_int_equal(b[3 * GM_VIEW_ALIGN], 0);                /* after it */
+    gm_buffer bad;
+    assert_int_equal(gm_device_view(&dev, &parent, 100, 64, &bad), GM_ERR_INVALID);           /* misaligned */
+    assert_int_equal(gm_device_view(&dev, &parent, 3 * GM_VIEW_ALIGN, n, &bad), GM_ERR_INVALID); /* past the end */
+    gm_device_free(&dev, &view);
+    gm_device_free(&dev, &parent);
+    gm_device_free(&dev, &h);
+    assert_int_equal(dev.live_bytes, 0);
+}
+
 static void test_fill(void **state)
 {
     (void)state;
@@ -188,7 +217,7 @@ static void test_build_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_kinds_and_copies), cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_memory_kinds_and_copies), cmocka_unit_test(test_views), cmocka_unit_test(test_fill),
         cmocka_unit_test(test_managed), cmocka_unit_test(test_cap_is_oom),
         cmocka_unit_test(test_kernels_and_events), cmocka_unit_test(test_build_errors),
     };
