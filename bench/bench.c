@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-const gm_suite *const gm_suites[] = {&gm_suite_stream, &gm_suite_workloads, &gm_suite_swap, NULL};
+const gm_suite *const gm_suites[] = {&gm_suite_stream, &gm_suite_workloads, &gm_suite_swap, &gm_suite_oom, NULL};
 
 const gm_suite *gm_suite_find(const char *name)
 {

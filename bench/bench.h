@@ -40,6 +40,7 @@ typedef struct {
 extern const gm_suite gm_suite_stream;
 extern const gm_suite gm_suite_workloads;
 extern const gm_suite gm_suite_swap;
+extern const gm_suite gm_suite_oom;
 /* Every suite, NULL-terminated. */
 extern const gm_suite *const gm_suites[];
 const gm_suite *gm_suite_find(const char *name);

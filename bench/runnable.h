@@ -42,4 +42,7 @@ extern const gm_runnable gm_runnable_linear;
 extern const gm_runnable gm_runnable_attention;
 extern const gm_runnable gm_runnable_kvcache;
 
+/* Every runnable, in the order of gm_runnable_workloads (src/options.c). */
+extern const gm_runnable *const gm_workload_runnables[];
+
 #endif

@@ -15,7 +15,7 @@ const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
     "read", "write", "copy", "scale", "add", "triad", "dot",
 };
 
-static const char *const known_suites[] = {"stream", "workloads", "swap", NULL};
+static const char *const known_suites[] = {"stream", "workloads", "swap", "oom", NULL};
 
 const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear", "attention", "kvcache"};
 

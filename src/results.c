@@ -162,7 +162,7 @@ static void fmt_u64(char *buf, size_t len, uint64_t v)
 static void fmt_double(char *buf, size_t len, bool has, double v)
 {
     if (has)
-        snprintf(buf, len, "%.6g", v);
+        snprintf(buf, len, "%.15g", v);
     else
         buf[0] = '\0';
 }

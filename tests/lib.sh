@@ -64,3 +64,19 @@ csv_count() {
         sub parse { my $s = shift; my @o; while ($s =~ /\G(?:"((?:[^"]|"")*)"|([^,]*))(,|$)/g) { my $v = defined $1 ? $1 =~ s/""/"/gr : $2; push @o, $v; last if $3 eq ""; } @o }
     ' "$1" "$2"
 }
+
+# csv_value FILE PERL_CONDITION COLUMN : the COLUMN of the first row that
+# satisfies the condition (empty if none).
+csv_value() {
+    perl -e '
+        my ($file, $cond, $col) = @ARGV;
+        open my $fh, "<", $file or die "$file: $!";
+        my @h = split /,/, scalar(<$fh>) =~ s/\r?\n$//r;
+        while (my $line = <$fh>) {
+            chomp $line;
+            my %r; @r{@h} = split /,/, $line;
+            local $_ = \%r;
+            if (eval $cond) { print "$r{$col}\n"; last }
+        }
+    ' "$1" "$2" "$3"
+}

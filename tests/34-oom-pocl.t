@@ -1,0 +1,53 @@
+#!/bin/sh
+# The oom suite under --mem-limit: the largest batch found is the one the
+# memory model predicts for that limit (B fits, B+1 does not), the
+# allocation probes are exact to 1MiB, and the halving search's answer is
+# recorded beside the bisection's.
+. tests/lib.sh
+plan 9
+
+cap=$((6 * 1048576))
+out=$TEST_TMP/run
+run_gpumem bench --backend opencl --suite oom --mem-limit 6MiB --workload linear,attention \
+    --precision fp32,bf16 --seq 16 --hidden 32 --heads 2 --pattern per-tensor,monolithic --out "$out" --quiet
+is "$RC" 0 "oom search: exit status 0"
+[ -n "$ERR" ] && diag "$ERR"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_alloc" && $_->{value} == 6 * 1048576')" 1 \
+    "the largest single allocation is the cap, to the MiB"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_total" && $_->{value} == 6 * 1048576')" 1 \
+    "the largest total in chunks is the cap"
+
+# model_bytes WORKLOAD VARIANT PRECISION BATCH: the plan's total
+model_bytes() {
+    ./gpumem plan --workload "$1" --variant "$2" --precision "$3" --batch "$4" --seq 16 --hidden 32 --heads 2 |
+        awk '/^total/ { print $2 }'
+}
+good=0 n=0
+for point in "linear blocked fp32" "linear blocked bf16" "attention naive fp32" "attention tiled bf16"; do
+    set -- $point
+    b=$(csv_value "$out/results.csv" "\$_->{workload} eq '$1' && \$_->{variant} eq '$2' && \$_->{precision} eq '$3' && \$_->{pattern} eq 'per-tensor' && \$_->{metric} eq 'max_batch'" value)
+    variant=$2; [ "$1" = linear ] && variant=tiled
+    at=$(model_bytes "$1" "$variant" "$3" "$b")
+    next=$(model_bytes "$1" "$variant" "$3" $((b + 1)))
+    n=$((n + 1))
+    if [ "$at" -le "$cap" ] && [ "$next" -gt "$cap" ]; then good=$((good + 1)); else diag "$point: B=$b model $at / $next"; fi
+done
+is "$good/$n" "4/4" "per-tensor: B fits the cap by the model and B+1 does not (two workloads, two precisions)"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "max_batch" && $_->{pattern} eq "monolithic" && $_->{value} >= 1')" 7 \
+    "monolithic: a largest batch for every point (2 linear fp32, 1 bf16, 4 attention)"
+# The arena rounds tensors up to 4KiB, so it never fits a larger batch.
+perl -e '
+    open my $f, "<", $ARGV[0] or die; my @h = split /,/, scalar(<$f>) =~ s/\r?\n$//r; my %b;
+    while (<$f>) { chomp; my %r; @r{@h} = split /,/; next unless $r{metric} eq "max_batch";
+        $b{"$r{workload} $r{variant} $r{precision}"}{$r{pattern}} = $r{value} }
+    my $bad = grep { $_->{monolithic} > $_->{"per-tensor"} } values %b;
+    exit($bad || keys %b != 7);
+' "$out/results.csv"
+ok $? "monolithic never fits more than per-tensor"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "max_batch_halving" && $_->{value} >= 1 && ($_->{value} & ($_->{value} - 1)) == 0')" 14 \
+    "the halving search's answer, a power of two, beside every search"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "max_batch" && $_->{note} =~ /^\d+ probes in [0-9.]+ s; the model holds/')" 14 \
+    "each search records its probes, time and the model at B and B+1"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "device_fraction" && $_->{value} > 0.5 && $_->{value} <= 1')" 14 \
+    "the share of the (capped) device each largest batch uses"
+done_testing
