@@ -14,6 +14,19 @@ const gm_suite *gm_suite_find(const char *name)
     return NULL;
 }
 
+int gm_bench_point_finished(gm_bench *b, int rc, const char *label)
+{
+    gm_bench_point_done(b, label);
+    return b->device_lost ? -1 : rc;
+}
+
+int gm_bench_suite_end(gm_bench *b, int rc)
+{
+    if (b->device_lost && !b->error[0])
+        snprintf(b->error, sizeof b->error, "device lost: %s", b->dev->err.msg);
+    return rc;
+}
+
 void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *global, size_t *local)
 {
     size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;

@@ -52,6 +52,13 @@ int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t 
 /* Marks one point done and redraws the progress line on a terminal. */
 void gm_bench_point_done(gm_bench *b, const char *label);
 
+/* After a point: marks it done; returns rc, or -1 once the device is lost
+ * (the suite stops). */
+int gm_bench_point_finished(gm_bench *b, int rc, const char *label);
+
+/* At the end of a suite's run: names the lost device in b->error. */
+int gm_bench_suite_end(gm_bench *b, int rc);
+
 /* Launch geometry for a kernel that covers n items with GM_FOR_EACH:
  * `grid` (GPUs): groups of 256, enough to fill the device; `chunked`
  * (CPUs): single-item groups, 64 slices per compute unit so that a slowed

@@ -281,8 +281,7 @@ static int each_search(gm_bench *b, int (*fn)(gm_bench *, const gm_runnable *, c
                         char label[96];
                         snprintf(label, sizeof label, "oom %s %s %s s=%llu", r->name, impls[i], gm_precision_name(s.prec),
                                  (unsigned long long)s.seq);
-                        gm_bench_point_done(b, label);
-                        if (rc != 0 || b->device_lost)
+                        if (gm_bench_point_finished(b, rc, label) != 0)
                             return -1;
                     }
         }
@@ -302,9 +301,7 @@ static int oom_run(gm_bench *b)
     }
     if (rc == 0 && !b->device_lost)
         rc = each_search(b, max_batch) < 0 ? -1 : 0;
-    if (b->device_lost && !b->error[0])
-        snprintf(b->error, sizeof b->error, "device lost: %s", b->dev->err.msg);
-    return rc;
+    return gm_bench_suite_end(b, rc);
 }
 
 const gm_suite gm_suite_oom = {

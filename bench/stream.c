@@ -355,9 +355,7 @@ static int run_size(stream_state *s, size_t bytes, const int *accesses, int n_ac
                     rc = run_point(s, k, (gm_precision)p, accesses[a]);
                 snprintf(label, sizeof label, "stream %s %s %s %s", gm_stream_kernel_names[k],
                          gm_precision_name((gm_precision)p), access_names[accesses[a]], sz);
-                gm_bench_point_done(s->b, label);
-                if (s->b->device_lost)
-                    rc = -1;
+                rc = gm_bench_point_finished(s->b, rc, label);
             }
         }
         stream_data_release(&s->data);
@@ -385,9 +383,7 @@ static int stream_run(gm_bench *b)
         rc = run_size(&s, sizes[i], accesses, n_access);
     release_programs(&s);
     free(owned);
-    if (b->device_lost && !b->error[0])
-        snprintf(b->error, sizeof b->error, "device lost: %s", b->dev->err.msg);
-    return rc;
+    return gm_bench_suite_end(b, rc);
 }
 
 const gm_suite gm_suite_stream = {

@@ -262,13 +262,9 @@ static int swap_run(gm_bench *b)
                 char label[96], sz[32];
                 snprintf(label, sizeof label, "swap %s %s %s", direction_names[d], gm_mem_kind_name(host_kinds[k]),
                          gm_format_size(blocks[i], sz, sizeof sz));
-                gm_bench_point_done(b, label);
-                if (b->device_lost)
-                    rc = -1;
+                rc = gm_bench_point_finished(b, rc, label);
             }
-    if (b->device_lost && !b->error[0])
-        snprintf(b->error, sizeof b->error, "device lost: %s", b->dev->err.msg);
-    return rc;
+    return gm_bench_suite_end(b, rc);
 }
 
 const gm_suite gm_suite_swap = {

@@ -242,15 +242,11 @@ static int workloads_run(gm_bench *b)
                         char label[96];
                         snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impl,
                                  gm_precision_name(s.prec), (unsigned long long)s.batch, (unsigned long long)s.seq);
-                        gm_bench_point_done(b, label);
-                        if (b->device_lost)
-                            rc = -1;
+                        rc = gm_bench_point_finished(b, rc, label);
                     }
         }
     }
-    if (b->device_lost && !b->error[0])
-        snprintf(b->error, sizeof b->error, "device lost: %s", b->dev->err.msg);
-    return rc;
+    return gm_bench_suite_end(b, rc);
 }
 
 const gm_suite gm_suite_workloads = {

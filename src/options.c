@@ -47,19 +47,21 @@ void gm_opts_release(gm_bench_opts *o)
     o->n_sizes = o->n_batches = o->n_seqs = o->n_blocks = 0;
 }
 
-/* Sets a range of sizes of at least 4KiB. */
-static int set_sizes(const char *opt, const char *value, uint64_t **vals, size_t *n, char *err, size_t err_len)
+/* Sets *vals from a range (sizes or plain numbers) whose every value
+ * lies in [min, max]; `bounds` says so in the error. */
+static int set_range(const char *opt, const char *value, int sizes, uint64_t min, uint64_t max,
+                     const char *bounds, uint64_t **vals, size_t *n, char *err, size_t err_len)
 {
     char why[200];
     uint64_t *v;
     size_t count;
-    if (gm_parse_range(value, 1, &v, &count, why, sizeof why) != 0) {
+    if (gm_parse_range(value, sizes, &v, &count, why, sizeof why) != 0) {
         snprintf(err, err_len, "--%s: %s", opt, why);
         return -1;
     }
     for (size_t i = 0; i < count; i++) {
-        if (v[i] < 4096) {
-            snprintf(err, err_len, "--%s '%s': every size must be at least 4KiB", opt, value);
+        if (v[i] < min || v[i] > max) {
+            snprintf(err, err_len, "--%s '%s': %s", opt, value, bounds);
             free(v);
             return -1;
         }
@@ -70,27 +72,14 @@ static int set_sizes(const char *opt, const char *value, uint64_t **vals, size_t
     return 0;
 }
 
-/* Sets a batch or sequence-length axis from a range. */
+static int set_sizes(const char *opt, const char *value, uint64_t **vals, size_t *n, char *err, size_t err_len)
+{
+    return set_range(opt, value, 1, 4096, UINT64_MAX, "every size must be at least 4KiB", vals, n, err, err_len);
+}
+
 static int set_axis(const char *opt, const char *value, uint64_t **vals, size_t *n, char *err, size_t err_len)
 {
-    char why[200];
-    uint64_t *v;
-    size_t count;
-    if (gm_parse_range(value, 0, &v, &count, why, sizeof why) != 0) {
-        snprintf(err, err_len, "--%s: %s", opt, why);
-        return -1;
-    }
-    for (size_t i = 0; i < count; i++) {
-        if (v[i] < 1 || v[i] > (1u << 24)) {
-            snprintf(err, err_len, "--%s '%s': every value must be from 1 to 16777216", opt, value);
-            free(v);
-            return -1;
-        }
-    }
-    free(*vals);
-    *vals = v;
-    *n = count;
-    return 0;
+    return set_range(opt, value, 0, 1, 1u << 24, "every value must be from 1 to 16777216", vals, n, err, err_len);
 }
 
 /* Parses a comma-separated list of names from table into a bit mask. */
