@@ -97,8 +97,8 @@ static gm_status attention_setup(gm_device *dev, gm_pattern *pat, const gm_shape
         rc = fill_input(st, hbufs[i], dbufs[i], i);
     if (rc == GM_OK) {
         char variant[32];
-        snprintf(variant, sizeof variant, "%s-%s", gm_precision_name(s->prec), st->chunked ? "chunked" : "grid");
-        rc = dev->backend->program_build(dev, "attention", variant, NULL, &st->prog);
+        rc = dev->backend->program_build(dev, "attention", gm_kernel_variant(s->prec, st->chunked, variant, sizeof variant),
+                                         NULL, &st->prog);
     }
     if (rc == GM_OK && st->naive) {
         rc = dev->backend->kernel_get(dev, st->prog, "attention_scores", &st->scores);
@@ -215,9 +215,7 @@ static gm_status attention_verify(void *state, unsigned rep, bool *correct, char
                    && check_row(st, rows / 2, scores, note, len);
         uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
         for (int s = 0; s < SAMPLE_ROWS && *correct; s++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            gm_xorshift(&x);
             *correct = check_row(st, (size_t)(x % rows), scores, note, len);
         }
     }

@@ -71,6 +71,21 @@ float gm_input_value(size_t i, unsigned which)
     return (float)((int)((x >> 40) & 511) - 256) / 256.0f;
 }
 
+uint64_t gm_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+const char *gm_kernel_variant(gm_precision p, bool chunked, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s-%s", gm_precision_name(p), chunked ? "chunked" : "grid");
+    return buf;
+}
+
 double gm_now(void)
 {
     struct timespec ts;

@@ -8,6 +8,7 @@
 
 #include "device.h"
 #include "options.h"
+#include "precision.h"
 #include "results.h"
 #include "summary.h"
 
@@ -78,6 +79,14 @@ gm_status gm_corrupt_bytes(gm_device *dev, gm_buffer *buf, size_t offset, size_t
  * (`which`) has its own sequence. Exact in fp32 and fp16; bf16 and int8
  * round it on store like any input (the references read what was stored). */
 float gm_input_value(size_t i, unsigned which);
+
+/* Advances a seeded xorshift64 generator (state must not be 0) and
+ * returns its new value: the suites' source of reproducible samples. */
+uint64_t gm_xorshift(uint64_t *state);
+
+/* The kernel variant key of a precision and access pattern, e.g.
+ * "fp16-chunked" (see kernels/gm_portable.h). Returns buf. */
+const char *gm_kernel_variant(gm_precision p, bool chunked, char *buf, size_t len);
 
 /* Seconds on a monotonic clock. */
 double gm_now(void);

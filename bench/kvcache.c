@@ -87,9 +87,7 @@ static void shuffle_table(int *table, size_t n)
         table[i] = (int)i;
     uint64_t x = 0x2545f4914f6cdd1dull;
     for (size_t i = n; i > 1; i--) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        gm_xorshift(&x);
         size_t j = (size_t)(x % i);
         int tmp = table[i - 1];
         table[i - 1] = table[j];
@@ -147,8 +145,8 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     }
     if (rc == GM_OK) {
         char variant[32];
-        snprintf(variant, sizeof variant, "%s-%s", gm_precision_name(s->prec), st->chunked ? "chunked" : "grid");
-        rc = dev->backend->program_build(dev, "kvcache", variant, NULL, &st->prog);
+        rc = dev->backend->program_build(dev, "kvcache", gm_kernel_variant(s->prec, st->chunked, variant, sizeof variant),
+                                         NULL, &st->prog);
     }
     if (rc == GM_OK)
         rc = dev->backend->kernel_get(dev, st->prog, "kv_append", &st->append);
@@ -275,9 +273,7 @@ static gm_status kvcache_verify(void *state, unsigned rep, bool *correct, char *
     uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
     unsigned int checks = st->n_seq <= SAMPLE_SEQS ? st->n_seq : SAMPLE_SEQS;
     for (unsigned int i = 0; rc == GM_OK && i < checks && *correct; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        gm_xorshift(&x);
         unsigned int s = st->n_seq <= SAMPLE_SEQS ? i : (unsigned int)(x % st->n_seq);
         *correct = check_output(st, s, w, note, len);
     }

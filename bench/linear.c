@@ -94,8 +94,7 @@ static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s
         rc = dev->backend->copy(dev, 0, &st->w, 0, &st->host_w, 0, sizes[1], false);
     if (rc == GM_OK && st->impl != IMPL_BLAS) {
         char variant[32];
-        snprintf(variant, sizeof variant, "%s-%s", gm_precision_name(s->prec),
-                 st->impl == IMPL_TILED ? "grid" : "chunked");
+        gm_kernel_variant(s->prec, st->impl == IMPL_BLOCKED, variant, sizeof variant);
         rc = dev->backend->program_build(dev, "linear", variant, NULL, &st->prog);
         if (rc == GM_OK)
             rc = dev->backend->kernel_get(dev, st->prog, st->impl == IMPL_TILED ? "linear_tiled" : "linear_blocked",
@@ -183,9 +182,7 @@ static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *n
                && check(st, 0, st->n - 1, note, len) && check(st, st->m - 1, 0, note, len);
     uint64_t x = 0x853c49e6748fea9bull ^ ((uint64_t)rep << 20);
     for (int s = 0; s < SAMPLE && *correct; s++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        gm_xorshift(&x);
         size_t idx = (size_t)(x % outputs);
         *correct = check(st, idx / st->n, idx % st->n, note, len);
     }

@@ -86,7 +86,7 @@ static gm_status build_programs(stream_state *s, gm_precision p, int access)
     if (s->prog[p][access])
         return GM_OK;
     char variant[64];
-    snprintf(variant, sizeof variant, "%s-%s", gm_precision_name(p), access_names[access]);
+    gm_kernel_variant(p, access == 1, variant, sizeof variant);
     gm_device *dev = s->dev;
     gm_status st = dev->backend->program_build(dev, "stream", variant, NULL, &s->prog[p][access]);
     for (int k = 0; st == GM_OK && k < GM_STREAM_KERNEL_COUNT; k++) {

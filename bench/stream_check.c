@@ -1,5 +1,7 @@
 #include "stream_check.h"
 
+#include "bench.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -151,9 +153,7 @@ bool stream_verify(const stream_data *d, int k, gm_precision p, const void *out,
             return false;
     uint64_t x = 0x2545f4914f6cdd1dull ^ ((uint64_t)rep << 32) ^ (uint64_t)k;
     for (size_t j = 0; j < STREAM_CHECK_BLOCKS + STREAM_CHECK_SINGLES; j++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        gm_xorshift(&x);
         size_t len = j < STREAM_CHECK_BLOCKS ? STREAM_CHECK_BLOCK : 1;
         size_t start = (size_t)(x % (n - len + 1));
         for (size_t i = start; i < start + len; i++)

@@ -44,9 +44,7 @@ static void fill_payload(unsigned char *p, size_t n, unsigned rep)
     uint64_t x = 0x9e3779b97f4a7c15ull * (rep + 1);
     size_t words = n / 8;
     for (size_t i = 0; i < words; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        gm_xorshift(&x);
         memcpy(p + 8 * i, &x, 8);
     }
     for (size_t i = 8 * words; i < n; i++)
