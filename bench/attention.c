@@ -4,6 +4,7 @@
  * with seq^2) or `tiled` (keys streamed with an online softmax: memory
  * grows with seq). --causal masks keys after the query.
  */
+#include "kernel_calls.h"
 #include "runnable.h"
 
 #include <math.h>
@@ -119,9 +120,6 @@ static gm_status attention_setup(gm_device *dev, gm_pattern *pat, const gm_shape
     return GM_OK;
 }
 
-static gm_arg buf(const gm_buffer *b) { return (gm_arg){GM_ARG_BUFFER, b, NULL, 0}; }
-static gm_arg u32(const unsigned int *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
-static gm_arg f32(const float *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
 
 static gm_status launch(attn_state *st, gm_kernel *k, size_t items, const gm_arg *args, int n)
 {
@@ -137,18 +135,20 @@ static gm_status attention_enqueue(void *state)
     const float scale = INT8_SCALE;
     size_t n_rows = (size_t)st->bh * st->seq;
     if (!st->naive) {
-        gm_arg a[] = {buf(&st->q), buf(&st->k), buf(&st->v), buf(&st->o), buf(&st->work), u32(&st->bh),
-                      u32(&st->seq), u32(&st->dim), u32(&causal), f32(&scale), f32(&scale)};
-        return launch(st, st->tiled, n_rows, a, 11);
+        /* Head-major: one "head" per row of bh, rows dim apart. */
+        const uint64_t per_head = (uint64_t)st->seq * st->dim;
+        gm_attention_call c = {&st->q, &st->k, &st->v, &st->o, &st->work, st->bh, st->seq, st->dim, causal, 1,
+                               scale, scale, per_head, st->dim, per_head, st->dim, per_head, st->dim, 0, 0, 0, 0};
+        return gm_attention_enqueue(st->dev, st->tiled, st->chunked, &c);
     }
-    gm_arg s1[] = {buf(&st->q), buf(&st->k), buf(&st->work), u32(&st->bh), u32(&st->seq), u32(&st->dim),
-                   u32(&causal), f32(&scale)};
+    gm_arg s1[] = {gm_arg_buf(&st->q), gm_arg_buf(&st->k), gm_arg_buf(&st->work), gm_arg_u32(&st->bh), gm_arg_u32(&st->seq), gm_arg_u32(&st->dim),
+                   gm_arg_u32(&causal), gm_arg_f32(&scale)};
     gm_status rc = launch(st, st->scores, n_rows * st->seq, s1, 8);
-    gm_arg s2[] = {buf(&st->work), u32(&rows), u32(&st->seq)};
+    gm_arg s2[] = {gm_arg_buf(&st->work), gm_arg_u32(&rows), gm_arg_u32(&st->seq)};
     if (rc == GM_OK)
         rc = launch(st, st->softmax, n_rows, s2, 3);
-    gm_arg s3[] = {buf(&st->work), buf(&st->v), buf(&st->o), u32(&st->bh), u32(&st->seq), u32(&st->dim),
-                   f32(&scale), f32(&scale)};
+    gm_arg s3[] = {gm_arg_buf(&st->work), gm_arg_buf(&st->v), gm_arg_buf(&st->o), gm_arg_u32(&st->bh), gm_arg_u32(&st->seq), gm_arg_u32(&st->dim),
+                   gm_arg_f32(&scale), gm_arg_f32(&scale)};
     if (rc == GM_OK)
         rc = launch(st, st->pv, n_rows * st->dim, s3, 8);
     return rc;
@@ -223,6 +223,18 @@ static gm_status attention_verify(void *state, unsigned rep, bool *correct, char
     return GM_OK;
 }
 
+static gm_status attention_output(void *state, float *dst, size_t n)
+{
+    attn_state *st = state;
+    size_t count = (size_t)st->bh * st->seq * st->dim;
+    if (n != count)
+        return gm_device_fail(st->dev, GM_ERR_INVALID, 0, "the output has %zu elements, not %zu", count, n);
+    gm_status rc = st->dev->backend->copy(st->dev, 0, &st->out, 0, &st->o, 0, st->o.bytes, false);
+    for (size_t i = 0; rc == GM_OK && i < n; i++)
+        dst[i] = gm_load(st->s.prec, st->out.host, i, INT8_SCALE);
+    return rc;
+}
+
 static void attention_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
 {
     double bh = (double)s->batch * (double)s->heads, n = (double)s->seq, d = (double)s->head_dim;
@@ -242,6 +254,7 @@ const gm_runnable gm_runnable_attention = {
     .enqueue = attention_enqueue,
     .corrupt = attention_corrupt,
     .verify = attention_verify,
+    .output = attention_output,
     .work = attention_work,
     .teardown = attention_teardown,
 };

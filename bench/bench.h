@@ -91,4 +91,10 @@ const char *gm_kernel_variant(gm_precision p, bool chunked, char *buf, size_t le
 /* Seconds on a monotonic clock. */
 double gm_now(void);
 
+/* Kernel arguments; the pointed-to values must outlive the launch call. */
+static inline gm_arg gm_arg_buf(const gm_buffer *b) { return (gm_arg){GM_ARG_BUFFER, b, NULL, 0}; }
+static inline gm_arg gm_arg_u32(const unsigned int *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
+static inline gm_arg gm_arg_u64(const uint64_t *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
+static inline gm_arg gm_arg_f32(const float *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
+
 #endif

@@ -162,8 +162,6 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     return GM_OK;
 }
 
-static gm_arg buf(const gm_buffer *b) { return (gm_arg){GM_ARG_BUFFER, b, NULL, 0}; }
-static gm_arg u32(const unsigned int *v) { return (gm_arg){GM_ARG_VALUE, NULL, v, sizeof *v}; }
 
 static gm_status kvcache_enqueue(void *state)
 {
@@ -180,13 +178,13 @@ static gm_status kvcache_enqueue(void *state)
     gm_status rc = GM_OK;
     for (unsigned int t = 0; t < st->tokens && rc == GM_OK; t++)
         for (unsigned int layer = 0; layer < st->layers && rc == GM_OK; layer++) {
-            gm_arg a[] = {buf(&st->k), buf(&st->v), buf(&st->query), buf(table), u32(&paged), u32(&st->n_seq), u32(&st->heads),
-                          u32(&st->capacity), u32(&st->block), u32(&st->dim), u32(&t), u32(&layer),
+            gm_arg a[] = {gm_arg_buf(&st->k), gm_arg_buf(&st->v), gm_arg_buf(&st->query), gm_arg_buf(table), gm_arg_u32(&paged), gm_arg_u32(&st->n_seq), gm_arg_u32(&st->heads),
+                          gm_arg_u32(&st->capacity), gm_arg_u32(&st->block), gm_arg_u32(&st->dim), gm_arg_u32(&t), gm_arg_u32(&layer),
                           {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
             rc = be->launch(st->dev, 0, st->append, g1, l1, a, 13);
-            gm_arg b[] = {buf(&st->k), buf(&st->v), buf(&st->query), buf(table), buf(&st->scores), buf(&st->out), u32(&paged),
-                          u32(&st->n_seq), u32(&st->heads), u32(&st->capacity), u32(&st->block), u32(&st->dim),
-                          u32(&t), u32(&layer), {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
+            gm_arg b[] = {gm_arg_buf(&st->k), gm_arg_buf(&st->v), gm_arg_buf(&st->query), gm_arg_buf(table), gm_arg_buf(&st->scores), gm_arg_buf(&st->out), gm_arg_u32(&paged),
+                          gm_arg_u32(&st->n_seq), gm_arg_u32(&st->heads), gm_arg_u32(&st->capacity), gm_arg_u32(&st->block), gm_arg_u32(&st->dim),
+                          gm_arg_u32(&t), gm_arg_u32(&layer), {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
             if (rc == GM_OK)
                 rc = be->launch(st->dev, 0, st->attend, g2, l2, b, 15);
         }

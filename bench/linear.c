@@ -3,6 +3,7 @@
  * Implementations: `tiled` (local-memory tiles, for GPUs), `blocked`
  * (register blocks, no barriers, for CPUs), and the vendor BLAS (fp32).
  */
+#include "kernel_calls.h"
 #include "runnable.h"
 
 #include <math.h>
@@ -10,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Geometry constants of kernels/linear.cl. */
-#define TILE 32
-#define TILE_ITEMS (TILE * TILE / 8)
-#define RB 4
-#define CB 16
 /* Outputs up to this many are all checked; beyond, a seeded sample. */
 #define FULL_CHECK_MAX 65536
 #define SAMPLE 4096
@@ -116,21 +112,9 @@ static gm_status linear_enqueue(void *state)
     gm_device *dev = st->dev;
     if (st->impl == IMPL_BLAS)
         return dev->backend->blas_sgemm(dev, 0, st->m, st->n, st->k, &st->x, &st->w, &st->y);
-    const unsigned int m = (unsigned int)st->m, n = (unsigned int)st->n, k = (unsigned int)st->k;
-    gm_arg args[9] = {{GM_ARG_BUFFER, &st->x, NULL, 0},       {GM_ARG_BUFFER, &st->w, NULL, 0},
-                      {GM_ARG_BUFFER, &st->y, NULL, 0},       {GM_ARG_VALUE, NULL, &m, sizeof m},
-                      {GM_ARG_VALUE, NULL, &n, sizeof n},     {GM_ARG_VALUE, NULL, &k, sizeof k},
-                      {GM_ARG_VALUE, NULL, &st->sx, sizeof(float)}, {GM_ARG_VALUE, NULL, &st->sw, sizeof(float)},
-                      {GM_ARG_VALUE, NULL, &st->sy, sizeof(float)}};
-    size_t global, local;
-    if (st->impl == IMPL_TILED) {
-        local = TILE_ITEMS;
-        global = ((st->m + TILE - 1) / TILE) * ((st->n + TILE - 1) / TILE) * local;
-    } else {
-        local = 1;
-        global = ((st->m + RB - 1) / RB) * ((st->n + CB - 1) / CB);
-    }
-    return dev->backend->launch(dev, 0, st->kern, global, local, args, 9);
+    gm_linear_call c = {&st->x, &st->w, &st->y, NULL, st->m, st->n, st->k, st->sx, st->sw, st->sy, 0.0f,
+                        0, 0, 0, 0, GM_LINEAR_PLAIN};
+    return gm_linear_enqueue(dev, 0, st->kern, st->impl == IMPL_BLOCKED, &c);
 }
 
 static gm_status linear_corrupt(void *state)

@@ -107,10 +107,13 @@ static int attention_tensors(const gm_shape *s, gm_tensor *out)
 
 /*
  * block: `layers` transformer blocks (attention + MLP), every weight
- * resident; a KV cache per layer; activations kept for every layer as
- * training keeps them for the backward pass (with --checkpoint only each
- * block's input, plus one block's worth recomputed in a workspace);
- * activations scale with the micro-batch, not the batch.
+ * resident; a KV cache per layer for the whole batch; activations kept for
+ * every layer as training keeps them for the backward pass: per layer qkv,
+ * the attention output, the residual stream after attention and the MLP's
+ * hidden layer. With --checkpoint only each block's input is kept, and one
+ * layer's activations are recomputed into a workspace. Activations scale
+ * with the micro-batch, not the batch. Attention is the streaming (tiled)
+ * kind: its workspace is the running max and sum per query row.
  */
 static int block_tensors(const gm_shape *s, gm_tensor *out)
 {
@@ -122,20 +125,19 @@ static int block_tensors(const gm_shape *s, gm_tensor *out)
     add(&l, "w_up", GM_ROLE_WEIGHT, mul(&l.g, L, mul(&l.g, h, s->ffn)), es);
     add(&l, "w_down", GM_ROLE_WEIGHT, mul(&l.g, L, mul(&l.g, s->ffn, h)), es);
     add(&l, "kv_cache", GM_ROLE_KV_CACHE, mul(&l.g, 2 * L, mul(&l.g, mul(&l.g, s->batch, s->seq), h)), es);
-    uint64_t kept = s->checkpoint ? 1 : L;     /* layers whose activations are stored */
     add(&l, "block_inputs", GM_ROLE_ACTIVATION, mul(&l.g, L + 1, mul(&l.g, tokens, h)), es);
+    uint64_t kept = s->checkpoint ? 1 : L;     /* layers whose activations are held */
     const char *scope = s->checkpoint ? "recompute_" : "";
     gm_tensor_role role = s->checkpoint ? GM_ROLE_WORKSPACE : GM_ROLE_ACTIVATION;
-    char name[32];
-    snprintf(name, sizeof name, "%sqkv", scope);
-    add(&l, name, role, mul(&l.g, kept, mul(&l.g, tokens, 3 * h)), es);
-    snprintf(name, sizeof name, "%sattn_out", scope);
-    add(&l, name, role, mul(&l.g, kept, mul(&l.g, tokens, h)), es);
-    snprintf(name, sizeof name, "%smlp_hidden", scope);
-    add(&l, name, role, mul(&l.g, kept, mul(&l.g, tokens, s->ffn)), es);
-    /* Attention workspace for one layer at a time. */
+    static const char *const parts[] = {"qkv", "attn_out", "attn_resid", "mlp_hidden"};
+    const uint64_t widths[] = {3 * h, h, h, s->ffn};
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%s", scope, parts[i]);
+        add(&l, name, role, mul(&l.g, kept, mul(&l.g, tokens, widths[i])), es);
+    }
     uint64_t rows = mul(&l.g, mul(&l.g, s->micro_batch, s->heads), s->seq);
-    add(&l, "attn_workspace", GM_ROLE_WORKSPACE, s->naive ? mul(&l.g, rows, s->seq) : mul(&l.g, rows, 2), 4);
+    add(&l, "attn_stats", GM_ROLE_WORKSPACE, mul(&l.g, rows, 2), 4);
     return finish(&l);
 }
 

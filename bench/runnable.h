@@ -33,6 +33,9 @@ typedef struct {
     /* Reads the output back and checks it against the CPU reference (every
      * element for small outputs, a seeded sample for large). */
     gm_status (*verify)(void *state, unsigned rep, bool *correct, char *note, size_t note_len);
+    /* Reads the output tensor back as n floats (after an iteration), so
+     * that tests can compare implementations. May be NULL. */
+    gm_status (*output)(void *state, float *dst, size_t n);
     /* Work done by one iteration. */
     void (*work)(const gm_shape *s, double *flops, double *bytes, double *tokens);
     void (*teardown)(void *state);
@@ -40,6 +43,7 @@ typedef struct {
 
 extern const gm_runnable gm_runnable_linear;
 extern const gm_runnable gm_runnable_attention;
+extern const gm_runnable gm_runnable_block;
 extern const gm_runnable gm_runnable_kvcache;
 
 /* Every runnable, in the order of gm_runnable_workloads (src/options.c). */

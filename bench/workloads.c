@@ -16,7 +16,7 @@
 
 /* In the order of gm_runnable_workloads (src/options.c). */
 const gm_runnable *const gm_workload_runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {
-    &gm_runnable_linear, &gm_runnable_attention, &gm_runnable_kvcache};
+    &gm_runnable_linear, &gm_runnable_attention, &gm_runnable_block, &gm_runnable_kvcache};
 #define runnables gm_workload_runnables
 
 static const uint64_t default_batches[] = {1, 4, 16};

@@ -10,6 +10,12 @@
  * tiled: attention_tiled streams over the keys with an online softmax
  *   (running max and sum per query row, memory grows with seq), one work
  *   item per query row; the final max and sum go to `stats` [bh*seq, 2].
+ *   It reads any strided layout: row h of bh is batch b = h / heads, head
+ *   hh = h % heads, and element (h, i, d) of q is at
+ *   q_off + b * q_batch + hh * dim + i * q_row + d (likewise k and v with
+ *   kv_batch, kv_row and k_off, v_off; o with o_batch, o_row, o_off).
+ *   Head-major [bh, seq, dim]: heads = 1, batch = seq * dim, row = dim.
+ *   Token-major [batch, seq, heads * dim] (the block workload): heads = H.
  *
  * Every kernel covers its index space with GM_FOR_EACH, so any launch size
  * is correct.
@@ -75,33 +81,37 @@ GM_KERNEL attention_pv(GM_GLOBAL const float *GM_RESTRICT p, GM_GLOBAL const gm_
 GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_t *GM_RESTRICT k,
                           GM_GLOBAL const gm_t *GM_RESTRICT v, GM_GLOBAL gm_t *GM_RESTRICT o,
                           GM_GLOBAL float *GM_RESTRICT stats, unsigned int bh, unsigned int seq,
-                          unsigned int dim, unsigned int causal, float scale_in, float scale_out)
+                          unsigned int dim, unsigned int causal, float scale_in, float scale_out,
+                          unsigned int heads, gm_u64 q_batch, gm_u64 q_row, gm_u64 kv_batch, gm_u64 kv_row,
+                          gm_u64 o_batch, gm_u64 o_row, gm_u64 q_off, gm_u64 k_off, gm_u64 v_off, gm_u64 o_off)
 {
     const float inv_sqrt = 1.0f / sqrt((float)dim);
     GM_FOR_EACH(r, (size_t)bh * seq) {
-        const size_t h = r / seq, i = r % seq;
+        const size_t h = r / seq, i = r % seq, b = h / heads, hh = h % heads;
+        const size_t q_at = q_off + b * q_batch + hh * dim + i * q_row;
+        const size_t kv_at = b * kv_batch + hh * dim, o_at = o_off + b * o_batch + hh * dim + i * o_row;
         float qv[GM_ATTN_MAX_DIM], acc[GM_ATTN_MAX_DIM];
         for (unsigned int d = 0; d < dim; d++) {
-            qv[d] = GM_LOAD(q, r * dim + d, scale_in) * inv_sqrt;
+            qv[d] = GM_LOAD(q, q_at + d, scale_in) * inv_sqrt;
             acc[d] = 0.0f;
         }
         float m = -INFINITY, l = 0.0f;
         const size_t last = causal ? i + 1 : seq;
         for (size_t j = 0; j < last; j++) {
-            const size_t kj = (h * seq + j) * dim;
+            const size_t kj = kv_at + j * kv_row;
             float s = 0.0f;
             for (unsigned int d = 0; d < dim; d++)
-                s += qv[d] * GM_LOAD(k, kj + d, scale_in);
+                s += qv[d] * GM_LOAD(k, k_off + kj + d, scale_in);
             const float m_new = fmax(m, s);
             const float correction = exp(m - m_new), e = exp(s - m_new);
             l = l * correction + e;
             for (unsigned int d = 0; d < dim; d++)
-                acc[d] = acc[d] * correction + e * GM_LOAD(v, kj + d, scale_in);
+                acc[d] = acc[d] * correction + e * GM_LOAD(v, v_off + kj + d, scale_in);
             m = m_new;
         }
         const float inv = 1.0f / l;
         for (unsigned int d = 0; d < dim; d++)
-            GM_STORE(o, r * dim + d, acc[d] * inv, scale_out);
+            GM_STORE(o, o_at + d, acc[d] * inv, scale_out);
         stats[2 * r] = m;
         stats[2 * r + 1] = l;
     }

@@ -36,12 +36,14 @@
 typedef unsigned short gm_u16;
 typedef signed char gm_i8;
 typedef unsigned int gm_u32;
+typedef unsigned long long gm_u64;
 GM_INLINE float gm_u32_as_float(gm_u32 u) { return __uint_as_float(u); }
 GM_INLINE gm_u32 gm_float_as_u32(float f) { return __float_as_uint(f); }
 GM_INLINE float gm_half_load(const gm_u16 *p, size_t i) { return __half2float(__ushort_as_half(p[i])); }
 GM_INLINE void gm_half_store(gm_u16 *p, size_t i, float v) { p[i] = __half_as_ushort(__float2half_rn(v)); }
 GM_INLINE float gm_rint(float v) { return rintf(v); }
 GM_INLINE float gm_clampf(float v, float lo, float hi) { return fminf(fmaxf(v, lo), hi); }
+GM_INLINE float gm_tanh(float v) { return tanhf(v); }
 #else
 #define GM_OPENCL 1
 #define GM_KERNEL __kernel void
@@ -61,13 +63,32 @@ GM_INLINE float gm_clampf(float v, float lo, float hi) { return fminf(fmaxf(v, l
 typedef ushort gm_u16;
 typedef char gm_i8;
 typedef uint gm_u32;
+typedef ulong gm_u64;
 GM_INLINE float gm_u32_as_float(gm_u32 u) { return as_float(u); }
 GM_INLINE gm_u32 gm_float_as_u32(float f) { return as_uint(f); }
 GM_INLINE float gm_half_load(const __global gm_u16 *p, size_t i) { return vload_half(i, (const __global half *)p); }
 GM_INLINE void gm_half_store(__global gm_u16 *p, size_t i, float v) { vstore_half_rte(v, i, (__global half *)p); }
 GM_INLINE float gm_rint(float v) { return rint(v); }
 GM_INLINE float gm_clampf(float v, float lo, float hi) { return fmin(fmax(v, lo), hi); }
+GM_INLINE float gm_tanh(float v) { return tanh(v); }
 #endif
+
+/*
+ * A reproducible input value for element i of a tensor seeded `seed`:
+ * k / 128 - 1 for an 8-bit k, times `range` (a power of two), so that it
+ * is exact in every storage format (and in int8 with scale range / 128).
+ * bench/block.c computes the same values on the host (gm_hashed_value).
+ */
+GM_INLINE float gm_hashed_value(gm_u64 i, gm_u32 seed, float range)
+{
+    gm_u32 h = (gm_u32)i * 0x9e3779b1u ^ (gm_u32)(i >> 32) * 0x85ebca77u ^ seed * 0xc2b2ae3du;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    h *= 0x297a2d39u;
+    h ^= h >> 15;
+    return (float)((int)(h >> 24) - 128) * (1.0f / 128.0f) * range;
+}
 
 /* bf16: the top 16 bits of an fp32, rounded to nearest even on store. */
 GM_INLINE float gm_bf16_to_float(gm_u16 b) { return gm_u32_as_float(((gm_u32)b) << 16); }

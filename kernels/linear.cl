@@ -4,20 +4,50 @@
  * products accumulated in fp32; int8 uses per-tensor scales sx, sw for the
  * inputs and sy for the output.
  *
+ * Both kernels take element offsets into x, w, y and r (a layer's slice of
+ * a stacked tensor) and an epilogue applied to each fp32 result before it
+ * is stored: GM_EPI_RESIDUAL adds r[i] (same layout as y, scale sr),
+ * GM_EPI_GELU applies GELU (tanh form). 0 stores X * W as it is.
+ *
  * Tiled: each work group computes a GM_TILE x GM_TILE block of Y, each
  * work item GM_WPT x 1 outputs of it (a column strip), staging tiles of X
  * and W through local memory. Launch: one group of
  * GM_TILE * GM_TILE / GM_WPT items per output tile, groups numbered
  * row-major over the tile grid.
  */
+#define GM_EPI_RESIDUAL 1u
+#define GM_EPI_GELU 2u
+
+GM_INLINE float gm_gelu(float v)
+{
+    return 0.5f * v * (1.0f + gm_tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+}
+
+#define GM_EPILOGUE(acc, i)                                                          \
+    ((epilogue & GM_EPI_GELU) ? gm_gelu(acc)                                          \
+                              : (epilogue & GM_EPI_RESIDUAL) ? (acc) + GM_LOAD(r, (i), sr) : (acc))
+
+/* The common parameters after x, w, y; the body's first step applies the offsets. */
+#define GM_LINEAR_PARAMS                                                              \
+    GM_GLOBAL const gm_t *GM_RESTRICT r, unsigned int m, unsigned int n, unsigned int k, \
+        float sx, float sw, float sy, float sr, gm_u64 x_off, gm_u64 w_off, gm_u64 y_off, \
+        gm_u64 r_off, unsigned int epilogue
+#define GM_LINEAR_APPLY_OFFSETS()                                                     \
+    do {                                                                              \
+        x += x_off;                                                                   \
+        w += w_off;                                                                   \
+        y += y_off;                                                                   \
+        r += r_off;                                                                   \
+    } while (0)
+
 #define GM_TILE 32
 #define GM_WPT 8
 #define GM_RTS (GM_TILE / GM_WPT)     /* rows of work items in a group */
 
 GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
-                       GM_GLOBAL gm_t *GM_RESTRICT y, unsigned int m, unsigned int n, unsigned int k,
-                       float sx, float sw, float sy)
+                       GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
+    GM_LINEAR_APPLY_OFFSETS();
     GM_LOCAL_DECL float xs[GM_TILE][GM_TILE];
     GM_LOCAL_DECL float ws[GM_TILE][GM_TILE + 1];
     const unsigned int tiles_n = (n + GM_TILE - 1) / GM_TILE;
@@ -27,11 +57,11 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t
     const unsigned int tc = lid % GM_TILE;          /* column within the tile */
     const unsigned int tr = lid / GM_TILE;          /* first row (of GM_WPT, GM_RTS apart) */
     float acc[GM_WPT];
-    for (int r = 0; r < GM_WPT; r++)
-        acc[r] = 0.0f;
+    for (int i = 0; i < GM_WPT; i++)
+        acc[i] = 0.0f;
     for (unsigned int k0 = 0; k0 < k; k0 += GM_TILE) {
-        for (int r = 0; r < GM_WPT; r++) {
-            unsigned int lr = tr + (unsigned int)r * GM_RTS;
+        for (int i = 0; i < GM_WPT; i++) {
+            unsigned int lr = tr + (unsigned int)i * GM_RTS;
             unsigned int gr = row0 + lr, gk = k0 + tc;
             xs[lr][tc] = (gr < m && gk < k) ? GM_LOAD(x, (size_t)gr * k + gk, sx) : 0.0f;
             unsigned int wk = k0 + lr, wc = col0 + tc;
@@ -40,15 +70,15 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t
         gm_barrier();
         for (int kk = 0; kk < GM_TILE; kk++) {
             float wv = ws[kk][tc];
-            for (int r = 0; r < GM_WPT; r++)
-                acc[r] += xs[tr + (unsigned int)r * GM_RTS][kk] * wv;
+            for (int i = 0; i < GM_WPT; i++)
+                acc[i] += xs[tr + (unsigned int)i * GM_RTS][kk] * wv;
         }
         gm_barrier();
     }
-    for (int r = 0; r < GM_WPT; r++) {
-        unsigned int gr = row0 + tr + (unsigned int)r * GM_RTS, gc = col0 + tc;
+    for (int i = 0; i < GM_WPT; i++) {
+        unsigned int gr = row0 + tr + (unsigned int)i * GM_RTS, gc = col0 + tc;
         if (gr < m && gc < n)
-            GM_STORE(y, (size_t)gr * n + gc, acc[r], sy);
+            GM_STORE(y, (size_t)gr * n + gc, GM_EPILOGUE(acc[i], (size_t)gr * n + gc), sy);
     }
 }
 
@@ -63,42 +93,43 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t
 #define GM_CB 16
 
 GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
-                         GM_GLOBAL gm_t *GM_RESTRICT y, unsigned int m, unsigned int n, unsigned int k,
-                         float sx, float sw, float sy)
+                         GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
+    GM_LINEAR_APPLY_OFFSETS();
     const unsigned int blocks_n = (n + GM_CB - 1) / GM_CB;
     const unsigned int row0 = (unsigned int)(gm_global_id() / blocks_n) * GM_RB;
     const unsigned int col0 = (unsigned int)(gm_global_id() % blocks_n) * GM_CB;
     if (row0 >= m)
         return;
     float acc[GM_RB][GM_CB];
-    for (int r = 0; r < GM_RB; r++)
+    for (int i = 0; i < GM_RB; i++)
         for (int c = 0; c < GM_CB; c++)
-            acc[r][c] = 0.0f;
+            acc[i][c] = 0.0f;
     /* Rows past m repeat the last row; columns past n are never stored. */
     unsigned int rows[GM_RB];
-    for (int r = 0; r < GM_RB; r++)
-        rows[r] = row0 + (unsigned int)r < m ? row0 + (unsigned int)r : m - 1;
+    for (int i = 0; i < GM_RB; i++)
+        rows[i] = row0 + (unsigned int)i < m ? row0 + (unsigned int)i : m - 1;
     if (col0 + GM_CB <= n) {
         for (unsigned int kk = 0; kk < k; kk++) {
             float wv[GM_CB];
             for (int c = 0; c < GM_CB; c++)
                 wv[c] = GM_LOAD(w, (size_t)kk * n + col0 + (unsigned int)c, sw);
-            for (int r = 0; r < GM_RB; r++) {
-                float xv = GM_LOAD(x, (size_t)rows[r] * k + kk, sx);
+            for (int i = 0; i < GM_RB; i++) {
+                float xv = GM_LOAD(x, (size_t)rows[i] * k + kk, sx);
                 for (int c = 0; c < GM_CB; c++)
-                    acc[r][c] += xv * wv[c];
+                    acc[i][c] += xv * wv[c];
             }
         }
     } else {
         for (unsigned int kk = 0; kk < k; kk++)
-            for (int r = 0; r < GM_RB; r++) {
-                float xv = GM_LOAD(x, (size_t)rows[r] * k + kk, sx);
+            for (int i = 0; i < GM_RB; i++) {
+                float xv = GM_LOAD(x, (size_t)rows[i] * k + kk, sx);
                 for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
-                    acc[r][c] += xv * GM_LOAD(w, (size_t)kk * n + col0 + c, sw);
+                    acc[i][c] += xv * GM_LOAD(w, (size_t)kk * n + col0 + c, sw);
             }
     }
-    for (int r = 0; r < GM_RB && row0 + (unsigned int)r < m; r++)
+    for (int i = 0; i < GM_RB && row0 + (unsigned int)i < m; i++)
         for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
-            GM_STORE(y, (size_t)(row0 + (unsigned int)r) * n + col0 + c, acc[r][c], sy);
+            GM_STORE(y, (size_t)(row0 + (unsigned int)i) * n + col0 + c,
+                     GM_EPILOGUE(acc[i][c], (size_t)(row0 + (unsigned int)i) * n + col0 + c), sy);
 }

@@ -4,11 +4,12 @@
 PRECISIONS := fp32 fp16 bf16 int8
 ACCESSES   := grid chunked
 
-KERNEL_PROGRAMS := stream linear attention kvcache
+KERNEL_PROGRAMS := stream linear attention kvcache block
 stream_VARIANTS := $(foreach p,$(PRECISIONS),$(foreach a,$(ACCESSES),$(p)-$(a)))
 linear_VARIANTS := $(stream_VARIANTS)
 attention_VARIANTS := $(stream_VARIANTS)
 kvcache_VARIANTS := $(stream_VARIANTS)
+block_VARIANTS := $(stream_VARIANTS)
 
 # Architectures every variant is compiled for (machine code), plus PTX for
 # the newest so that later GPUs can JIT it.

@@ -30,8 +30,11 @@ static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor 
            gm_precision_name(s->prec), (unsigned long long)s->batch, (unsigned long long)s->seq,
            (unsigned long long)s->hidden, (unsigned long long)s->heads, (unsigned long long)s->head_dim,
            (unsigned long long)s->layers);
+    if (strcmp(w->name, "block") == 0)
+        printf("# ffn=%llu micro_batch=%llu%s%s\n", (unsigned long long)s->ffn, (unsigned long long)s->micro_batch,
+               s->checkpoint ? " checkpoint" : "", s->causal ? " causal" : "");
     for (int i = 0; i < n; i++)
-        printf("%-16s %-10s %14llu  %s\n", t[i].name, gm_tensor_role_name(t[i].role),
+        printf("%-22s %-10s %14llu  %s\n", t[i].name, gm_tensor_role_name(t[i].role),
                (unsigned long long)t[i].bytes, gm_format_size(t[i].bytes, size, sizeof size));
     uint64_t total = gm_tensors_total(t, n);
     printf("total %llu\n", (unsigned long long)total);

@@ -46,7 +46,7 @@ typedef struct {
 
 /* Workloads `gpumem bench --suite workloads` can run, in bit order. */
 extern const char *const gm_runnable_workloads[];
-#define GM_RUNNABLE_WORKLOAD_COUNT 3
+#define GM_RUNNABLE_WORKLOAD_COUNT 4
 
 /* Defaults before any profile or option is applied. */
 void gm_opts_init(gm_bench_opts *o);

@@ -1,0 +1,281 @@
+/*
+ * block: `layers` transformer blocks over [batch, seq, hidden]: per layer
+ * qkv = x Wqkv, K and V appended to the KV cache, causal-or-not attention
+ * over the cache (streaming softmax), resid = x + attn Wo,
+ * mlp = GELU(resid Wup), next x = resid + mlp Wdown. Weights and the input
+ * are reproducible hashes (gm_hashed_value), so the CPU reference needs no
+ * copy of them.
+ *
+ * One iteration is the forward pass over the batch in micro-batches of
+ * --micro-batch sequences; with --checkpoint each micro-batch's forward
+ * keeps only the block inputs and is followed by the recomputation of
+ * every layer's activations, as the backward pass of activation
+ * checkpointing does (gradients themselves are not computed).
+ */
+#include "block_private.h"
+#include "kernel_calls.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+float gm_hashed_value(uint64_t i, uint32_t seed, float range)
+{
+    uint32_t h = (uint32_t)i * 0x9e3779b1u ^ (uint32_t)(i >> 32) * 0x85ebca77u ^ seed * 0xc2b2ae3du;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    h *= 0x297a2d39u;
+    h ^= h >> 15;
+    return (float)((int)(h >> 24) - 128) * (1.0f / 128.0f) * range;
+}
+
+uint64_t block_weight_in(const block_state *st, int w) { return w == W_DOWN ? st->ffn : st->h; }
+
+uint64_t block_weight_out(const block_state *st, int w)
+{
+    return w == W_QKV ? 3 * st->h : w == W_UP ? st->ffn : st->h;
+}
+
+uint64_t block_act_width(const block_state *st, int a)
+{
+    return a == A_QKV ? 3 * st->h : a == A_MLP ? st->ffn : st->h;
+}
+
+static int block_impls(const gm_device *dev, gm_precision p, const char **out)
+{
+    (void)dev;
+    (void)p;
+    out[0] = "tiled";
+    return 1;
+}
+
+static void block_adapt(gm_shape *s, const char *impl)
+{
+    (void)impl;
+    s->naive = false;
+}
+
+static void block_teardown(void *state)
+{
+    block_state *st = state;
+    if (!st)
+        return;
+    for (int i = 0; i < N_WEIGHTS; i++)
+        gm_device_free(st->dev, &st->w[i]);
+    for (int i = 0; i < N_ACTS; i++)
+        gm_device_free(st->dev, &st->act[i]);
+    gm_device_free(st->dev, &st->kv);
+    gm_device_free(st->dev, &st->inputs);
+    gm_device_free(st->dev, &st->stats);
+    gm_kernel *kernels[] = {st->k_linear, st->k_attn, st->k_init, st->k_kv};
+    for (size_t i = 0; i < 4; i++)
+        if (kernels[i])
+            st->dev->backend->kernel_release(st->dev, kernels[i]);
+    gm_program *progs[] = {st->p_linear, st->p_attn, st->p_block};
+    for (size_t i = 0; i < 3; i++)
+        if (progs[i])
+            st->dev->backend->program_release(st->dev, progs[i]);
+    free(st);
+}
+
+/* Fills n elements of t from gm_hashed_value(base + i, seed, range). */
+static gm_status enqueue_init(block_state *st, gm_buffer *t, uint64_t n, uint64_t base, unsigned int seed,
+                              float range, float scale)
+{
+    gm_arg args[] = {gm_arg_buf(t), gm_arg_u64(&n), gm_arg_u64(&base), gm_arg_u32(&seed), gm_arg_f32(&range),
+                     gm_arg_f32(&scale)};
+    size_t global, local;
+    gm_launch_geometry(st->dev, st->chunked, (size_t)n, &global, &local);
+    return st->dev->backend->launch(st->dev, 0, st->k_init, global, local, args, 6);
+}
+
+static gm_status build(block_state *st)
+{
+    gm_device *dev = st->dev;
+    char variant[32];
+    gm_kernel_variant(st->s.prec, st->chunked, variant, sizeof variant);
+    gm_status rc = dev->backend->program_build(dev, "linear", variant, NULL, &st->p_linear);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->p_linear, st->chunked ? "linear_blocked" : "linear_tiled",
+                                      &st->k_linear);
+    if (rc == GM_OK)
+        rc = dev->backend->program_build(dev, "attention", variant, NULL, &st->p_attn);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->p_attn, "attention_tiled", &st->k_attn);
+    if (rc == GM_OK)
+        rc = dev->backend->program_build(dev, "block", variant, NULL, &st->p_block);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->p_block, "block_init", &st->k_init);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->p_block, "block_kv_store", &st->k_kv);
+    return rc;
+}
+
+/* Allocates the model's tensors in its order (src: bench/model.c). */
+static gm_status allocate(block_state *st, gm_pattern *pat)
+{
+    size_t es = gm_precision_size(st->s.prec);
+    uint64_t L = st->layers, slots = st->s.checkpoint ? 1 : L;
+    gm_status rc = GM_OK;
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++)
+        rc = gm_pattern_alloc(pat, L * block_weight_in(st, i) * block_weight_out(st, i) * es, &st->w[i]);
+    if (rc == GM_OK)
+        rc = gm_pattern_alloc(pat, 2 * L * st->s.batch * st->seq * st->h * es, &st->kv);
+    if (rc == GM_OK)
+        rc = gm_pattern_alloc(pat, (L + 1) * st->tokens_max * st->h * es, &st->inputs);
+    for (int i = 0; i < N_ACTS && rc == GM_OK; i++)
+        rc = gm_pattern_alloc(pat, slots * st->tokens_max * block_act_width(st, i) * es, &st->act[i]);
+    if (rc == GM_OK)
+        rc = gm_pattern_alloc(pat, st->mb * st->heads * st->seq * 2 * sizeof(float), &st->stats);
+    return rc;
+}
+
+static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
+{
+    (void)impl;
+    *state = NULL;
+    if (s->heads * s->head_dim != s->hidden || s->head_dim > 256)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "hidden must be heads * head_dim, head_dim at most 256");
+    if (s->micro_batch * s->seq * 3 * s->hidden > UINT32_MAX || s->micro_batch * s->heads > UINT32_MAX)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a micro-batch's activations must fit 32-bit indices");
+    block_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    st->dev = dev;
+    st->s = *s;
+    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->h = s->hidden;
+    st->ffn = s->ffn;
+    st->heads = s->heads;
+    st->dim = s->head_dim;
+    st->seq = s->seq;
+    st->layers = s->layers;
+    st->mb = s->micro_batch;
+    st->tokens_max = st->mb * st->seq;
+    /* Weights uniform in [-2^-e, 2^-e) with 2^-e near 1/sqrt(fan-in): the
+     * activations keep their scale from layer to layer. */
+    for (int i = 0; i < N_WEIGHTS; i++)
+        st->w_range[i] = ldexpf(1.0f, -(int)lround(0.5 * log2((double)block_weight_in(st, i))));
+    gm_status rc = allocate(st, pat);
+    if (rc == GM_OK)
+        rc = build(st);
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++)
+        rc = enqueue_init(st, &st->w[i], st->layers * block_weight_in(st, i) * block_weight_out(st, i), 0,
+                          BLOCK_SEED_WEIGHT + (unsigned int)i, st->w_range[i], st->w_range[i] / 128.0f);
+    if (rc == GM_OK)
+        rc = dev->backend->synchronize(dev, 0);
+    if (rc != GM_OK) {
+        gm_error saved = dev->err;
+        block_teardown(st);
+        dev->err = saved;
+        return rc;
+    }
+    *state = st;
+    return GM_OK;
+}
+
+static gm_status linear(block_state *st, int w, uint64_t layer, uint64_t m, const gm_buffer *x, uint64_t x_off,
+                        const gm_buffer *y, uint64_t y_off, const gm_buffer *r, uint64_t r_off, unsigned int epilogue)
+{
+    uint64_t k = block_weight_in(st, w), n = block_weight_out(st, w);
+    gm_linear_call c = {x, &st->w[w], y, r, m, n, k, BLOCK_ACT_SCALE, st->w_range[w] / 128.0f, BLOCK_ACT_SCALE,
+                        BLOCK_ACT_SCALE, x_off, layer * k * n, y_off, r_off, epilogue};
+    return gm_linear_enqueue(st->dev, 0, st->k_linear, st->chunked, &c);
+}
+
+gm_status block_enqueue_layer(block_state *st, uint64_t layer, uint64_t slot, uint64_t b0, uint64_t nb, bool full)
+{
+    const uint64_t T = nb * st->seq, Tm = st->tokens_max, h = st->h;
+    const uint64_t x_off = layer * Tm * h, next_off = (layer + 1) * Tm * h;
+    uint64_t off[N_ACTS];
+    for (int a = 0; a < N_ACTS; a++)
+        off[a] = slot * Tm * block_act_width(st, a);
+    const uint64_t k_off = (2 * layer * st->s.batch + b0) * st->seq * h;
+    const uint64_t v_off = ((2 * layer + 1) * st->s.batch + b0) * st->seq * h;
+    gm_status rc = linear(st, W_QKV, layer, T, &st->inputs, x_off, &st->act[A_QKV], off[A_QKV], NULL, 0,
+                          GM_LINEAR_PLAIN);
+    if (rc == GM_OK && full) {
+        const unsigned int width = (unsigned int)h;
+        const uint64_t q_off = off[A_QKV];
+        gm_arg args[] = {gm_arg_buf(&st->act[A_QKV]), gm_arg_buf(&st->kv), gm_arg_u64(&T), gm_arg_u32(&width),
+                         gm_arg_u64(&q_off), gm_arg_u64(&k_off), gm_arg_u64(&v_off)};
+        size_t global, local;
+        gm_launch_geometry(st->dev, st->chunked, (size_t)(T * h), &global, &local);
+        rc = st->dev->backend->launch(st->dev, 0, st->k_kv, global, local, args, 7);
+    }
+    if (rc == GM_OK) {
+        gm_attention_call c = {&st->act[A_QKV], &st->kv, &st->kv, &st->act[A_ATTN], &st->stats,
+                               (unsigned int)(nb * st->heads), (unsigned int)st->seq, (unsigned int)st->dim,
+                               st->s.causal, (unsigned int)st->heads, BLOCK_ACT_SCALE, BLOCK_ACT_SCALE,
+                               st->seq * 3 * h, 3 * h, st->seq * h, h, st->seq * h, h,
+                               off[A_QKV], k_off, v_off, off[A_ATTN]};
+        rc = gm_attention_enqueue(st->dev, st->k_attn, st->chunked, &c);
+    }
+    if (rc == GM_OK)
+        rc = linear(st, W_O, layer, T, &st->act[A_ATTN], off[A_ATTN], &st->act[A_RESID], off[A_RESID], &st->inputs,
+                    x_off, GM_LINEAR_RESIDUAL);
+    if (rc == GM_OK)
+        rc = linear(st, W_UP, layer, T, &st->act[A_RESID], off[A_RESID], &st->act[A_MLP], off[A_MLP], NULL, 0,
+                    GM_LINEAR_GELU);
+    if (rc == GM_OK && full)
+        rc = linear(st, W_DOWN, layer, T, &st->act[A_MLP], off[A_MLP], &st->inputs, next_off, &st->act[A_RESID],
+                    off[A_RESID], GM_LINEAR_RESIDUAL);
+    return rc;
+}
+
+static gm_status block_enqueue(void *state)
+{
+    block_state *st = state;
+    gm_status rc = GM_OK;
+    for (uint64_t b0 = 0; b0 < st->s.batch && rc == GM_OK; b0 += st->mb) {
+        uint64_t nb = st->s.batch - b0 < st->mb ? st->s.batch - b0 : st->mb;
+        rc = enqueue_init(st, &st->inputs, nb * st->seq * st->h, b0 * st->seq * st->h, BLOCK_SEED_INPUT, 1.0f,
+                          BLOCK_ACT_SCALE);
+        uint64_t slots = st->s.checkpoint ? 1 : st->layers;
+        for (uint64_t l = 0; l < st->layers && rc == GM_OK; l++)
+            rc = block_enqueue_layer(st, l, l % slots, b0, nb, true);
+        for (uint64_t l = st->layers; st->s.checkpoint && l-- > 0 && rc == GM_OK;)
+            rc = block_enqueue_layer(st, l, 0, b0, nb, false);
+        st->last_b0 = b0;
+        st->last_nb = nb;
+    }
+    return rc;
+}
+
+static gm_status block_corrupt(void *state)
+{
+    block_state *st = state;
+    size_t es = gm_precision_size(st->s.prec);
+    /* A value in the last block's output, which the check reads first. */
+    return gm_corrupt_bytes(st->dev, &st->inputs, (size_t)(st->layers * st->tokens_max * st->h) * es, es);
+}
+
+static void block_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+{
+    double h = (double)s->hidden, f = (double)s->ffn, n = (double)s->seq, L = (double)s->layers;
+    double T = (double)s->batch * n, es = (double)gm_precision_size(s->prec);
+    double pairs = s->causal ? (n + 1) / 2 : n;                      /* keys per query */
+    double proj = 2.0 * T * (4 * h * h + 2 * h * f), attn = 4.0 * T * pairs * h;
+    double recompute = s->checkpoint ? 2.0 * T * (4 * h * h + h * f) + attn : 0.0;
+    *flops = L * (proj + attn + recompute);
+    double micro_batches = ceil((double)s->batch / (double)(s->micro_batch ? s->micro_batch : s->batch));
+    double passes = s->checkpoint ? 2.0 : 1.0;
+    /* Weights read once per pass of each micro-batch, activations written
+     * once, K and V read by every query. */
+    *bytes = L * es * (micro_batches * passes * (4 * h * h + 2 * h * f) + T * (6 * h + f) + T * pairs * 2 * h);
+    *tokens = T;
+}
+
+const gm_runnable gm_runnable_block = {
+    .name = "block",
+    .impls = block_impls,
+    .adapt = block_adapt,
+    .setup = block_setup,
+    .enqueue = block_enqueue,
+    .corrupt = block_corrupt,
+    .verify = block_verify,
+    .work = block_work,
+    .teardown = block_teardown,
+};

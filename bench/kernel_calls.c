@@ -1,0 +1,44 @@
+#include "kernel_calls.h"
+
+#include "bench.h"
+
+/* Geometry constants of kernels/linear.cl. */
+#define TILE 32
+#define TILE_ITEMS (TILE * TILE / 8)
+#define RB 4
+#define CB 16
+
+gm_status gm_linear_enqueue(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c)
+{
+    if (c->m > UINT32_MAX || c->n > UINT32_MAX || c->k > UINT32_MAX)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "matrix dimensions must fit 32 bits");
+    const unsigned int m = (unsigned int)c->m, n = (unsigned int)c->n, k = (unsigned int)c->k;
+    gm_arg args[] = {gm_arg_buf(c->x),    gm_arg_buf(c->w),      gm_arg_buf(c->y),      gm_arg_buf(c->r ? c->r : c->x),
+                     gm_arg_u32(&m),      gm_arg_u32(&n),        gm_arg_u32(&k),        gm_arg_f32(&c->sx),
+                     gm_arg_f32(&c->sw),  gm_arg_f32(&c->sy),    gm_arg_f32(&c->sr),    gm_arg_u64(&c->x_off),
+                     gm_arg_u64(&c->w_off), gm_arg_u64(&c->y_off), gm_arg_u64(&c->r_off), gm_arg_u32(&c->epilogue)};
+    size_t global, local;
+    if (!blocked) {
+        local = TILE_ITEMS;
+        global = ((c->m + TILE - 1) / TILE) * ((c->n + TILE - 1) / TILE) * local;
+    } else {
+        local = 1;
+        global = ((c->m + RB - 1) / RB) * ((c->n + CB - 1) / CB);
+    }
+    return dev->backend->launch(dev, queue, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
+}
+
+gm_status gm_attention_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, const gm_attention_call *c)
+{
+    gm_arg args[] = {gm_arg_buf(c->q),        gm_arg_buf(c->k),         gm_arg_buf(c->v),
+                     gm_arg_buf(c->o),        gm_arg_buf(c->stats),     gm_arg_u32(&c->bh),
+                     gm_arg_u32(&c->seq),     gm_arg_u32(&c->dim),      gm_arg_u32(&c->causal),
+                     gm_arg_f32(&c->scale_in), gm_arg_f32(&c->scale_out), gm_arg_u32(&c->heads),
+                     gm_arg_u64(&c->q_batch), gm_arg_u64(&c->q_row),    gm_arg_u64(&c->kv_batch),
+                     gm_arg_u64(&c->kv_row),  gm_arg_u64(&c->o_batch),  gm_arg_u64(&c->o_row),
+                     gm_arg_u64(&c->q_off),   gm_arg_u64(&c->k_off),    gm_arg_u64(&c->v_off),
+                     gm_arg_u64(&c->o_off)};
+    size_t global, local;
+    gm_launch_geometry(dev, chunked, (size_t)c->bh * c->seq, &global, &local);
+    return dev->backend->launch(dev, 0, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
+}
