@@ -26,6 +26,8 @@ typedef struct gm_bench {
     bool output_failed;        /* stop: results could not be written */
     char error[640];           /* why the run stopped early */
     int fault_corrupt;         /* test-only: corrupt every n-th output (GPUMEM_FAULT) */
+    int argc;                  /* the bench command's arguments (argv[0] "bench"), */
+    char **argv;               /* which worker processes are started with */
 } gm_bench;
 
 /* A benchmark suite. count_points is called first (for progress); run

@@ -12,10 +12,14 @@
  *                  what a halving search (start high, halve on OOM, as
  *                  training helpers do) would have answered.
  * Every probe goes through the device's cap, so --mem-limit emulates a
- * smaller card. This process runs the probes itself: a driver that aborts
- * instead of reporting OOM ends the run (rows already written stay).
+ * smaller card. This process never touches the device while it searches
+ * (it closes its own context): every probe runs in a worker process
+ * (bench/worker.c). A probe whose worker dies (a driver abort, the kernel's
+ * OOM killer) is a `crash` row, one that overruns --probe-timeout a
+ * `timeout` row; the search counts it as not fitting and goes on with a
+ * fresh worker.
  */
-#include "pattern.h"
+#include "probe.h"
 #include "runnable.h"
 #include "units.h"
 
@@ -25,7 +29,6 @@
 
 #define MIB ((uint64_t)1 << 20)
 #define MAX_BATCH ((uint64_t)1 << 24)
-#define MAX_CHUNKS 4096
 
 static int emit_value(gm_bench *b, const char *workload, const char *metric, const char *unit, double value,
                       uint64_t bytes, const char *note)
@@ -45,119 +48,102 @@ static int emit_value(gm_bench *b, const char *workload, const char *metric, con
     return gm_bench_emit(b, &row, NULL, 0);
 }
 
-/* Can `bytes` be allocated (and touched) now? Frees it again. A failure
- * other than OOM is returned as is. */
-static gm_status try_alloc(gm_device *dev, uint64_t bytes)
+/* Writes the crash or timeout row of a probe that lost its worker. */
+static int emit_lost_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
 {
-    gm_buffer buf;
-    gm_status st = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)bytes, &buf);
-    if (st == GM_OK)
-        gm_device_free(dev, &buf);
-    return st;
+    row.status = r->outcome == GM_PROBE_TIMEOUT ? GM_ROW_TIMEOUT : GM_ROW_CRASH;
+    row.has_value = false;
+    row.note = r->note;
+    return gm_bench_emit(b, &row, NULL, 0);
 }
 
-static int largest_alloc(gm_bench *b)
+/* The row of a probe that failed for another reason than memory. */
+static int emit_failed_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
+{
+    b->device_lost = r->device_lost;
+    if (r->device_lost)
+        snprintf(b->error, sizeof b->error, "%s", r->note);
+    row.status = r->failed_as;
+    row.has_value = false;
+    row.note = r->note;
+    return gm_bench_emit(b, &row, NULL, 0);
+}
+
+static int largest_alloc(gm_bench *b, gm_worker *w)
 {
     gm_device *dev = b->dev;
     uint64_t total = dev->mem_limit ? dev->mem_limit : dev->info.total_mem;
     uint64_t lo = 0, hi = total / MIB + 1;   /* lo MiB fits; hi MiB does not (or is past the end) */
-    int probes = 0;
+    int probes = 0, rc = 0;
     double t0 = gm_now();
-    while (hi - lo > 1) {
+    gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "per-tensor", .metric = "largest_alloc",
+                  .unit = "bytes"};
+    while (hi - lo > 1 && rc == 0) {
         uint64_t mid = lo + (hi - lo) / 2;
-        gm_status st = try_alloc(dev, mid * MIB);
+        gm_probe_result r;
+        gm_worker_alloc(w, mid * MIB, &r);
         probes++;
-        if (st == GM_OK)
+        if (r.outcome == GM_PROBE_FITS) {
             lo = mid;
-        else if (st == GM_ERR_OOM)
+        } else if (r.outcome == GM_PROBE_FAILED) {
+            return emit_failed_probe(b, row, &r);
+        } else {
             hi = mid;
-        else {
-            b->device_lost = st == GM_ERR_DEVICE_LOST;
-            gm_row row = {.suite = "oom", .workload = "alloc", .metric = "largest_alloc", .unit = "bytes",
-                          .status = GM_ROW_ERROR, .note = dev->err.msg};
-            return gm_bench_emit(b, &row, NULL, 0);
+            row.bytes = mid * MIB;
+            if (r.outcome != GM_PROBE_OOM)
+                rc = emit_lost_probe(b, row, &r);
         }
     }
     char note[256], a[32], m[32];
     snprintf(note, sizeof note, "%d probes in %.2f s; advertised total %s, largest allocation %s%s", probes,
              gm_now() - t0, gm_format_size(dev->info.total_mem, a, sizeof a),
              gm_format_size(dev->info.max_alloc, m, sizeof m), dev->mem_limit ? ", under the cap" : "");
-    return emit_value(b, "alloc", "largest_alloc", "bytes", (double)(lo * MIB), lo * MIB, note);
+    return rc ? rc : emit_value(b, "alloc", "largest_alloc", "bytes", (double)(lo * MIB), lo * MIB, note);
 }
 
-static int largest_total(gm_bench *b)
+static int largest_total(gm_bench *b, gm_worker *w)
 {
-    gm_device *dev = b->dev;
-    gm_buffer *chunks = calloc(MAX_CHUNKS, sizeof *chunks);
-    if (!chunks)
-        return -1;
-    uint64_t chunk = dev->info.max_alloc ? dev->info.max_alloc : 1024 * MIB, got = 0;
-    chunk = chunk / MIB * MIB;
-    if (chunk > 1024 * MIB)
-        chunk = 1024 * MIB;
-    int n = 0;
-    gm_status st = GM_OK;
+    gm_probe_result r;
     double t0 = gm_now();
-    while (chunk >= MIB && n < MAX_CHUNKS) {
-        st = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)chunk, &chunks[n]);
-        if (st == GM_OK) {
-            got += chunk;
-            n++;
-        } else if (st == GM_ERR_OOM) {
-            chunk /= 2;
-        } else {
-            break;
-        }
-    }
-    for (int i = 0; i < n; i++)
-        gm_device_free(dev, &chunks[i]);
-    free(chunks);
-    if (st != GM_OK && st != GM_ERR_OOM) {
-        b->device_lost = st == GM_ERR_DEVICE_LOST;
-        gm_row row = {.suite = "oom", .workload = "alloc", .metric = "largest_total", .unit = "bytes",
-                      .status = GM_ROW_ERROR, .note = dev->err.msg};
-        return gm_bench_emit(b, &row, NULL, 0);
-    }
-    char note[200];
-    snprintf(note, sizeof note, "%d chunks in %.2f s", n, gm_now() - t0);
-    return emit_value(b, "alloc", "largest_total", "bytes", (double)got, got, note);
+    gm_worker_total(w, &r);
+    gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "per-tensor", .metric = "largest_total",
+                  .unit = "bytes"};
+    if (r.outcome == GM_PROBE_FAILED)
+        return emit_failed_probe(b, row, &r);
+    if (r.outcome != GM_PROBE_FITS)
+        return emit_lost_probe(b, row, &r);
+    char note[360];
+    snprintf(note, sizeof note, "%s in %.2f s", r.note, gm_now() - t0);
+    return emit_value(b, "alloc", "largest_total", "bytes", (double)r.value, r.value, note);
 }
 
-/* One probe: does batch `batch` allocate, run and verify? *fits is false
- * on OOM; any other failure is returned (with dev->err). */
-static gm_status probe(gm_bench *b, const gm_runnable *r, gm_shape s, const char *impl, gm_pattern_kind pattern,
-                       uint64_t batch, bool *fits)
+/* A search over one (workload, precision, seq, implementation, pattern). */
+typedef struct {
+    gm_bench *b;
+    gm_worker *w;
+    const gm_runnable *r;
+    gm_probe_point point;
+    gm_row row;                  /* the search's row fields */
+    int probes;
+} search;
+
+/* One probe at `batch`: *fits, or a failure. A lost worker writes its row
+ * and counts as not fitting; any other failure is returned as 1 with its
+ * result in *failed. Returns -1 if a row could not be written. */
+static int probe(search *sr, uint64_t batch, bool *fits, gm_probe_result *failed)
 {
-    gm_device *dev = b->dev;
-    s.batch = batch;
-    gm_shape_complete(&s);
-    gm_tensor t[GM_MAX_TENSORS];
-    int nt = gm_workload_find(r->name)->tensors(&s, t);
-    *fits = false;
-    if (nt < 0)
-        return GM_OK;   /* beyond 64-bit sizes: certainly does not fit */
-    gm_pattern pat;
-    void *state = NULL;
-    gm_status st = gm_pattern_begin(&pat, dev, pattern, t, nt);
-    if (st == GM_OK)
-        st = r->setup(dev, &pat, &s, impl, &state);
-    double ms;
-    if (st == GM_OK)
-        st = gm_time_on_queue(dev, 0, r->enqueue, state, &ms);
-    bool correct = false;
-    char note[200];
-    if (st == GM_OK)
-        st = r->verify(state, 0, &correct, note, sizeof note);
-    if (state)
-        r->teardown(state);
-    gm_pattern_end(&pat);
-    if (st == GM_ERR_OOM)
-        return GM_OK;
-    if (st == GM_OK && !correct)
-        return gm_device_fail(dev, GM_ERR_INVALID, 0, "wrong output at batch %llu: %s", (unsigned long long)batch,
-                              note);
-    *fits = st == GM_OK;
-    return st;
+    sr->point.batch = batch;
+    gm_worker_point(sr->w, &sr->point, failed);
+    sr->probes++;
+    *fits = failed->outcome == GM_PROBE_FITS;
+    if (failed->outcome == GM_PROBE_CRASH || failed->outcome == GM_PROBE_TIMEOUT) {
+        gm_row row = sr->row;
+        row.metric = "max_batch";
+        row.unit = "batch";
+        row.batch = batch;
+        return emit_lost_probe(sr->b, row, failed) ? -1 : 0;
+    }
+    return failed->outcome == GM_PROBE_FAILED;
 }
 
 static uint64_t model_at(const gm_runnable *r, gm_shape s, uint64_t batch)
@@ -170,70 +156,75 @@ static uint64_t model_at(const gm_runnable *r, gm_shape s, uint64_t batch)
 }
 
 /* Finds the largest batch and writes its rows. */
-static int max_batch(gm_bench *b, const gm_runnable *r, const gm_shape *s, const char *impl, gm_pattern_kind pattern)
+static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_shape *s, const char *impl,
+                     gm_pattern_kind pattern)
 {
-    gm_row row = {0};
-    row.suite = "oom";
-    row.workload = r->name;
-    row.variant = impl;
-    row.pattern = gm_pattern_names[pattern];
-    row.precision = gm_precision_name(s->prec);
-    row.seq_len = s->seq;
-    int probes = 0;
+    search sr = {b, w, r, {0}, {0}, 0};
+    int widx = 0;
+    while (gm_workload_runnables[widx] != r)
+        widx++;
+    sr.point = (gm_probe_point){widx, "", pattern, s->prec, 1, s->seq};
+    snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
+    gm_row *row = &sr.row;
+    row->suite = "oom";
+    row->workload = r->name;
+    row->variant = impl;
+    row->pattern = gm_pattern_names[pattern];
+    row->precision = gm_precision_name(s->prec);
+    row->seq_len = s->seq;
     double t0 = gm_now();
     uint64_t lo = 0, hi = 0;     /* lo fits (0: nothing does yet); hi fails (0: none failed yet) */
-    gm_status st = GM_OK;
+    int st = 0;
     bool fits;
-    for (uint64_t batch = 1; batch <= MAX_BATCH && st == GM_OK; batch *= 2) {
-        st = probe(b, r, *s, impl, pattern, batch, &fits);
-        probes++;
-        if (st == GM_OK && !fits) {
+    gm_probe_result res;
+    for (uint64_t batch = 1; batch <= MAX_BATCH && st == 0; batch *= 2) {
+        st = probe(&sr, batch, &fits, &res);
+        if (st == 0 && !fits) {
             hi = batch;
             break;
         }
-        if (st == GM_OK)
+        if (st == 0)
             lo = batch;
     }
     uint64_t halving = lo;       /* halving from the first failing power of two lands here */
-    while (st == GM_OK && hi && hi - lo > 1) {
+    while (st == 0 && hi && hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        st = probe(b, r, *s, impl, pattern, mid, &fits);
-        probes++;
-        if (st == GM_OK)
+        st = probe(&sr, mid, &fits, &res);
+        if (st == 0)
             *(fits ? &lo : &hi) = mid;
     }
-    if (st != GM_OK) {
-        b->device_lost = st == GM_ERR_DEVICE_LOST;
-        row.metric = "max_batch";
-        row.unit = "batch";
-        row.status = st == GM_ERR_INVALID && strstr(b->dev->err.msg, "wrong output") ? GM_ROW_MISMATCH : GM_ROW_ERROR;
-        row.note = b->dev->err.msg;
-        return gm_bench_emit(b, &row, NULL, 0);
+    if (st < 0)
+        return -1;
+    if (st > 0) {
+        row->metric = "max_batch";
+        row->unit = "batch";
+        row->batch = sr.point.batch;
+        return emit_failed_probe(b, *row, &res);
     }
     char note[300], at[32], next[32];
     uint64_t total = b->dev->mem_limit ? b->dev->mem_limit : b->dev->info.total_mem;
-    row.batch = lo;
-    row.model_bytes = lo ? model_at(r, *s, lo) : 0;
-    snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s", probes,
-             gm_now() - t0, gm_format_size(row.model_bytes, at, sizeof at), (unsigned long long)lo,
+    row->batch = lo;
+    row->model_bytes = lo ? model_at(r, *s, lo) : 0;
+    snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s", sr.probes,
+             gm_now() - t0, gm_format_size(row->model_bytes, at, sizeof at), (unsigned long long)lo,
              gm_format_size(model_at(r, *s, lo + 1), next, sizeof next), (unsigned long long)(lo + 1),
              hi ? "" : " (the search limit)");
     struct { const char *metric, *unit; double value; } out[] = {
         {"max_batch", "batch", (double)lo},
         {"max_batch_halving", "batch", (double)halving},
-        {"probes", "count", probes},
-        {"device_fraction", "ratio", total ? (double)row.model_bytes / (double)total : 0},
+        {"probes", "count", sr.probes},
+        {"device_fraction", "ratio", total ? (double)row->model_bytes / (double)total : 0},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof out / sizeof out[0] && rc == 0; i++) {
-        row.metric = out[i].metric;
-        row.unit = out[i].unit;
-        row.status = GM_ROW_OK;
-        row.has_value = true;
-        row.value = row.min = row.max = out[i].value;
-        row.reps = 1;
-        row.note = i == 0 ? note : NULL;
-        rc = gm_bench_emit(b, &row, NULL, 0);
+        row->metric = out[i].metric;
+        row->unit = out[i].unit;
+        row->status = GM_ROW_OK;
+        row->has_value = true;
+        row->value = row->min = row->max = out[i].value;
+        row->reps = 1;
+        row->note = i == 0 ? note : NULL;
+        rc = gm_bench_emit(b, row, NULL, 0);
     }
     return rc;
 }
@@ -247,8 +238,9 @@ static void seqs_of(const gm_bench *b, const uint64_t **v, size_t *n)
 }
 
 /* Calls fn for every (workload, precision, seq, implementation, pattern). */
-static int each_search(gm_bench *b, int (*fn)(gm_bench *, const gm_runnable *, const gm_shape *, const char *,
-                                               gm_pattern_kind))
+static int each_search(gm_bench *b, gm_worker *worker,
+                       int (*fn)(gm_bench *, gm_worker *, const gm_runnable *, const gm_shape *, const char *,
+                                 gm_pattern_kind))
 {
     const uint64_t *seqs;
     size_t n_seqs;
@@ -277,7 +269,7 @@ static int each_search(gm_bench *b, int (*fn)(gm_bench *, const gm_runnable *, c
                         s.batch = 1;
                         if (r->adapt)
                             r->adapt(&s, impls[i]);
-                        int rc = fn(b, r, &s, impls[i], (gm_pattern_kind)pat);
+                        int rc = fn(b, worker, r, &s, impls[i], (gm_pattern_kind)pat);
                         char label[96];
                         snprintf(label, sizeof label, "oom %s %s %s s=%llu", r->name, impls[i], gm_precision_name(s.prec),
                                  (unsigned long long)s.seq);
@@ -289,18 +281,30 @@ static int each_search(gm_bench *b, int (*fn)(gm_bench *, const gm_runnable *, c
     return count;
 }
 
-static int oom_count(gm_bench *b) { return 2 + each_search(b, NULL); }
+static int oom_count(gm_bench *b) { return 2 + each_search(b, NULL, NULL); }
 
 static int oom_run(gm_bench *b)
 {
-    int rc = largest_alloc(b);
+    /* The searching process lets go of the device (its context would take
+     * memory from the probes) and takes it back at the end. */
+    gm_device *dev = b->dev;
+    uint64_t limit = dev->mem_limit;
+    gm_device_close(dev);
+    gm_worker *w = gm_worker_new(b);
+    int rc = w ? largest_alloc(b, w) : -1;
     gm_bench_point_done(b, "oom largest allocation");
     if (rc == 0 && !b->device_lost) {
-        rc = largest_total(b);
+        rc = largest_total(b, w);
         gm_bench_point_done(b, "oom largest total");
     }
     if (rc == 0 && !b->device_lost)
-        rc = each_search(b, max_batch) < 0 ? -1 : 0;
+        rc = each_search(b, w, max_batch) < 0 ? -1 : 0;
+    gm_worker_free(w);
+    if (gm_device_open(dev, dev->backend, dev->index) != GM_OK) {
+        b->device_lost = true;
+        snprintf(b->error, sizeof b->error, "the device could not be opened again: %s", dev->err.msg);
+    }
+    gm_device_set_limit(dev, limit);
     return gm_bench_suite_end(b, rc);
 }
 

@@ -4,7 +4,7 @@
 # prints the exact install line and fails. Installs nothing already there.
 set -eu
 pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev"
-pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd"
+pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd libclblast1"
 pkgs_bench=""
 pkgs_test="libcmocka-dev perl"
 pkgs_peers="clpeak"

@@ -6,6 +6,7 @@
 #include "summary.h"
 #include "units.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,8 @@ static void usage(FILE *f)
             "  --blocks RANGE      swap: transfer block sizes, e.g. 4KiB:1GiB:x4\n"
             "  --mem-limit SIZE    cap on device memory the run may hold (CPU devices default\n"
             "                      to a quarter of available host memory)\n"
+            "  --probe-timeout S   oom suite: seconds a probe may run before its worker is\n"
+            "                      killed (a `timeout` row; default 600)\n"
             "  --out DIR           results folder (default: results/<run-id>)\n"
             "  --quiet             no progress or summary\n"
             "\n"
@@ -95,8 +98,7 @@ static int parse_cli(int argc, char **argv, cli_opt *opts, int *n, bool *help)
     return 0;
 }
 
-/* Builds the options: profile first, then the command line over it. */
-static int build_options(int argc, char **argv, gm_bench_opts *o, bool *help)
+int gm_bench_options(int argc, char **argv, gm_bench_opts *o, bool *help)
 {
     cli_opt cli[64];
     int n = 0;
@@ -139,7 +141,7 @@ int gm_cmd_bench(int argc, char **argv)
     gm_bench_opts o;
     gm_opts_init(&o);
     bool help = false;
-    int rc = build_options(argc, argv, &o, &help);
+    int rc = gm_bench_options(argc, argv, &o, &help);
     if (rc || help) {
         if (help)
             usage(stdout);
@@ -174,6 +176,10 @@ int gm_cmd_bench(int argc, char **argv)
     b.opts = &o;
     b.summary = &summary;
     b.progress = !o.quiet && isatty(STDERR_FILENO);
+    b.argc = argc;
+    b.argv = argv;
+    /* A worker that dies leaves a closed pipe: writes to it fail, not kill. */
+    signal(SIGPIPE, SIG_IGN);
     const char *fault = getenv("GPUMEM_FAULT");
     /* Test-only: corrupt one output value after every kernel. */
     b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;

@@ -33,6 +33,8 @@ int main(int argc, char **argv)
         return gm_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "plan") == 0)
         return gm_cmd_plan(argc - 1, argv + 1);
+    if (strcmp(cmd, "__worker") == 0)
+        return gm_cmd_worker(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("gpumem %s\n", gm_suite_version());
         return GM_EXIT_OK;

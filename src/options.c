@@ -33,6 +33,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->access = GM_ACCESS_AUTO;
     o->workloads = 1u;
     o->patterns = 1u;
+    o->probe_timeout = 600;
     o->shape.hidden = 512;
     o->shape.heads = 8;
 }
@@ -139,7 +140,7 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"reps", true},    {"warmup", true},   {"out", true},       {"profile", true},
     {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
     {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
-    {"blocks", true},  {"pattern", true},
+    {"blocks", true},  {"pattern", true},  {"probe-timeout", true},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -219,6 +220,8 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
     } else if (strcmp(name, "pattern") == 0) {
         static const char *const names[] = {"per-tensor", "monolithic"};
         return parse_names(name, value, names, 2, &o->patterns, err, err_len);
+    } else if (strcmp(name, "probe-timeout") == 0) {
+        return set_uint(name, value, 1, 86400, &o->probe_timeout, err, err_len);
     } else if (strcmp(name, "batch") == 0) {
         return set_axis(name, value, &o->batches, &o->n_batches, err, err_len);
     } else if (strcmp(name, "seq") == 0) {

@@ -39,6 +39,8 @@ typedef struct {
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
     gm_shape shape;
+    /* The oom suite: seconds a probe may take before its worker is killed. */
+    unsigned probe_timeout;
     /* The swap suite: transfer block sizes in bytes; NULL: 4KiB to 64MiB. */
     uint64_t *blocks;
     size_t n_blocks;

@@ -1,0 +1,167 @@
+/* OOM probes in this process (the worker's side of bench/probe.h). */
+#include "probe.h"
+#include "runnable.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB ((uint64_t)1 << 20)
+#define MAX_CHUNKS 4096
+
+static void from_status(gm_device *dev, gm_status st, gm_probe_result *r)
+{
+    r->outcome = st == GM_OK ? GM_PROBE_FITS : st == GM_ERR_OOM ? GM_PROBE_OOM : GM_PROBE_FAILED;
+    r->failed_as = st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+    r->device_lost = st == GM_ERR_DEVICE_LOST;
+    snprintf(r->note, sizeof r->note, "%s", st == GM_OK ? "" : dev->err.msg);
+}
+
+void gm_probe_alloc_local(gm_device *dev, uint64_t bytes, gm_probe_result *r)
+{
+    memset(r, 0, sizeof *r);
+    gm_buffer buf;
+    gm_status st = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)bytes, &buf);
+    if (st == GM_OK)
+        gm_device_free(dev, &buf);
+    from_status(dev, st, r);
+}
+
+void gm_probe_total_local(gm_device *dev, gm_probe_result *r)
+{
+    memset(r, 0, sizeof *r);
+    gm_buffer *chunks = calloc(MAX_CHUNKS, sizeof *chunks);
+    if (!chunks) {
+        r->outcome = GM_PROBE_FAILED;
+        r->failed_as = GM_ROW_ERROR;
+        snprintf(r->note, sizeof r->note, "out of host memory");
+        return;
+    }
+    uint64_t chunk = dev->info.max_alloc ? dev->info.max_alloc : 1024 * MIB;
+    chunk = chunk / MIB * MIB;
+    if (chunk > 1024 * MIB)
+        chunk = 1024 * MIB;
+    int n = 0;
+    gm_status st = GM_OK;
+    while (chunk >= MIB && n < MAX_CHUNKS) {
+        st = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)chunk, &chunks[n]);
+        if (st == GM_OK) {
+            r->value += chunk;
+            n++;
+        } else if (st == GM_ERR_OOM) {
+            chunk /= 2;
+        } else {
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        gm_device_free(dev, &chunks[i]);
+    free(chunks);
+    from_status(dev, st == GM_ERR_OOM ? GM_OK : st, r);
+    if (r->outcome == GM_PROBE_FITS)
+        snprintf(r->note, sizeof r->note, "%d chunks", n);
+}
+
+gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
+{
+    gm_shape s = o->shape;
+    s.prec = p->prec;
+    s.seq = p->seq;
+    s.batch = p->batch;
+    const gm_runnable *r = gm_workload_runnables[p->workload];
+    if (r->adapt)
+        r->adapt(&s, p->impl);
+    gm_shape_complete(&s);
+    return s;
+}
+
+void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe_point *p, gm_probe_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const gm_runnable *run = gm_workload_runnables[p->workload];
+    gm_shape s = gm_probe_shape(o, p);
+    gm_tensor t[GM_MAX_TENSORS];
+    int nt = gm_workload_find(run->name)->tensors(&s, t);
+    if (nt < 0) {       /* beyond 64-bit sizes: certainly does not fit */
+        r->outcome = GM_PROBE_OOM;
+        snprintf(r->note, sizeof r->note, "the shape's size overflows 64 bits");
+        return;
+    }
+    gm_pattern pat;
+    void *state = NULL;
+    gm_status st = gm_pattern_begin(&pat, dev, p->pattern, t, nt);
+    if (st == GM_OK)
+        st = run->setup(dev, &pat, &s, p->impl, &state);
+    double ms;
+    if (st == GM_OK)
+        st = gm_time_on_queue(dev, 0, run->enqueue, state, &ms);
+    bool correct = false;
+    char note[200] = "";
+    if (st == GM_OK)
+        st = run->verify(state, 0, &correct, note, sizeof note);
+    if (state)
+        run->teardown(state);
+    gm_pattern_end(&pat);
+    from_status(dev, st, r);
+    if (st == GM_OK && !correct) {
+        r->outcome = GM_PROBE_FAILED;
+        r->failed_as = GM_ROW_MISMATCH;
+        snprintf(r->note, sizeof r->note, "wrong output at batch %" PRIu64 ": %s", p->batch, note);
+    }
+}
+
+/* Notes travel last on the line, with newlines flattened. */
+static void flatten(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+int gm_probe_format_point(const gm_probe_point *p, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "point %d %s %d %d %" PRIu64 " %" PRIu64 "\n", p->workload, p->impl, (int)p->pattern,
+                     (int)p->prec, p->batch, p->seq);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+int gm_probe_parse_point(const char *line, gm_probe_point *p)
+{
+    int pattern, prec;
+    memset(p, 0, sizeof *p);
+    if (sscanf(line, "point %d %31s %d %d %" SCNu64 " %" SCNu64, &p->workload, p->impl, &pattern, &prec, &p->batch,
+               &p->seq) != 6)
+        return -1;
+    if (p->workload < 0 || p->workload >= GM_RUNNABLE_WORKLOAD_COUNT || pattern < 0 || pattern >= GM_PATTERN_COUNT
+        || prec < 0 || prec >= GM_PREC_COUNT || p->batch == 0 || p->seq == 0)
+        return -1;
+    p->pattern = (gm_pattern_kind)pattern;
+    p->prec = (gm_precision)prec;
+    return 0;
+}
+
+int gm_probe_format_result(const gm_probe_result *r, char *buf, size_t len)
+{
+    char note[sizeof r->note];
+    snprintf(note, sizeof note, "%s", r->note);
+    flatten(note);
+    int n = snprintf(buf, len, "result %d %d %d %" PRIu64 " %s\n", (int)r->outcome, (int)r->failed_as,
+                     (int)r->device_lost, r->value, note);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+int gm_probe_parse_result(const char *line, gm_probe_result *r)
+{
+    int outcome, failed_as, lost, used = 0;
+    memset(r, 0, sizeof *r);
+    if (sscanf(line, "result %d %d %d %" SCNu64 " %n", &outcome, &failed_as, &lost, &r->value, &used) != 4
+        || outcome < GM_PROBE_FITS || outcome > GM_PROBE_FAILED || failed_as < 0 || failed_as > GM_ROW_ERROR)
+        return -1;
+    r->outcome = (gm_probe_outcome)outcome;
+    r->failed_as = (gm_row_status)failed_as;
+    r->device_lost = lost != 0;
+    snprintf(r->note, sizeof r->note, "%s", used ? line + used : "");
+    r->note[strcspn(r->note, "\n")] = '\0';
+    return 0;
+}
