@@ -88,9 +88,13 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
         snprintf(r->note, sizeof r->note, "the shape's size overflows 64 bits");
         return;
     }
+    /* A fresh environment each probe: a search must not depend on what
+     * the caches kept from the probe before. */
+    gm_pattern_env env;
+    gm_pattern_env_init(&env, dev, o);
     gm_pattern pat;
     void *state = NULL;
-    gm_status st = gm_pattern_begin(&pat, dev, p->pattern, t, nt);
+    gm_status st = gm_pattern_begin(&pat, &env, p->pattern, t, nt);
     if (st == GM_OK)
         st = run->setup(dev, &pat, &s, p->impl, &state);
     double ms;
@@ -102,7 +106,9 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
         st = run->verify(state, 0, &correct, note, sizeof note);
     if (state)
         run->teardown(state);
+    r->value = pat.fragment_bytes;
     gm_pattern_end(&pat);
+    gm_pattern_env_release(&env);
     from_status(dev, st, r);
     if (st == GM_OK && !correct) {
         r->outcome = GM_PROBE_FAILED;

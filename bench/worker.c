@@ -47,12 +47,13 @@ gm_worker *gm_worker_new(gm_bench *b)
 /* The worker's arguments: the bench options, then what this run chose. */
 static char **worker_argv(const gm_bench *b, char *backend, char *device, char *limit)
 {
-    char **argv = calloc((size_t)b->argc + 9, sizeof *argv);
+    char **argv = calloc((size_t)b->argc + 10, sizeof *argv);
     if (!argv)
         return NULL;
     int n = 0;
     argv[n++] = "gpumem";
     argv[n++] = "__worker";
+    argv[n++] = "oom";        /* the suite whose options apply */
     for (int i = 1; i < b->argc; i++)
         argv[n++] = b->argv[i];
     snprintf(backend, 16, "%s", b->dev->backend->name);

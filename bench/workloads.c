@@ -60,11 +60,14 @@ static int workloads_count(gm_bench *b)
 
 typedef struct {
     gm_bench *b;
+    gm_pattern_env *env;
     const gm_runnable *r;
-    const gm_shape *s;
+    gm_shape *s;                  /* with --on-oom shrink, the batch may drop */
     const char *impl;
     gm_pattern_kind pattern;
     uint64_t model_bytes, measured_bytes;
+    uint64_t asked_batch;         /* the batch the sweep asked for */
+    char degraded[160];           /* set when the batch was shrunk */
 } point;
 
 static gm_row base_row(const point *pt)
@@ -79,6 +82,7 @@ static gm_row base_row(const point *pt)
     row.seq_len = pt->s->seq;
     row.model_bytes = pt->model_bytes;
     row.measured_bytes = pt->measured_bytes;
+    row.note = pt->degraded[0] ? pt->degraded : NULL;
     return row;
 }
 
@@ -135,52 +139,103 @@ static gm_row_status status_of(gm_status st)
     return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
 }
 
+/* Bytes of the model at the point's shape (0 if it overflows), and what
+ * its pattern asks of the device (the arena rounds each tensor up). */
+static int model_of(point *pt, gm_tensor *t, uint64_t *needed)
+{
+    int nt = gm_workload_find(pt->r->name)->tensors(pt->s, t);
+    if (nt < 0)
+        return -1;
+    pt->model_bytes = gm_tensors_total(t, nt);
+    *needed = pt->pattern == GM_PATTERN_MONOLITHIC ? gm_arena_bytes(t, nt) : pt->model_bytes;
+    return nt;
+}
+
+/* Allocates and sets the point up; on GM_ERR_OOM with --on-oom shrink,
+ * halves the batch and tries again, noting the degradation. */
+static gm_status set_up(point *pt, gm_pattern *pat, void **state, char *note, size_t len)
+{
+    gm_device *dev = pt->b->dev;
+    for (;;) {
+        gm_tensor t[GM_MAX_TENSORS];
+        uint64_t needed;
+        int nt = model_of(pt, t, &needed);
+        uint64_t before = 0, after = 0, tot;
+        bool known = dev->backend->mem_info(dev, &before, &tot) == GM_OK;
+        gm_status st = nt < 0 ? gm_device_fail(dev, GM_ERR_OOM, 0, "the shape's size overflows 64 bits")
+                              : gm_pattern_begin(pat, pt->env, pt->pattern, t, nt);
+        if (st == GM_OK)
+            st = pt->r->setup(dev, pat, pt->s, pt->impl, state);
+        if (st == GM_OK) {
+            known = known && dev->backend->mem_info(dev, &after, &tot) == GM_OK;
+            pt->measured_bytes = known && before > after ? before - after : 0;
+            /* The model is the contract: the workload asks for exactly its tensors. */
+            if (pat->requested == pt->model_bytes)
+                return GM_OK;
+            snprintf(note, len, "allocated %llu bytes where the memory model says %llu",
+                     (unsigned long long)pat->requested, (unsigned long long)pt->model_bytes);
+            pt->r->teardown(*state);
+            *state = NULL;
+            gm_pattern_end(pat);
+            return GM_ERR_INVALID;
+        }
+        if (nt >= 0)
+            gm_pattern_end(pat);
+        snprintf(note, len, "%s", dev->err.msg);
+        if (st != GM_ERR_OOM || !pt->b->opts->on_oom_shrink || pt->s->batch == 1)
+            return st;
+        pt->s->batch /= 2;
+        gm_shape_complete(pt->s);
+        snprintf(pt->degraded, sizeof pt->degraded, "degraded: out of memory at batch %llu, ran at batch %llu",
+                 (unsigned long long)pt->asked_batch, (unsigned long long)pt->s->batch);
+    }
+}
+
+/* The degraded-batch row of --on-oom shrink: the batch that ran, at the
+ * batch asked for. */
+static int emit_degraded(const point *pt)
+{
+    gm_row row = base_row(pt);
+    row.batch = pt->asked_batch;
+    row.metric = "degraded_batch";
+    row.unit = "batch";
+    row.status = GM_ROW_OK;
+    row.has_value = true;
+    row.value = row.min = row.max = (double)pt->s->batch;
+    row.reps = 1;
+    return gm_bench_emit(pt->b, &row, NULL, 0);
+}
+
 /* Runs one point: model check, setup, warm-up, timed and verified reps. */
 static int run_point(point *pt)
 {
     gm_bench *b = pt->b;
     gm_device *dev = b->dev;
     gm_tensor t[GM_MAX_TENSORS];
-    int nt = gm_workload_find(pt->r->name)->tensors(pt->s, t);
     char note[300];
-    if (nt < 0)
+    uint64_t needed;
+    if (model_of(pt, t, &needed) < 0)
         return emit_status(pt, GM_ROW_SKIPPED, "the shape's size overflows 64 bits");
-    pt->model_bytes = gm_tensors_total(t, nt);
-    /* What the pattern will ask of the device: the arena rounds each tensor up. */
-    uint64_t needed = pt->pattern == GM_PATTERN_MONOLITHIC ? gm_arena_bytes(t, nt) : pt->model_bytes;
     uint64_t free_b = 0, total_b = 0;
     if (gm_device_mem_info(dev, &free_b, &total_b) != GM_OK)
         free_b = dev->mem_limit ? dev->mem_limit - dev->live_bytes : dev->info.total_mem;
-    if (needed > free_b || needed == 0) {
+    free_b += gm_pattern_env_cached(pt->env);
+    /* With --on-oom shrink the point is tried as a training loop would. */
+    if ((needed > free_b || needed == 0) && !b->opts->on_oom_shrink) {
         char need[32], have[32];
         snprintf(note, sizeof note, "the model needs %s, the device has %s free%s",
                  gm_format_size(needed, need, sizeof need), gm_format_size(free_b, have, sizeof have),
                  dev->mem_limit ? " under the cap" : "");
         return emit_status(pt, GM_ROW_SKIPPED, note);
     }
-    uint64_t before = 0, after = 0, tot;
-    bool known = dev->backend->mem_info(dev, &before, &tot) == GM_OK;
     void *state = NULL;
     gm_pattern pat;
-    gm_status st = gm_pattern_begin(&pat, dev, pt->pattern, t, nt);
-    if (st == GM_OK)
-        st = pt->r->setup(dev, &pat, pt->s, pt->impl, &state);
+    gm_status st = set_up(pt, &pat, &state, note, sizeof note);
     if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
-        gm_pattern_end(&pat);
-        return emit_status(pt, status_of(st), dev->err.msg);
+        return emit_status(pt, st == GM_ERR_INVALID ? GM_ROW_ERROR : status_of(st), note);
     }
-    /* The model is the contract: the workload asks for exactly its tensors. */
-    if (pat.requested != pt->model_bytes) {
-        snprintf(note, sizeof note, "allocated %llu bytes where the memory model says %llu",
-                 (unsigned long long)pat.requested, (unsigned long long)pt->model_bytes);
-        pt->r->teardown(state);
-        gm_pattern_end(&pat);
-        return emit_status(pt, GM_ROW_ERROR, note);
-    }
-    known = known && dev->backend->mem_info(dev, &after, &tot) == GM_OK;
-    pt->measured_bytes = known && before > after ? before - after : 0;
     const gm_bench_opts *o = b->opts;
     double *ms = calloc(o->reps, sizeof *ms);
     bool correct = true;
@@ -193,8 +248,10 @@ static int run_point(point *pt)
         if (st == GM_OK)
             st = pt->r->verify(state, r, &correct, note, sizeof note);
     }
-    int rc;
-    if (!ms)
+    int rc = pt->degraded[0] ? emit_degraded(pt) : 0;
+    if (rc != 0)
+        ;
+    else if (!ms)
         rc = emit_status(pt, GM_ROW_ERROR, "out of host memory");
     else if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
@@ -214,6 +271,8 @@ static int workloads_run(gm_bench *b)
 {
     axes a = axes_of(b->opts);
     int rc = 0;
+    gm_pattern_env env;      /* caching allocators keep blocks from point to point */
+    gm_pattern_env_init(&env, b->dev, b->opts);
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT && rc == 0; w++) {
         if (!(b->opts->workloads & (1u << w)))
             continue;
@@ -237,7 +296,7 @@ static int workloads_run(gm_bench *b)
                         if (r->adapt)
                             r->adapt(&s, impl);
                         gm_shape_complete(&s);
-                        point pt = {b, r, &s, impl, pattern, 0, 0};
+                        point pt = {b, &env, r, &s, impl, pattern, 0, 0, s.batch, ""};
                         rc = run_point(&pt);
                         char label[96];
                         snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impl,
@@ -246,6 +305,7 @@ static int workloads_run(gm_bench *b)
                     }
         }
     }
+    gm_pattern_env_release(&env);
     return gm_bench_suite_end(b, rc);
 }
 

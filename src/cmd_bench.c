@@ -98,7 +98,7 @@ static int parse_cli(int argc, char **argv, cli_opt *opts, int *n, bool *help)
     return 0;
 }
 
-int gm_bench_options(int argc, char **argv, gm_bench_opts *o, bool *help)
+int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o, bool *help)
 {
     cli_opt cli[64];
     int n = 0;
@@ -110,7 +110,7 @@ int gm_bench_options(int argc, char **argv, gm_bench_opts *o, bool *help)
     for (int i = 0; i < n; i++)
         if (strcmp(cli[i].name, "profile") == 0)
             profile = cli[i].value;
-    if (gm_profile_load(o, profile, err, sizeof err) != 0) {
+    if (gm_profile_load(o, profile, suite, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
         return 2;
     }
@@ -124,16 +124,36 @@ int gm_bench_options(int argc, char **argv, gm_bench_opts *o, bool *help)
     return 0;
 }
 
-static int run_suites(gm_bench *b)
+/* Runs every suite with its own options (the profile's [bench], its
+ * section, then the command line) and its own cap: the suite's
+ * --mem-limit, else the run's default `cap`. */
+static int run_suites(gm_bench *b, uint64_t cap)
 {
+    const gm_bench_opts *base = b->opts;
+    gm_bench_opts per[GM_MAX_SUITES];
+    int n = base->n_suites, made = 0, rc = 0;
+    for (; made < n && rc == 0; made++) {
+        bool help = false;
+        gm_opts_init(&per[made]);
+        rc = gm_bench_options(b->argc, b->argv, base->suites[made], &per[made], &help);
+    }
     b->points_total = 0;
-    for (int i = 0; i < b->opts->n_suites; i++)
-        b->points_total += gm_suite_find(b->opts->suites[i])->count_points(b);
+    for (int i = 0; i < n && rc == 0; i++) {
+        b->opts = &per[i];
+        b->points_total += gm_suite_find(base->suites[i])->count_points(b);
+    }
     b->started = gm_now();
-    for (int i = 0; i < b->opts->n_suites; i++)
-        if (gm_suite_find(b->opts->suites[i])->run(b) != 0)
-            return -1;
-    return 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        b->opts = &per[i];
+        gm_device_set_limit(b->dev, per[i].mem_limit_set ? per[i].mem_limit : cap);
+        if (gm_suite_find(base->suites[i])->run(b) != 0)
+            rc = -1;
+    }
+    b->opts = base;
+    gm_device_set_limit(b->dev, cap);
+    for (int i = 0; i < made; i++)
+        gm_opts_release(&per[i]);
+    return rc;
 }
 
 int gm_cmd_bench(int argc, char **argv)
@@ -141,7 +161,7 @@ int gm_cmd_bench(int argc, char **argv)
     gm_bench_opts o;
     gm_opts_init(&o);
     bool help = false;
-    int rc = gm_bench_options(argc, argv, &o, &help);
+    int rc = gm_bench_options(argc, argv, NULL, &o, &help);
     if (rc || help) {
         if (help)
             usage(stdout);
@@ -194,7 +214,7 @@ int gm_cmd_bench(int argc, char **argv)
         if (!o.quiet)
             fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s\n", dev.backend->name, dev.index,
                     dev.info.name, limit, run.dir);
-        int suites_rc = run_suites(&b);
+        int suites_rc = run_suites(&b, dev.mem_limit);
         meta.end = time(NULL);
         meta.status = b.output_failed ? "output-failed" : b.device_lost ? "device-lost"
                       : suites_rc     ? "failed"

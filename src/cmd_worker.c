@@ -1,5 +1,6 @@
 /*
- * `gpumem __worker [bench options]`: the probe worker of bench/worker.c.
+ * `gpumem __worker SUITE [bench options]`: the probe worker of
+ * bench/worker.c, with the options the bench command gives SUITE.
  * Opens the device the options name (the suite passes its choice and its
  * cap), prints `ready` (or one line saying why not, then exits 3), and
  * answers each request line on stdin with one result line on stdout (the
@@ -55,7 +56,13 @@ int gm_cmd_worker(int argc, char **argv)
     gm_bench_opts o;
     gm_opts_init(&o);
     bool help = false;
-    int rc = gm_bench_options(argc, argv, &o, &help);
+    if (argc < 2 || !gm_is_suite_name(argv[1])) {
+        printf("the worker needs the suite it serves\n");
+        gm_opts_release(&o);
+        return GM_EXIT_USAGE;
+    }
+    /* argv[1] is the suite; the bench options follow (argv[1] stands in for "bench"). */
+    int rc = gm_bench_options(argc - 1, argv + 1, argv[1], &o, &help);
     if (rc || help) {
         printf("the worker's options are wrong\n");
         gm_opts_release(&o);

@@ -15,9 +15,10 @@ int gm_cmd_plan(int argc, char **argv);
 /* Hidden: the probe worker the oom suite starts (bench/worker.c). */
 int gm_cmd_worker(int argc, char **argv);
 
-/* The bench command's options: profile first, then the command line over
- * it. Returns 0, or 2 with a message printed; *help when --help was given. */
-int gm_bench_options(int argc, char **argv, gm_bench_opts *o, bool *help);
+/* The bench command's options: the profile's [bench] section, its section
+ * for `suite` (when not NULL), then the command line over them. Returns 0,
+ * or 2 with a message printed; *help when --help was given. */
+int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o, bool *help);
 
 
 #endif

@@ -43,7 +43,7 @@ void gm_device_set_limit(gm_device *dev, uint64_t bytes)
 
 static bool counts_against_device(gm_mem_kind kind)
 {
-    return kind == GM_MEM_DEVICE || kind == GM_MEM_MANAGED;
+    return kind == GM_MEM_DEVICE || kind == GM_MEM_MANAGED || kind == GM_MEM_ASYNC;
 }
 
 gm_status gm_device_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)

@@ -2,6 +2,7 @@
 
 #include "datafile.h"
 #include "precision.h"
+#include "pattern.h"
 #include "shape_opts.h"
 #include "units.h"
 
@@ -34,6 +35,11 @@ void gm_opts_init(gm_bench_opts *o)
     o->workloads = 1u;
     o->patterns = 1u;
     o->probe_timeout = 600;
+    o->frag_fill = 0.5;
+    o->frag_free = 0.5;
+    o->frag_min = 64u << 10;
+    o->frag_max = 16u << 20;
+    o->prealloc_share = 0.9;
     o->shape.hidden = 512;
     o->shape.heads = 8;
 }
@@ -141,6 +147,8 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
     {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
     {"blocks", true},  {"pattern", true},  {"probe-timeout", true},
+    {"frag-fill", true}, {"frag-free", true}, {"frag-sizes", true}, {"prealloc", true},
+    {"allow-oversubscribe", false}, {"on-oom", true},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -218,8 +226,40 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
         return parse_names(name, value, gm_runnable_workloads, GM_RUNNABLE_WORKLOAD_COUNT, &o->workloads, err,
                            err_len);
     } else if (strcmp(name, "pattern") == 0) {
-        static const char *const names[] = {"per-tensor", "monolithic"};
-        return parse_names(name, value, names, 2, &o->patterns, err, err_len);
+        return parse_names(name, value, gm_pattern_names, GM_PATTERN_COUNT, &o->patterns, err, err_len);
+    } else if (strcmp(name, "frag-fill") == 0 || strcmp(name, "frag-free") == 0 || strcmp(name, "prealloc") == 0) {
+        double *dst = strcmp(name, "frag-fill") == 0   ? &o->frag_fill
+                      : strcmp(name, "frag-free") == 0 ? &o->frag_free
+                                                       : &o->prealloc_share;
+        if (gm_parse_share(value, dst, why, sizeof why) != 0) {
+            snprintf(err, err_len, "--%s: %s", name, why);
+            return -1;
+        }
+    } else if (strcmp(name, "frag-sizes") == 0) {
+        const char *colon = strchr(value, ':');
+        char lo[64];
+        if (!colon || (size_t)(colon - value) >= sizeof lo) {
+            snprintf(err, err_len, "--frag-sizes '%s': expected MIN:MAX (e.g. 64KiB:16MiB)", value);
+            return -1;
+        }
+        memcpy(lo, value, (size_t)(colon - value));
+        lo[colon - value] = '\0';
+        uint64_t a, b;
+        if (gm_parse_size(lo, &a, why, sizeof why) || gm_parse_size(colon + 1, &b, why, sizeof why) || a < 4096
+            || b < a || b > ((uint64_t)1 << 40)) {
+            snprintf(err, err_len, "--frag-sizes '%s': expected MIN:MAX with 4KiB <= MIN <= MAX <= 1TiB", value);
+            return -1;
+        }
+        o->frag_min = a;
+        o->frag_max = b;
+    } else if (strcmp(name, "allow-oversubscribe") == 0) {
+        o->allow_oversubscribe = true;
+    } else if (strcmp(name, "on-oom") == 0) {
+        if (strcmp(value, "fail") && strcmp(value, "shrink")) {
+            snprintf(err, err_len, "--on-oom '%s': expected fail or shrink", value);
+            return -1;
+        }
+        o->on_oom_shrink = strcmp(value, "shrink") == 0;
     } else if (strcmp(name, "probe-timeout") == 0) {
         return set_uint(name, value, 1, 86400, &o->probe_timeout, err, err_len);
     } else if (strcmp(name, "batch") == 0) {
@@ -237,8 +277,18 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
 
 typedef struct {
     gm_bench_opts *o;
+    gm_bench_opts *scratch;   /* the first pass checks other sections' entries here */
+    const char *apply;  /* the section this pass applies */
     char why[400];     /* the first entry's failure; its line comes from ini_parse */
 } profile_ctx;
+
+bool gm_is_suite_name(const char *name)
+{
+    for (int i = 0; known_suites[i]; i++)
+        if (strcmp(known_suites[i], name) == 0)
+            return true;
+    return false;
+}
 
 /* Applies one `name = value`; returns 0 to make ini_parse report the line. */
 static int on_ini_entry(void *user, const char *section, const char *name, const char *value)
@@ -246,12 +296,19 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
     profile_ctx *c = user;
     if (c->why[0])
         return 0;
-    if (strcmp(section, "bench") != 0)
-        snprintf(c->why, sizeof c->why, "unknown section [%s] (profiles have [bench])", section);
-    else if (strcmp(name, "profile") == 0 || strcmp(name, "out") == 0)
-        snprintf(c->why, sizeof c->why, "'%s' cannot be set in a profile", name);
-    else if (gm_opts_set(c->o, name, value, c->why, sizeof c->why) != 0 && !c->why[0])
-        snprintf(c->why, sizeof c->why, "bad entry '%s'", name);
+    if (strcmp(section, "bench") != 0 && !gm_is_suite_name(section))
+        snprintf(c->why, sizeof c->why, "unknown section [%s] (profiles have [bench] and one per suite)", section);
+    else if (strcmp(name, "profile") == 0 || strcmp(name, "out") == 0
+             || (strcmp(name, "suite") == 0 && strcmp(section, "bench") != 0))
+        snprintf(c->why, sizeof c->why, "'%s' cannot be set in a profile%s", name,
+                 strcmp(name, "suite") == 0 ? " section of a suite" : "");
+    else {
+        /* The section this pass applies goes into o; the first pass checks
+         * every other section's entries too, so that a bad one fails now. */
+        gm_bench_opts *into = strcmp(section, c->apply) == 0 ? c->o : c->scratch;
+        if (into && gm_opts_set(into, name, value, c->why, sizeof c->why) != 0 && !c->why[0])
+            snprintf(c->why, sizeof c->why, "bad entry '%s'", name);
+    }
     return c->why[0] ? 0 : 1;
 }
 
@@ -269,15 +326,23 @@ static bool find_profile(const char *name, char *path, size_t len)
     return gm_find_data_file(rel, path, len);
 }
 
-int gm_profile_load(gm_bench_opts *o, const char *name, char *err, size_t err_len)
+int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char *err, size_t err_len)
 {
     char path[4200];
     if (!find_profile(name, path, sizeof path)) {
         snprintf(err, err_len, "--profile: no profile '%s' (looked for bench/profiles/%s.ini)", name, name);
         return -1;
     }
-    profile_ctx c = {o, ""};
+    gm_bench_opts scratch;
+    gm_opts_init(&scratch);
+    profile_ctx c = {o, &scratch, "bench", ""};
     int rc = ini_parse(path, on_ini_entry, &c);
+    gm_opts_release(&scratch);
+    if (rc == 0 && suite) {
+        c.apply = suite;
+        c.scratch = NULL;
+        rc = ini_parse(path, on_ini_entry, &c);
+    }
     if (rc < 0) {
         snprintf(err, err_len, "%s: cannot read the profile", path);
         return -1;

@@ -41,6 +41,15 @@ typedef struct {
     gm_shape shape;
     /* The oom suite: seconds a probe may take before its worker is killed. */
     unsigned probe_timeout;
+    /* Allocation patterns (bench/pattern.h): fragmented fills frag_fill of
+     * free memory with sizes from frag_min to frag_max and frees frag_free
+     * of them; prealloc reserves prealloc_share of free memory; managed
+     * memory past free memory needs allow_oversubscribe. */
+    double frag_fill, frag_free, prealloc_share;
+    uint64_t frag_min, frag_max;
+    bool allow_oversubscribe;
+    /* The workloads suite: on OOM, halve the batch until it fits. */
+    bool on_oom_shrink;
     /* The swap suite: transfer block sizes in bytes; NULL: 4KiB to 64MiB. */
     uint64_t *blocks;
     size_t n_blocks;
@@ -63,9 +72,14 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
 int gm_opts_takes_value(const char *name);
 
 /* Loads profile `name` (a path, or a name looked up in $GPUMEM_PROFILE_DIR,
- * <binary dir>/bench/profiles and ./bench/profiles) into o. Returns 0, or
- * -1 with "FILE:LINE: reason" in err. */
-int gm_profile_load(gm_bench_opts *o, const char *name, char *err, size_t err_len);
+ * <binary dir>/bench/profiles and ./bench/profiles) into o: its [bench]
+ * section, then the section named `suite` (e.g. [oom]: options for that
+ * suite alone) when suite is not NULL. Sections other than [bench] must
+ * name a suite. Returns 0, or -1 with "FILE:LINE: reason" in err. */
+int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char *err, size_t err_len);
+
+/* Is `name` a suite (a profile section may be named after it)? */
+bool gm_is_suite_name(const char *name);
 
 /* Names of the stream kernels, in gm_stream_kernel order, and parsing. */
 extern const char *const gm_stream_kernel_names[];

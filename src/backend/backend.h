@@ -66,6 +66,9 @@ typedef enum {
     GM_MEM_HOST,         /* ordinary pageable host memory (malloc) */
     GM_MEM_PINNED,       /* page-locked host memory the device can DMA from */
     GM_MEM_MANAGED,      /* unified memory reachable from host and device */
+    GM_MEM_ASYNC,        /* device memory from the driver's stream-ordered pool
+                          * (CUDA cuMemAllocAsync on queue 0, cached between
+                          * uses); unsupported on OpenCL */
 } gm_mem_kind;
 const char *gm_mem_kind_name(gm_mem_kind k);
 

@@ -23,6 +23,7 @@ typedef struct {
     CUcontext ctx;
     CUstream streams[GM_MAX_QUEUES];
     void *blas;                  /* cuBLAS handle, made on first use */
+    bool async_pool_ready;       /* the default pool keeps freed memory */
 } cu_state;
 
 struct gm_program { CUmodule module; };
@@ -266,6 +267,27 @@ CUstream gm_cu_stream(gm_device *dev, int queue)
 
 void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
 
+/* From the device's default stream-ordered pool on queue 0, waited for so
+ * that a failure shows here. The pool keeps freed memory cached (release
+ * threshold: unlimited), as frameworks that use it configure it. */
+static CUresult async_alloc(gm_device *dev, CUdeviceptr *p, size_t bytes)
+{
+    cu_state *s = ST(dev);
+    if (!s->async_pool_ready) {
+        CUmemoryPool pool;
+        cuuint64_t keep = ~(cuuint64_t)0;
+        CUresult rc = cu->DeviceGetDefaultMemPool(&pool, s->device);
+        if (rc == CUDA_SUCCESS)
+            rc = cu->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        s->async_pool_ready = true;
+    }
+    CUstream stream = stream_of(dev, 0);
+    CUresult rc = cu->MemAllocAsync(p, bytes, stream);
+    return rc == CUDA_SUCCESS ? cu->StreamSynchronize(stream) : rc;
+}
+
 static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
 {
     out->kind = kind;
@@ -297,6 +319,9 @@ static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
         rc = cu->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
         out->host = (void *)(uintptr_t)p;
         break;
+    case GM_MEM_ASYNC:
+        rc = async_alloc(dev, &p, bytes);
+        break;
     case GM_MEM_HOST:
         break;
     }
@@ -327,9 +352,13 @@ static void cu_free(gm_device *dev, gm_buffer *buf)
     }
     if (enter(dev) != GM_OK)
         return;
-    if (buf->kind == GM_MEM_PINNED)
+    if (buf->kind == GM_MEM_PINNED) {
         cu->MemFreeHost(buf->host);
-    else
+    } else if (buf->kind == GM_MEM_ASYNC) {
+        CUstream s = stream_of(dev, 0);
+        if (cu->MemFreeAsync((CUdeviceptr)buf->handle, s) == CUDA_SUCCESS)
+            cu->StreamSynchronize(s);
+    } else
         cu->MemFree((CUdeviceptr)buf->handle);
 }
 

@@ -47,7 +47,11 @@
       (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,        \
        unsigned int, unsigned int, CUstream, void **, void **))                                 \
     X(GetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))                      \
-    X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))
+    X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))                  \
+    X(MemAllocAsync, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream))            \
+    X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
+    X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
+    X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *))
 
 #define GM_CU_DECLARE(field, symbol, ret, args) ret(CUDAAPI *field) args;
 typedef struct {

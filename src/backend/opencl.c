@@ -282,6 +282,8 @@ static gm_status cl_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
         out->handle = (uintptr_t)p;
         return GM_OK;
     }
+    case GM_MEM_ASYNC:
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "OpenCL has no stream-ordered allocator");
     }
     return gm_device_fail(dev, GM_ERR_INVALID, 0, "unknown memory kind %d", (int)kind);
 }
@@ -306,6 +308,8 @@ static void cl_free(gm_device *dev, gm_buffer *buf)
             cl->clFinish(s->queues[q]);
         cl->clSVMFree(s->ctx, buf->host);
         break;
+    case GM_MEM_ASYNC:
+        break;      /* never allocated here */
     }
 }
 

@@ -50,6 +50,7 @@ const char *gm_mem_kind_name(gm_mem_kind k)
     case GM_MEM_HOST: return "pageable";
     case GM_MEM_PINNED: return "pinned";
     case GM_MEM_MANAGED: return "managed";
+    case GM_MEM_ASYNC: return "async-pool";
     }
     return "unknown";
 }

@@ -48,8 +48,12 @@ static float *run(gm_shape s, const char *impl, size_t n)
     gm_tensor t[GM_MAX_TENSORS];
     int nt = gm_workload_find("attention")->tensors(&s, t);
     assert_true(nt > 0);
+    gm_bench_opts o;
+    gm_opts_init(&o);
+    gm_pattern_env env;
+    gm_pattern_env_init(&env, &dev, &o);
     gm_pattern pat;
-    assert_int_equal(gm_pattern_begin(&pat, &dev, GM_PATTERN_PER_TENSOR, t, nt), GM_OK);
+    assert_int_equal(gm_pattern_begin(&pat, &env, GM_PATTERN_PER_TENSOR, t, nt), GM_OK);
     void *state = NULL;
     if (r->setup(&dev, &pat, &s, impl, &state) != GM_OK)
         fail_msg("%s set-up: %s", impl, dev.err.msg);
@@ -60,6 +64,8 @@ static float *run(gm_shape s, const char *impl, size_t n)
     assert_int_equal(r->output(state, out, n), GM_OK);
     r->teardown(state);
     gm_pattern_end(&pat);
+    gm_pattern_env_release(&env);
+    gm_opts_release(&o);
     assert_int_equal(dev.live_bytes, 0);
     return out;
 }

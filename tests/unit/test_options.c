@@ -77,7 +77,7 @@ static void profile_bad(const char *text, const char *want)
     gm_bench_opts o;
     gm_opts_init(&o);
     const char *path = write_profile("bad", text);
-    assert_int_equal(gm_profile_load(&o, path, err, sizeof err), -1);
+    assert_int_equal(gm_profile_load(&o, path, NULL, err, sizeof err), -1);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);
     gm_opts_release(&o);
@@ -91,7 +91,7 @@ static void test_profiles(void **state)
     gm_bench_opts o;
     gm_opts_init(&o);
     const char *good = write_profile("good", "; comment\n[bench]\nreps = 7\nprecision = bf16\nsizes = 8MiB\n");
-    assert_int_equal(gm_profile_load(&o, good, err, sizeof err), 0);
+    assert_int_equal(gm_profile_load(&o, good, NULL, err, sizeof err), 0);
     assert_int_equal(o.reps, 7);
     assert_int_equal(o.precisions, 1u << 2);
     assert_int_equal(o.n_sizes, 1);
@@ -99,14 +99,27 @@ static void test_profiles(void **state)
     profile_bad("[bench]\nreps = 2\nfrobnicate = 1\n", "bad.ini:3: unknown option '--frobnicate'");
     profile_bad("[bench]\nreps = 2\n\nreps = x\n", "bad.ini:4: --reps 'x'");
     profile_bad("[other]\nreps = 2\n", "bad.ini:2: unknown section [other]");
+    profile_bad("[oom]\nsuite = swap\n", "bad.ini:2: 'suite' cannot be set in a profile section of a suite");
+    profile_bad("[bench]\nreps = 2\n[swap]\nreps = none\n", "bad.ini:4: --reps 'none'");
+    /* A suite's section applies to that suite only, over [bench]. */
+    const char *sections = write_profile("sections", "[oom]\nreps = 3\n[bench]\nreps = 5\nwarmup = 2\n");
+    gm_opts_init(&o);
+    assert_int_equal(gm_profile_load(&o, sections, "oom", err, sizeof err), 0);
+    assert_int_equal(o.reps, 3);
+    assert_int_equal(o.warmup, 2);
+    gm_opts_release(&o);
+    gm_opts_init(&o);
+    assert_int_equal(gm_profile_load(&o, sections, "swap", err, sizeof err), 0);
+    assert_int_equal(o.reps, 5);
+    gm_opts_release(&o);
     profile_bad("[bench]\nthis line is not an entry\n", "bad.ini:2: malformed line");
     profile_bad("[bench]\nout = /tmp/x\n", "bad.ini:2: 'out' cannot be set in a profile");
     gm_opts_init(&o);
-    assert_int_equal(gm_profile_load(&o, "/nonexistent/dir/p.ini", err, sizeof err), -1);
+    assert_int_equal(gm_profile_load(&o, "/nonexistent/dir/p.ini", NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "no profile"));
     /* The shipped profiles parse. */
-    assert_int_equal(gm_profile_load(&o, "bench/profiles/quick.ini", err, sizeof err), 0);
-    assert_int_equal(gm_profile_load(&o, "bench/profiles/full.ini", err, sizeof err), 0);
+    assert_int_equal(gm_profile_load(&o, "bench/profiles/quick.ini", "oom", err, sizeof err), 0);
+    assert_int_equal(gm_profile_load(&o, "bench/profiles/full.ini", "oom", err, sizeof err), 0);
     gm_opts_release(&o);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
