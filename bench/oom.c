@@ -10,7 +10,13 @@
  *                  failure, then bisect), with the memory model's bytes at B
  *                  and B + 1, the probes it took and the search time; and
  *                  what a halving search (start high, halve on OOM, as
- *                  training helpers do) would have answered.
+ *                  training helpers do) would have answered; for the
+ *                  fragmented pattern also the batches lost to it
+ *   fragmentation  after the fragmented pattern's preparation, the largest
+ *                  block still allocatable against the free total
+ *   allocator      allocation and free latency (p50, p99) by block size at
+ *                  fill levels of 0, 50 and 90%, for raw allocation, the
+ *                  caching pool and the driver's async pool
  * Every probe goes through the device's cap, so --mem-limit emulates a
  * smaller card. This process never touches the device while it searches
  * (it closes its own context): every probe runs in a worker process
@@ -125,6 +131,7 @@ typedef struct {
     gm_probe_point point;
     gm_row row;                  /* the search's row fields */
     int probes;
+    uint64_t fragment_bytes;     /* fragmented: what the preparation left live */
 } search;
 
 /* One probe at `batch`: *fits, or a failure. A lost worker writes its row
@@ -136,6 +143,8 @@ static int probe(search *sr, uint64_t batch, bool *fits, gm_probe_result *failed
     gm_worker_point(sr->w, &sr->point, failed);
     sr->probes++;
     *fits = failed->outcome == GM_PROBE_FITS;
+    if (*fits || failed->outcome == GM_PROBE_OOM)
+        sr->fragment_bytes = failed->value;
     if (failed->outcome == GM_PROBE_CRASH || failed->outcome == GM_PROBE_TIMEOUT) {
         gm_row row = sr->row;
         row.metric = "max_batch";
@@ -159,7 +168,7 @@ static uint64_t model_at(const gm_runnable *r, gm_shape s, uint64_t batch)
 static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_shape *s, const char *impl,
                      gm_pattern_kind pattern)
 {
-    search sr = {b, w, r, {0}, {0}, 0};
+    search sr = {b, w, r, {0}, {0}, 0, 0};
     int widx = 0;
     while (gm_workload_runnables[widx] != r)
         widx++;
@@ -214,16 +223,32 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_s
         {"max_batch_halving", "batch", (double)halving},
         {"probes", "count", sr.probes},
         {"device_fraction", "ratio", total ? (double)row->model_bytes / (double)total : 0},
+        {"max_batch_lost", "batch", 0},
     };
+    size_t n_out = sizeof out / sizeof out[0] - 1;
+    char lost_note[200];
+    if (pattern == GM_PATTERN_FRAGMENTED) {
+        /* What the free total left by the fragments would hold by the model. */
+        uint64_t free_total = total > sr.fragment_bytes ? total - sr.fragment_bytes : 0, fit = 0, lim = hi ? hi : lo;
+        for (uint64_t l = 0, h = lim + 1; h - l > 1;) {
+            uint64_t mid = l + (h - l) / 2;
+            *(model_at(r, *s, mid) <= free_total ? &l : &h) = mid;
+            fit = l;
+        }
+        out[n_out++].value = fit > lo ? (double)(fit - lo) : 0.0;
+        char fb[32];
+        snprintf(lost_note, sizeof lost_note, "the %s left free by the fragments holds batch %llu by the model",
+                 gm_format_size(free_total, fb, sizeof fb), (unsigned long long)fit);
+    }
     int rc = 0;
-    for (size_t i = 0; i < sizeof out / sizeof out[0] && rc == 0; i++) {
+    for (size_t i = 0; i < n_out && rc == 0; i++) {
         row->metric = out[i].metric;
         row->unit = out[i].unit;
         row->status = GM_ROW_OK;
         row->has_value = true;
         row->value = row->min = row->max = out[i].value;
         row->reps = 1;
-        row->note = i == 0 ? note : NULL;
+        row->note = i == 0 ? note : i == 4 ? lost_note : NULL;
         rc = gm_bench_emit(b, row, NULL, 0);
     }
     return rc;
@@ -281,7 +306,79 @@ static int each_search(gm_bench *b, gm_worker *worker,
     return count;
 }
 
-static int oom_count(gm_bench *b) { return 2 + each_search(b, NULL, NULL); }
+static int fragmentation(gm_bench *b, gm_worker *w)
+{
+    gm_probe_result r;
+    gm_worker_fragment(w, &r);
+    gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "fragmented", .metric = "fragmentation",
+                  .unit = "ratio"};
+    if (r.outcome == GM_PROBE_FAILED)
+        return emit_failed_probe(b, row, &r);
+    if (r.outcome != GM_PROBE_FITS)
+        return emit_lost_probe(b, row, &r);
+    double free_b = r.stats[0];
+    char note[300], lb[32], fb[32], hb[32];
+    snprintf(note, sizeof note, "largest block %s of %s free, with %.0f fragments holding %s",
+             gm_format_size(r.value, lb, sizeof lb), gm_format_size((uint64_t)free_b, fb, sizeof fb), r.stats[2],
+             gm_format_size((uint64_t)r.stats[1], hb, sizeof hb));
+    /* External fragmentation: the share of free memory no single block can have
+     * (to 1MiB: the search's resolution). */
+    double frag = free_b > 0 ? 1.0 - (double)r.value / free_b : 0.0;
+    gm_row block = row;
+    block.metric = "largest_free_block";
+    block.unit = "bytes";
+    block.bytes = r.value;
+    block.status = GM_ROW_OK;
+    block.has_value = true;
+    block.value = block.min = block.max = (double)r.value;
+    block.reps = 1;
+    int rc = gm_bench_emit(b, &block, NULL, 0);
+    if (rc == 0) {
+        gm_row v = row;
+        v.status = GM_ROW_OK;
+        v.has_value = true;
+        v.value = v.min = v.max = frag < 0 ? 0 : frag;
+        v.reps = 1;
+        v.note = note;
+        rc = gm_bench_emit(b, &v, NULL, 0);
+    }
+    return rc;
+}
+
+static const double fill_levels[] = {0.0, 0.5, 0.9};
+static const gm_pattern_kind latency_kinds[] = {GM_PATTERN_PER_TENSOR, GM_PATTERN_POOL, GM_PATTERN_ASYNC_POOL};
+#define N_LATENCY_PROBES (3 * 3)
+
+static int allocator_latency(gm_bench *b, gm_worker *w, gm_pattern_kind kind, double fill)
+{
+    gm_probe_result r;
+    gm_worker_latency(w, kind, fill, &r);
+    char variant[24];
+    snprintf(variant, sizeof variant, "fill-%.0f%%", fill * 100);
+    gm_row row = {.suite = "oom", .workload = "allocator", .variant = variant, .pattern = gm_pattern_names[kind],
+                  .metric = "alloc_latency_p50", .unit = "us"};
+    if (r.outcome == GM_PROBE_FAILED)
+        return emit_failed_probe(b, row, &r);
+    if (r.outcome != GM_PROBE_FITS)
+        return emit_lost_probe(b, row, &r);
+    static const char *const metrics[] = {"alloc_latency_p50", "alloc_latency_p99", "free_latency_p50",
+                                          "free_latency_p99"};
+    int rc = 0;
+    for (int i = 0; i + 5 <= r.n_stats && rc == 0; i += 5)
+        for (int m = 0; m < 4 && rc == 0; m++) {
+            gm_row v = row;
+            v.bytes = (uint64_t)r.stats[i];
+            v.metric = metrics[m];
+            v.status = GM_ROW_OK;
+            v.has_value = true;
+            v.value = v.min = v.max = r.stats[i + 1 + m];
+            v.reps = 25;
+            rc = gm_bench_emit(b, &v, NULL, 0);
+        }
+    return rc;
+}
+
+static int oom_count(gm_bench *b) { return 3 + N_LATENCY_PROBES + each_search(b, NULL, NULL); }
 
 static int oom_run(gm_bench *b)
 {
@@ -297,6 +394,15 @@ static int oom_run(gm_bench *b)
         rc = largest_total(b, w);
         gm_bench_point_done(b, "oom largest total");
     }
+    if (rc == 0 && !b->device_lost) {
+        rc = fragmentation(b, w);
+        gm_bench_point_done(b, "oom fragmentation");
+    }
+    for (int k = 0; k < 3 && rc == 0 && !b->device_lost; k++)
+        for (int f = 0; f < 3 && rc == 0 && !b->device_lost; f++) {
+            rc = allocator_latency(b, w, latency_kinds[k], fill_levels[f]);
+            gm_bench_point_done(b, "oom allocator latency");
+        }
     if (rc == 0 && !b->device_lost)
         rc = each_search(b, w, max_batch) < 0 ? -1 : 0;
     gm_worker_free(w);

@@ -7,12 +7,24 @@
  *   total  how much can be had in chunks, each touched (value: bytes)?
  *   point  does the workload at this point allocate, run one iteration
  *          and verify?
+ *   fragment  after the fragmented pattern's preparation, the largest
+ *          block still allocatable (value, to 1MiB) beside the free total
+ *          (stats: free bytes, fragment bytes, fragments)
+ *   latency  allocation and free latency by block size, for raw driver
+ *          allocation, the caching pool or the driver's async pool, with
+ *          the device filled to a share first
  */
 #ifndef GM_PROBE_H
 #define GM_PROBE_H
 
 #include "bench.h"
 #include "pattern.h"
+
+#define GM_PROBE_STATS 32
+/* Block sizes of the latency probe; its stats are 5 a size: the size, then
+ * alloc p50, alloc p99, free p50, free p99 in microseconds. */
+#define GM_LATENCY_SIZES 5
+extern const uint64_t gm_latency_sizes[GM_LATENCY_SIZES];
 
 typedef enum {
     GM_PROBE_FITS,      /* it worked */
@@ -27,6 +39,8 @@ typedef struct {
     gm_row_status failed_as;      /* FAILED: mismatch, unsupported or error */
     bool device_lost;             /* FAILED: the device is gone */
     uint64_t value;               /* total: the bytes obtained */
+    double stats[GM_PROBE_STATS]; /* fragment, latency: their figures */
+    int n_stats;
     char note[300];
 } gm_probe_result;
 
@@ -46,6 +60,9 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p);
 void gm_probe_alloc_local(gm_device *dev, uint64_t bytes, gm_probe_result *r);
 void gm_probe_total_local(gm_device *dev, gm_probe_result *r);
 void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe_point *p, gm_probe_result *r);
+void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, gm_probe_result *r);
+void gm_probe_latency_local(gm_device *dev, const gm_bench_opts *o, gm_pattern_kind kind, double fill,
+                            gm_probe_result *r);
 
 /* The wire format between the suite and its worker: one line each way. */
 int gm_probe_format_point(const gm_probe_point *p, char *buf, size_t len);
@@ -60,6 +77,8 @@ gm_worker *gm_worker_new(gm_bench *b);
 void gm_worker_alloc(gm_worker *w, uint64_t bytes, gm_probe_result *r);
 void gm_worker_total(gm_worker *w, gm_probe_result *r);
 void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r);
+void gm_worker_fragment(gm_worker *w, gm_probe_result *r);
+void gm_worker_latency(gm_worker *w, gm_pattern_kind kind, double fill, gm_probe_result *r);
 /* Ends the worker (and waits for it); w may be NULL. */
 void gm_worker_free(gm_worker *w);
 

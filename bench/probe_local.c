@@ -152,8 +152,12 @@ int gm_probe_format_result(const gm_probe_result *r, char *buf, size_t len)
     char note[sizeof r->note];
     snprintf(note, sizeof note, "%s", r->note);
     flatten(note);
-    int n = snprintf(buf, len, "result %d %d %d %" PRIu64 " %s\n", (int)r->outcome, (int)r->failed_as,
-                     (int)r->device_lost, r->value, note);
+    int n = snprintf(buf, len, "result %d %d %d %" PRIu64 " %d", (int)r->outcome, (int)r->failed_as,
+                     (int)r->device_lost, r->value, r->n_stats);
+    for (int i = 0; i < r->n_stats && n > 0 && (size_t)n < len; i++)
+        n += snprintf(buf + n, len - (size_t)n, " %.17g", r->stats[i]);
+    if (n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " %s\n", note);
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
@@ -161,13 +165,23 @@ int gm_probe_parse_result(const char *line, gm_probe_result *r)
 {
     int outcome, failed_as, lost, used = 0;
     memset(r, 0, sizeof *r);
-    if (sscanf(line, "result %d %d %d %" SCNu64 " %n", &outcome, &failed_as, &lost, &r->value, &used) != 4
-        || outcome < GM_PROBE_FITS || outcome > GM_PROBE_FAILED || failed_as < 0 || failed_as > GM_ROW_ERROR)
+    if (sscanf(line, "result %d %d %d %" SCNu64 " %d%n", &outcome, &failed_as, &lost, &r->value, &r->n_stats,
+               &used) != 5
+        || outcome < GM_PROBE_FITS || outcome > GM_PROBE_FAILED || failed_as < 0 || failed_as > GM_ROW_ERROR
+        || r->n_stats < 0 || r->n_stats > GM_PROBE_STATS)
         return -1;
+    for (int i = 0; i < r->n_stats; i++) {
+        int more = 0;
+        if (sscanf(line + used, " %lf%n", &r->stats[i], &more) != 1)
+            return -1;
+        used += more;
+    }
+    while (line[used] == ' ')
+        used++;
     r->outcome = (gm_probe_outcome)outcome;
     r->failed_as = (gm_row_status)failed_as;
     r->device_lost = lost != 0;
-    snprintf(r->note, sizeof r->note, "%s", used ? line + used : "");
+    snprintf(r->note, sizeof r->note, "%s", line + used);
     r->note[strcspn(r->note, "\n")] = '\0';
     return 0;
 }

@@ -30,7 +30,7 @@ struct gm_worker {
     pid_t pid;                  /* 0: none running */
     int started;                /* workers started so far */
     int to_worker, from_worker;
-    char line[1024];
+    char line[4096];
     size_t have;                /* bytes of line read so far */
 };
 
@@ -244,6 +244,15 @@ void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r)
         snprintf(r->note, sizeof r->note, "the probe does not fit a request line");
         return;
     }
+    ask(w, req, r);
+}
+
+void gm_worker_fragment(gm_worker *w, gm_probe_result *r) { ask(w, "fragment\n", r); }
+
+void gm_worker_latency(gm_worker *w, gm_pattern_kind kind, double fill, gm_probe_result *r)
+{
+    char req[64];
+    snprintf(req, sizeof req, "latency %d %.6f\n", (int)kind, fill);
     ask(w, req, r);
 }
 

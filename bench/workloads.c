@@ -220,10 +220,13 @@ static int run_point(point *pt)
     if (gm_device_mem_info(dev, &free_b, &total_b) != GM_OK)
         free_b = dev->mem_limit ? dev->mem_limit - dev->live_bytes : dev->info.total_mem;
     free_b += gm_pattern_env_cached(pt->env);
-    /* With --on-oom shrink the point is tried as a training loop would. */
-    if ((needed > free_b || needed == 0) && !b->opts->on_oom_shrink) {
+    /* With --on-oom shrink the point is tried as a training loop would;
+     * managed memory past free memory is tried only when allowed. */
+    bool managed = pt->pattern == GM_PATTERN_MANAGED;
+    if ((needed > free_b || needed == 0) && !b->opts->on_oom_shrink && !(managed && b->opts->allow_oversubscribe)) {
         char need[32], have[32];
-        snprintf(note, sizeof note, "the model needs %s, the device has %s free%s",
+        snprintf(note, sizeof note, "%sthe model needs %s, the device has %s free%s",
+                 managed ? "managed memory past free memory needs --allow-oversubscribe: " : "",
                  gm_format_size(needed, need, sizeof need), gm_format_size(free_b, have, sizeof have),
                  dev->mem_limit ? " under the cap" : "");
         return emit_status(pt, GM_ROW_SKIPPED, note);

@@ -37,10 +37,17 @@ static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_
 {
     uint64_t bytes;
     gm_probe_point p;
+    int kind;
+    double fill;
     if (sscanf(line, "alloc %" SCNu64, &bytes) == 1) {
         gm_probe_alloc_local(dev, bytes, r);
     } else if (strcmp(line, "total") == 0) {
         gm_probe_total_local(dev, r);
+    } else if (strcmp(line, "fragment") == 0) {
+        gm_probe_fragment_local(dev, o, r);
+    } else if (sscanf(line, "latency %d %lf", &kind, &fill) == 2 && kind >= 0 && kind < GM_PATTERN_COUNT && fill >= 0
+               && fill < 1) {
+        gm_probe_latency_local(dev, o, (gm_pattern_kind)kind, fill, r);
     } else if (gm_probe_parse_point(line, &p) == 0) {
         gm_probe_point_local(dev, o, &p, r);
     } else {
@@ -80,7 +87,7 @@ int gm_cmd_worker(int argc, char **argv)
     printf("ready\n");
     fflush(stdout);
     long kill_at = fault_at("worker-kill"), hang_at = fault_at("worker-hang");
-    char line[1024], out[1024];
+    char line[1024], out[4096];
     for (long n = 1; fgets(line, sizeof line, stdin); n++) {
         line[strcspn(line, "\n")] = '\0';
         if (n == kill_at)

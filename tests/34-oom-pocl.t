@@ -4,7 +4,7 @@
 # allocation probes are exact to 1MiB, and the halving search's answer is
 # recorded beside the bisection's.
 . tests/lib.sh
-plan 9
+plan 10
 
 cap=$((6 * 1048576))
 out=$TEST_TMP/run
@@ -35,7 +35,24 @@ done
 is "$good/$n" "4/4" "per-tensor: B fits the cap by the model and B+1 does not (two workloads, two precisions)"
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "max_batch" && $_->{pattern} eq "monolithic" && $_->{value} >= 1')" 7 \
     "monolithic: a largest batch for every point (2 linear fp32, 1 bf16, 4 attention)"
-# The arena rounds tensors up to 4KiB, so it never fits a larger batch.
+# monolithic: the arena rounds each tensor up to 4KiB; B's arena fits the
+# cap and B+1's does not.
+arena_bytes() {
+    ./gpumem plan --workload "$1" --variant "$2" --precision "$3" --batch "$4" --seq 16 --hidden 32 --heads 2 |
+        awk '/^#/ || /^total/ { next } { s += int(($3 + 4095) / 4096) * 4096 } END { print s }'
+}
+good=0 n=0
+for point in "linear blocked fp32" "attention naive fp32" "attention tiled bf16"; do
+    set -- $point
+    b=$(csv_value "$out/results.csv" "\$_->{workload} eq '$1' && \$_->{variant} eq '$2' && \$_->{precision} eq '$3' && \$_->{pattern} eq 'monolithic' && \$_->{metric} eq 'max_batch'" value)
+    variant=$2; [ "$1" = linear ] && variant=tiled
+    at=$(arena_bytes "$1" "$variant" "$3" "$b")
+    next=$(arena_bytes "$1" "$variant" "$3" $((b + 1)))
+    n=$((n + 1))
+    if [ "$at" -le "$cap" ] && [ "$next" -gt "$cap" ]; then good=$((good + 1)); else diag "$point: B=$b arena $at / $next"; fi
+done
+is "$good/$n" "3/3" "monolithic: B's arena fits the cap and B+1's does not (two workloads)"
+# So the arena never fits a larger batch than separate tensors.
 perl -e '
     open my $f, "<", $ARGV[0] or die; my @h = split /,/, scalar(<$f>) =~ s/\r?\n$//r; my %b;
     while (<$f>) { chomp; my %r; @r{@h} = split /,/; next unless $r{metric} eq "max_batch";

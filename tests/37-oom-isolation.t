@@ -7,7 +7,7 @@
 . tests/lib.sh
 plan 10
 
-search="--backend opencl --suite oom --workload linear --precision fp32 --seq 16 --hidden 32 --quiet"
+search="--backend opencl --suite oom --workload linear --precision fp32 --seq 16 --hidden 32 --pattern per-tensor --quiet"
 
 GPUMEM_FAULT=worker-kill:4 run_gpumem bench $search --mem-limit 6MiB --out "$TEST_TMP/kill"
 is "$RC" 0 "a killed worker does not stop the run"
@@ -32,11 +32,11 @@ case "$GM_BUILD" in
     skip "(the same)"
     ;;
 *)
-    # 800MB of address space: PoCL aborts (and CLBlast faults) as allocations
-    # grow, well before the default cap.
+    # 800MB of address space and a cap far above it: PoCL aborts (and CLBlast
+    # faults) as allocations grow, before the cap says out of memory.
     RC=0
-    prlimit --as=800000000 ./gpumem bench --backend opencl --suite oom --workload linear --precision fp32 \
-        --seq 64 --hidden 128 --out "$TEST_TMP/rlimit" --quiet >/dev/null 2>"$TEST_TMP/rlimit.err" || RC=$?
+    prlimit --as=800000000 ./gpumem bench --backend opencl --suite oom --workload linear --precision fp32 --mem-limit 2GiB \
+        --seq 64 --hidden 128 --pattern per-tensor --out "$TEST_TMP/rlimit" --quiet >/dev/null 2>"$TEST_TMP/rlimit.err" || RC=$?
     is "$RC" 0 "under prlimit --as the search completes"
     like "$(csv_count "$TEST_TMP/rlimit/results.csv" '$_->{status} eq "crash" && $_->{note} =~ /killed by signal (6|11|9) /')" \
         "^[1-9]" "the driver's aborts are crash rows"

@@ -44,39 +44,35 @@ run_gpumem() {
     ERR=$(cat "$TEST_TMP/err")
 }
 
+# Perl that reads a results CSV: rows() returns each row as a hash ref
+# keyed by column name, quoted fields unquoted.
+CSV_PERL='
+    sub parse { my $s = shift; my @o;
+        while ($s =~ /\G(?:"((?:[^"]|"")*)"|([^,]*))(,|$)/g) {
+            push @o, defined $1 ? $1 =~ s/""/"/gr : $2; last if $3 eq ""; }
+        @o }
+    sub rows { my $file = shift; open my $fh, "<", $file or die "$file: $!";
+        my @h = parse(scalar(<$fh>) =~ s/\r?\n$//r); my @rows;
+        while (my $line = <$fh>) { chomp $line; my %r; @r{@h} = parse($line); push @rows, \%r }
+        @rows }
+'
+
 # csv_count FILE PERL_CONDITION : how many rows of a CSV satisfy the condition,
 # which sees the row as a hash ref in $_ keyed by column name ($_->{status}).
 csv_count() {
-    perl -e '
+    perl -e "$CSV_PERL"'
         my ($file, $cond) = @ARGV;
-        open my $fh, "<", $file or die "$file: $!";
-        my @h = split /,/, scalar(<$fh>) =~ s/\r?\n$//r;
         my $n = 0;
-        while (my $line = <$fh>) {
-            chomp $line;
-            my @f = parse($line);
-            my %r; @r{@h} = @f;
-            local $_ = \%r;
-            $n++ if eval $cond;
-            die $@ if $@;
-        }
+        for (rows($file)) { $n++ if eval $cond; die $@ if $@ }
         print "$n\n";
-        sub parse { my $s = shift; my @o; while ($s =~ /\G(?:"((?:[^"]|"")*)"|([^,]*))(,|$)/g) { my $v = defined $1 ? $1 =~ s/""/"/gr : $2; push @o, $v; last if $3 eq ""; } @o }
     ' "$1" "$2"
 }
 
 # csv_value FILE PERL_CONDITION COLUMN : the COLUMN of the first row that
 # satisfies the condition (empty if none).
 csv_value() {
-    perl -e '
+    perl -e "$CSV_PERL"'
         my ($file, $cond, $col) = @ARGV;
-        open my $fh, "<", $file or die "$file: $!";
-        my @h = split /,/, scalar(<$fh>) =~ s/\r?\n$//r;
-        while (my $line = <$fh>) {
-            chomp $line;
-            my %r; @r{@h} = split /,/, $line;
-            local $_ = \%r;
-            if (eval $cond) { print "$r{$col}\n"; last }
-        }
+        for (rows($file)) { if (eval $cond) { print "$_->{$col}\n"; last } die $@ if $@ }
     ' "$1" "$2" "$3"
 }
