@@ -11,6 +11,10 @@
  * keeps only the block inputs and is followed by the recomputation of
  * every layer's activations, as the backward pass of activation
  * checkpointing does (gradients themselves are not computed).
+ *
+ * --offload keeps the weights in pinned host memory and streams them into
+ * two device slots, layer by layer: while layer l computes on queue 0, the
+ * next layer's weights copy on queue 1 (double buffering).
  */
 #include "block_private.h"
 #include "kernel_calls.h"
@@ -62,8 +66,10 @@ static void block_teardown(void *state)
     block_state *st = state;
     if (!st)
         return;
-    for (int i = 0; i < N_WEIGHTS; i++)
+    for (int i = 0; i < N_WEIGHTS; i++) {
         gm_device_free(st->dev, &st->w[i]);
+        gm_device_free(st->dev, &st->host_w[i]);
+    }
     for (int i = 0; i < N_ACTS; i++)
         gm_device_free(st->dev, &st->act[i]);
     gm_device_free(st->dev, &st->kv);
@@ -117,10 +123,10 @@ static gm_status build(block_state *st)
 static gm_status allocate(block_state *st, gm_pattern *pat)
 {
     size_t es = gm_precision_size(st->s.prec);
-    uint64_t L = st->layers, slots = st->s.checkpoint ? 1 : L;
+    uint64_t L = st->layers, slots = st->s.checkpoint ? 1 : L, wl = st->offload && L > 2 ? 2 : L;
     gm_status rc = GM_OK;
     for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++)
-        rc = gm_pattern_alloc(pat, L * block_weight_in(st, i) * block_weight_out(st, i) * es, &st->w[i]);
+        rc = gm_pattern_alloc(pat, wl * block_weight_in(st, i) * block_weight_out(st, i) * es, &st->w[i]);
     if (rc == GM_OK)
         rc = gm_pattern_alloc(pat, 2 * L * st->s.batch * st->seq * st->h * es, &st->kv);
     if (rc == GM_OK)
@@ -129,7 +135,46 @@ static gm_status allocate(block_state *st, gm_pattern *pat)
         rc = gm_pattern_alloc(pat, slots * st->tokens_max * block_act_width(st, i) * es, &st->act[i]);
     if (rc == GM_OK)
         rc = gm_pattern_alloc(pat, st->mb * st->heads * st->seq * 2 * sizeof(float), &st->stats);
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK && st->offload; i++)
+        rc = gm_device_alloc(st->dev, GM_MEM_PINNED, (size_t)(L * block_weight_in(st, i) * block_weight_out(st, i) * es),
+                             &st->host_w[i]);
     return rc;
+}
+
+/* --offload: every layer's weights written by the host, as the device
+ * would have written them. */
+static void fill_host_weights(block_state *st)
+{
+    for (int i = 0; i < N_WEIGHTS; i++) {
+        size_t n = st->host_w[i].bytes / gm_precision_size(st->s.prec);
+        for (size_t j = 0; j < n; j++)
+            gm_store(st->s.prec, st->host_w[i].host, j,
+                     gm_hashed_value(j, BLOCK_SEED_WEIGHT + (unsigned)i, st->w_range[i]), st->w_range[i] / 128.0f);
+    }
+}
+
+/* Enqueues the copy of layer `layer`'s weights into its slot on queue 1. */
+static gm_status copy_layer(block_state *st, uint64_t layer)
+{
+    size_t es = gm_precision_size(st->s.prec);
+    gm_status rc = GM_OK;
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++) {
+        size_t bytes = (size_t)(block_weight_in(st, i) * block_weight_out(st, i)) * es;
+        rc = st->dev->backend->copy(st->dev, 1, &st->w[i], (size_t)(layer % 2) * bytes, &st->host_w[i],
+                                    (size_t)layer * bytes, bytes, true);
+    }
+    st->loaded[layer % 2] = (int64_t)layer;
+    return rc;
+}
+
+gm_status block_weights_for(block_state *st, uint64_t layer)
+{
+    if (!st->offload || st->loaded[layer % 2] == (int64_t)layer)
+        return GM_OK;
+    gm_status rc = st->dev->backend->synchronize(st->dev, -1);
+    if (rc == GM_OK)
+        rc = copy_layer(st, layer);
+    return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 1) : rc;
 }
 
 static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
@@ -154,6 +199,8 @@ static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
     st->layers = s->layers;
     st->mb = s->micro_batch;
     st->tokens_max = st->mb * st->seq;
+    st->offload = s->offload && s->layers > 2;
+    st->loaded[0] = st->loaded[1] = -1;
     /* Weights uniform in [-2^-e, 2^-e) with 2^-e near 1/sqrt(fan-in): the
      * activations keep their scale from layer to layer. */
     for (int i = 0; i < N_WEIGHTS; i++)
@@ -161,7 +208,9 @@ static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
     gm_status rc = allocate(st, pat);
     if (rc == GM_OK)
         rc = build(st);
-    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++)
+    if (rc == GM_OK && st->offload)
+        fill_host_weights(st);
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK && !st->offload; i++)
         rc = enqueue_init(st, &st->w[i], st->layers * block_weight_in(st, i) * block_weight_out(st, i), 0,
                           BLOCK_SEED_WEIGHT + (unsigned int)i, st->w_range[i], st->w_range[i] / 128.0f);
     if (rc == GM_OK)
@@ -180,8 +229,9 @@ static gm_status linear(block_state *st, int w, uint64_t layer, uint64_t m, cons
                         const gm_buffer *y, uint64_t y_off, const gm_buffer *r, uint64_t r_off, unsigned int epilogue)
 {
     uint64_t k = block_weight_in(st, w), n = block_weight_out(st, w);
+    uint64_t slot = st->offload ? layer % 2 : layer;
     gm_linear_call c = {x, &st->w[w], y, r, m, n, k, BLOCK_ACT_SCALE, st->w_range[w] / 128.0f, BLOCK_ACT_SCALE,
-                        BLOCK_ACT_SCALE, x_off, layer * k * n, y_off, r_off, epilogue};
+                        BLOCK_ACT_SCALE, x_off, slot * k * n, y_off, r_off, epilogue};
     return gm_linear_enqueue(st->dev, 0, st->k_linear, st->chunked, &c);
 }
 
@@ -225,23 +275,85 @@ gm_status block_enqueue_layer(block_state *st, uint64_t layer, uint64_t slot, ui
     return rc;
 }
 
-static gm_status block_enqueue(void *state)
+/* The layers one iteration visits, in order: per micro-batch the forward
+ * pass, then with --checkpoint the recomputation from the last layer down.
+ * Calls visit(st, layer, slot, b0, nb, full, next) for each, `next` the
+ * layer visited after it (-1 at the end); with_inputs: each micro-batch's
+ * input is written first. */
+typedef gm_status (*visit_fn)(block_state *st, uint64_t layer, uint64_t slot, uint64_t b0, uint64_t nb, bool full,
+                              int64_t next);
+
+static gm_status each_visit(block_state *st, visit_fn visit, bool with_inputs)
 {
-    block_state *st = state;
+    uint64_t L = st->layers, per_mb = st->s.checkpoint ? 2 * L : L, slots = st->s.checkpoint ? 1 : L;
+    uint64_t n_mb = (st->s.batch + st->mb - 1) / st->mb;
     gm_status rc = GM_OK;
-    for (uint64_t b0 = 0; b0 < st->s.batch && rc == GM_OK; b0 += st->mb) {
+    for (uint64_t v = 0; v < n_mb * per_mb && rc == GM_OK; v++) {
+        uint64_t mb = v / per_mb, i = v % per_mb, b0 = mb * st->mb;
         uint64_t nb = st->s.batch - b0 < st->mb ? st->s.batch - b0 : st->mb;
-        rc = enqueue_init(st, &st->inputs, nb * st->seq * st->h, b0 * st->seq * st->h, BLOCK_SEED_INPUT, 1.0f,
-                          BLOCK_ACT_SCALE);
-        uint64_t slots = st->s.checkpoint ? 1 : st->layers;
-        for (uint64_t l = 0; l < st->layers && rc == GM_OK; l++)
-            rc = block_enqueue_layer(st, l, l % slots, b0, nb, true);
-        for (uint64_t l = st->layers; st->s.checkpoint && l-- > 0 && rc == GM_OK;)
-            rc = block_enqueue_layer(st, l, 0, b0, nb, false);
+        uint64_t layer = i < L ? i : 2 * L - 1 - i;
+        uint64_t w = v + 1, next_i = w % per_mb;
+        int64_t next = w < n_mb * per_mb ? (int64_t)(next_i < L ? next_i : 2 * L - 1 - next_i) : -1;
+        if (i == 0 && with_inputs)
+            rc = enqueue_init(st, &st->inputs, nb * st->seq * st->h, b0 * st->seq * st->h, BLOCK_SEED_INPUT, 1.0f,
+                              BLOCK_ACT_SCALE);
+        if (rc == GM_OK)
+            rc = visit(st, layer, i < L ? layer % slots : 0, b0, nb, i < L, next);
         st->last_b0 = b0;
         st->last_nb = nb;
     }
     return rc;
+}
+
+static gm_status compute_visit(block_state *st, uint64_t layer, uint64_t slot, uint64_t b0, uint64_t nb, bool full,
+                               int64_t next)
+{
+    if (st->offload) {
+        /* This layer's weights in: its copy was issued a visit ago. */
+        gm_status rc = GM_OK;
+        if (st->loaded[layer % 2] != (int64_t)layer) {
+            rc = st->dev->backend->synchronize(st->dev, 0);
+            if (rc == GM_OK)
+                rc = copy_layer(st, layer);
+        }
+        if (rc == GM_OK)
+            rc = st->dev->backend->synchronize(st->dev, 1);
+        /* The next layer's, into the other slot, once the visit that used
+         * that slot is done: it copies while this one computes. */
+        if (rc == GM_OK && next >= 0 && next % 2 != (int64_t)(layer % 2) && st->loaded[next % 2] != next) {
+            rc = st->dev->backend->synchronize(st->dev, 0);
+            if (rc == GM_OK)
+                rc = copy_layer(st, (uint64_t)next);
+        }
+        if (rc != GM_OK)
+            return rc;
+    }
+    return block_enqueue_layer(st, layer, slot, b0, nb, full);
+}
+
+static gm_status block_enqueue(void *state)
+{
+    block_state *st = state;
+    gm_status rc = each_visit(st, compute_visit, true);
+    /* Queue 0's end event must follow the last weight copy too. */
+    return rc == GM_OK && st->offload ? st->dev->backend->synchronize(st->dev, 1) : rc;
+}
+
+static gm_status copy_visit(block_state *st, uint64_t layer, uint64_t slot, uint64_t b0, uint64_t nb, bool full,
+                            int64_t next)
+{
+    (void)slot, (void)b0, (void)nb, (void)full, (void)next;
+    return st->loaded[layer % 2] == (int64_t)layer ? GM_OK : copy_layer(st, layer);
+}
+
+gm_status block_stream_weights(block_state *st)
+{
+    if (!st->offload)
+        return GM_OK;
+    gm_status rc = st->dev->backend->synchronize(st->dev, -1);
+    if (rc == GM_OK)
+        rc = each_visit(st, copy_visit, false);
+    return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 1) : rc;
 }
 
 static gm_status block_corrupt(void *state)

@@ -210,7 +210,9 @@ static gm_status check_layer(checker *c, uint64_t layer, unsigned rep, bool *ok)
     block_state *st = c->st;
     gm_status rc = GM_OK;
     if (st->s.checkpoint) {
-        rc = block_enqueue_layer(st, layer, 0, st->last_b0, st->last_nb, false);
+        rc = block_weights_for(st, layer);
+        if (rc == GM_OK)
+            rc = block_enqueue_layer(st, layer, 0, st->last_b0, st->last_nb, false);
         if (rc == GM_OK)
             rc = st->dev->backend->synchronize(st->dev, 0);
     }

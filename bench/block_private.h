@@ -30,6 +30,12 @@ typedef struct {
     uint64_t last_b0, last_nb;      /* the last micro-batch run: first sequence, count */
     float w_range[N_WEIGHTS];       /* weights are in [-range, range) */
     gm_buffer w[N_WEIGHTS], kv, inputs, act[N_ACTS], stats;
+    /* --offload: every layer's weights in pinned host memory (host_w), two
+     * layer slots on the device (w), layer l in slot l % 2; loaded[] names
+     * the layer each slot holds (-1: none). */
+    bool offload;
+    gm_buffer host_w[N_WEIGHTS];
+    int64_t loaded[2];
     gm_program *p_linear, *p_attn, *p_block;
     gm_kernel *k_linear, *k_attn, *k_init, *k_kv;
 } block_state;
@@ -44,6 +50,14 @@ uint64_t block_act_width(const block_state *st, int a);
  * `full`) the KV append and the down projection into the next block input.
  * The recomputation of --checkpoint runs it with full = false. */
 gm_status block_enqueue_layer(block_state *st, uint64_t layer, uint64_t slot, uint64_t b0, uint64_t nb, bool full);
+
+/* --offload: makes layer `layer`'s weights present in their slot, waiting
+ * for every queue first (no-op otherwise, or when they are there). */
+gm_status block_weights_for(block_state *st, uint64_t layer);
+
+/* --offload: the weight copies of one iteration alone, in its order, on
+ * queue 1 (what the overlap with compute hides). */
+gm_status block_stream_weights(block_state *st);
 
 /* The CPU reference check of the state after an iteration. */
 gm_status block_verify(void *state, unsigned rep, bool *correct, char *note, size_t len);

@@ -113,17 +113,20 @@ static int attention_tensors(const gm_shape *s, gm_tensor *out)
  * hidden layer. With --checkpoint only each block's input is kept, and one
  * layer's activations are recomputed into a workspace. Activations scale
  * with the micro-batch, not the batch. Attention is the streaming (tiled)
- * kind: its workspace is the running max and sum per query row.
+ * kind: its workspace is the running max and sum per query row. With
+ * --offload the weights live in host memory and the device holds two
+ * layers of them (double buffering).
  */
 static int block_tensors(const gm_shape *s, gm_tensor *out)
 {
     tensor_list l = {out, 0, {false}};
     uint64_t es = gm_precision_size(s->prec), h = s->hidden, L = s->layers;
     uint64_t tokens = mul(&l.g, s->micro_batch, s->seq);
-    add(&l, "w_qkv", GM_ROLE_WEIGHT, mul(&l.g, L, mul(&l.g, h, 3 * h)), es);
-    add(&l, "w_o", GM_ROLE_WEIGHT, mul(&l.g, L, mul(&l.g, h, h)), es);
-    add(&l, "w_up", GM_ROLE_WEIGHT, mul(&l.g, L, mul(&l.g, h, s->ffn)), es);
-    add(&l, "w_down", GM_ROLE_WEIGHT, mul(&l.g, L, mul(&l.g, s->ffn, h)), es);
+    uint64_t wl = s->offload && L > 2 ? 2 : L;    /* layers of weights on the device */
+    add(&l, "w_qkv", GM_ROLE_WEIGHT, mul(&l.g, wl, mul(&l.g, h, 3 * h)), es);
+    add(&l, "w_o", GM_ROLE_WEIGHT, mul(&l.g, wl, mul(&l.g, h, h)), es);
+    add(&l, "w_up", GM_ROLE_WEIGHT, mul(&l.g, wl, mul(&l.g, h, s->ffn)), es);
+    add(&l, "w_down", GM_ROLE_WEIGHT, mul(&l.g, wl, mul(&l.g, s->ffn, h)), es);
     add(&l, "kv_cache", GM_ROLE_KV_CACHE, mul(&l.g, 2 * L, mul(&l.g, mul(&l.g, s->batch, s->seq), h)), es);
     add(&l, "block_inputs", GM_ROLE_ACTIVATION, mul(&l.g, L + 1, mul(&l.g, tokens, h)), es);
     uint64_t kept = s->checkpoint ? 1 : L;     /* layers whose activations are held */

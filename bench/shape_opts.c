@@ -24,14 +24,14 @@ static const struct {
     {"block-tokens", offsetof(gm_shape, block_tokens), 1, 1u << 16},
 };
 #define N_NUMBER_OPTS (sizeof number_opts / sizeof number_opts[0])
-static const char *const flag_opts[] = {"checkpoint", "paged", "causal"};
+static const char *const flag_opts[] = {"checkpoint", "paged", "causal", "offload"};
 
 int gm_shape_takes_value(const char *name)
 {
     for (size_t i = 0; i < N_NUMBER_OPTS; i++)
         if (strcmp(name, number_opts[i].name) == 0)
             return 1;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < sizeof flag_opts / sizeof flag_opts[0]; i++)
         if (strcmp(name, flag_opts[i]) == 0)
             return 0;
     if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0)
@@ -60,6 +60,8 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
         s->paged = true;
     else if (strcmp(name, "causal") == 0)
         s->causal = true;
+    else if (strcmp(name, "offload") == 0)
+        s->offload = true;
     else if (strcmp(name, "variant") == 0) {
         if (strcmp(value, "naive") && strcmp(value, "tiled")) {
             snprintf(err, err_len, "--variant '%s': expected naive or tiled", value);

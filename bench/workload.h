@@ -40,6 +40,7 @@ typedef struct {
     uint64_t micro_batch;   /* block: rows of the batch live at once (0 = batch) */
     uint64_t block_tokens;  /* kvcache: tokens per block when paged */
     bool causal, checkpoint, paged;
+    bool offload;           /* block: weights in host memory, two layers on the device */
     bool naive;             /* attention: materialise the score matrix */
 } gm_shape;
 

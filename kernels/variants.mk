@@ -4,12 +4,14 @@
 PRECISIONS := fp32 fp16 bf16 int8
 ACCESSES   := grid chunked
 
-KERNEL_PROGRAMS := stream linear attention kvcache block
+KERNEL_PROGRAMS := stream linear attention kvcache block touch
 stream_VARIANTS := $(foreach p,$(PRECISIONS),$(foreach a,$(ACCESSES),$(p)-$(a)))
 linear_VARIANTS := $(stream_VARIANTS)
 attention_VARIANTS := $(stream_VARIANTS)
 kvcache_VARIANTS := $(stream_VARIANTS)
 block_VARIANTS := $(stream_VARIANTS)
+# touch works on 32-bit words: the precision does not matter.
+touch_VARIANTS := fp32-grid fp32-chunked
 
 # Architectures every variant is compiled for (machine code), plus PTX for
 # the newest so that later GPUs can JIT it.

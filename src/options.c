@@ -40,6 +40,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->frag_min = 64u << 10;
     o->frag_max = 16u << 20;
     o->prealloc_share = 0.9;
+    o->swap_pressure = 0.5;
     o->shape.hidden = 512;
     o->shape.heads = 8;
 }
@@ -50,8 +51,12 @@ void gm_opts_release(gm_bench_opts *o)
     free(o->batches);
     free(o->seqs);
     free(o->blocks);
-    o->sizes = o->batches = o->seqs = o->blocks = NULL;
-    o->n_sizes = o->n_batches = o->n_seqs = o->n_blocks = 0;
+    free(o->kv_block_sizes);
+    free(o->swap_batches);
+    free(o->unified_sizes);
+    o->sizes = o->batches = o->seqs = o->blocks = o->kv_block_sizes = o->swap_batches = o->unified_sizes = NULL;
+    o->n_sizes = o->n_batches = o->n_seqs = o->n_blocks = o->n_kv_block_sizes = o->n_swap_batches = 0;
+    o->n_unified_sizes = 0;
 }
 
 /* Sets *vals from a range (sizes or plain numbers) whose every value
@@ -148,7 +153,8 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
     {"blocks", true},  {"pattern", true},  {"probe-timeout", true},
     {"frag-fill", true}, {"frag-free", true}, {"frag-sizes", true}, {"prealloc", true},
-    {"allow-oversubscribe", false}, {"on-oom", true},
+    {"allow-oversubscribe", false}, {"on-oom", true}, {"kv-block-sizes", true}, {"swap-batch", true},
+    {"swap-pressure", true}, {"unified-sizes", true},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -201,6 +207,18 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
         return set_sizes(name, value, &o->sizes, &o->n_sizes, err, err_len);
     } else if (strcmp(name, "blocks") == 0) {
         return set_sizes(name, value, &o->blocks, &o->n_blocks, err, err_len);
+    } else if (strcmp(name, "kv-block-sizes") == 0) {
+        return set_sizes(name, value, &o->kv_block_sizes, &o->n_kv_block_sizes, err, err_len);
+    } else if (strcmp(name, "unified-sizes") == 0) {
+        return set_sizes(name, value, &o->unified_sizes, &o->n_unified_sizes, err, err_len);
+    } else if (strcmp(name, "swap-batch") == 0) {
+        return set_range(name, value, 0, 1, 65536, "every value must be from 1 to 65536", &o->swap_batches,
+                         &o->n_swap_batches, err, err_len);
+    } else if (strcmp(name, "swap-pressure") == 0) {
+        if (gm_parse_share(value, &o->swap_pressure, why, sizeof why) != 0 || o->swap_pressure >= 1.0) {
+            snprintf(err, err_len, "--swap-pressure '%s': expected a share below 100%% (e.g. 50%%)", value);
+            return -1;
+        }
     } else if (strcmp(name, "kernels") == 0) {
         return parse_names(name, value, gm_stream_kernel_names, GM_STREAM_KERNEL_COUNT, &o->kernels,
                            err, err_len);

@@ -50,9 +50,15 @@ typedef struct {
     bool allow_oversubscribe;
     /* The workloads suite: on OOM, halve the batch until it fits. */
     bool on_oom_shrink;
-    /* The swap suite: transfer block sizes in bytes; NULL: 4KiB to 64MiB. */
+    /* The swap suite: transfer block sizes in bytes (NULL: 4KiB to 64MiB);
+     * KV-cache block sizes and blocks per swap (NULL: defaults), the share
+     * of free memory other allocations hold meanwhile; unified-memory
+     * working sets (NULL: defaults). */
     uint64_t *blocks;
     size_t n_blocks;
+    uint64_t *kv_block_sizes, *swap_batches, *unified_sizes;
+    size_t n_kv_block_sizes, n_swap_batches, n_unified_sizes;
+    double swap_pressure;
 } gm_bench_opts;
 
 /* Workloads `gpumem bench --suite workloads` can run, in bit order. */

@@ -5,7 +5,7 @@
 # the memory model by exactly the activations they drop and still verify;
 # a wrong output is a mismatch row.
 . tests/lib.sh
-plan 10
+plan 12
 
 shape="--hidden 64 --heads 4 --layers 2 --seq 24"
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload block \
@@ -39,6 +39,17 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST
 is "$RC" 1 "a wrong output makes the run exit 1"
 is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^layer 1 block_output\[0\]\[0\]: expected/')" 2 \
     "the corrupted output is found in the last layer"
+
+# --offload: four layers' weights in host memory, two on the device, streamed.
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload block \
+    --precision fp32,int8 --batch 3 --hidden 64 --heads 4 --layers 4 --seq 24 --offload --checkpoint --reps 2 \
+    --out "$TEST_TMP/offload" --quiet
+is "$(csv_count "$TEST_TMP/offload/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 2 \
+    "offloaded weights streamed through two slots: verified"
+# Weights of two layers 2*(3*4096 + 4096 + 2*16384)*4, KV cache 2*4*3*24*64*4, block inputs
+# 5*72*64*4, one layer of recomputed activations 72*576*4, stats 3*4*24*2*4.
+is "$(csv_count "$TEST_TMP/offload/results.csv" '$_->{precision} eq "fp32" && $_->{metric} eq "time" && $_->{model_bytes} == 393216 + 147456 + 92160 + 165888 + 2304')" 1 \
+    "the device holds two layers of weights"
 
 run_gpumem plan --workload block --model llama-7b --batch 1 --seq 4096 --precision bf16 --checkpoint
 like "$OUT" "recompute_mlp_hidden +workspace" "plan names the recomputation workspace of --checkpoint"

@@ -137,6 +137,18 @@ typedef struct gm_backend {
     gm_status (*copy)(struct gm_device *dev, int queue, gm_buffer *dst, size_t dst_off,
                       const gm_buffer *src, size_t src_off, size_t bytes, bool async);
 
+    /* Maps [off, off + bytes) of a device buffer into host memory, waiting
+     * until it is, for writing (`write`: its contents may be discarded) or
+     * reading; unmap hands it back and waits. GM_ERR_UNSUPPORTED where the
+     * backend cannot map device memory (CUDA). */
+    gm_status (*map)(struct gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
+                     void **ptr);
+    gm_status (*unmap)(struct gm_device *dev, int queue, gm_buffer *buf, void *ptr);
+    /* Migrates a managed buffer to the device (or back to the host) ahead
+     * of use, waiting for it (CUDA cuMemPrefetchAsync, OpenCL 2.1
+     * clEnqueueSVMMigrateMem). GM_ERR_UNSUPPORTED where there is none. */
+    gm_status (*prefetch)(struct gm_device *dev, int queue, gm_buffer *buf, bool to_device);
+
     /* Builds `program` (a name from kernels/) specialised by `variant`
      * ("fp16-chunked": each token T becomes -DGM_<T>=1). */
     gm_status (*program_build)(struct gm_device *dev, const char *program, const char *variant,

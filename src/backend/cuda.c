@@ -67,6 +67,9 @@ const gm_cu_api *gm_cu_load(char *why, size_t why_len)
     }
             GM_CU_FUNCS(GM_CU_LOAD)
 #undef GM_CU_LOAD
+#define GM_CU_LOAD_OPTIONAL(field, symbol, ret, args) *(void **)&api.field = dlsym(lib, symbol);
+            GM_CU_OPTIONAL_FUNCS(GM_CU_LOAD_OPTIONAL)
+#undef GM_CU_LOAD_OPTIONAL
             if (load_state == 1) {
                 cu = &api;
                 CUresult rc = api.Init(0);
@@ -273,6 +276,8 @@ void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
 static CUresult async_alloc(gm_device *dev, CUdeviceptr *p, size_t bytes)
 {
     cu_state *s = ST(dev);
+    if (!cu->MemAllocAsync || !cu->MemFreeAsync || !cu->DeviceGetDefaultMemPool || !cu->MemPoolSetAttribute)
+        return CUDA_ERROR_NOT_SUPPORTED;
     if (!s->async_pool_ready) {
         CUmemoryPool pool;
         cuuint64_t keep = ~(cuuint64_t)0;
@@ -356,13 +361,46 @@ static void cu_free(gm_device *dev, gm_buffer *buf)
         cu->MemFreeHost(buf->host);
     } else if (buf->kind == GM_MEM_ASYNC) {
         CUstream s = stream_of(dev, 0);
-        if (cu->MemFreeAsync((CUdeviceptr)buf->handle, s) == CUDA_SUCCESS)
+        if (cu->MemFreeAsync && cu->MemFreeAsync((CUdeviceptr)buf->handle, s) == CUDA_SUCCESS)
             cu->StreamSynchronize(s);
     } else
         cu->MemFree((CUdeviceptr)buf->handle);
 }
 
 /* The address copies and fills use: device handle, else the host pointer. */
+static gm_status cu_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_device)
+{
+    if (buf->kind != GM_MEM_MANAGED)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "only managed memory is prefetched");
+    if (!cu->MemPrefetchAsync)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "the driver lacks cuMemPrefetchAsync");
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUstream s = stream_of(dev, queue);
+    CUresult rc = cu->MemPrefetchAsync((CUdeviceptr)buf->handle, buf->bytes, to_device ? ST(dev)->device : CU_DEVICE_CPU,
+                                       s);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->StreamSynchronize(s);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuMemPrefetchAsync");
+}
+
+/* Device memory cannot be mapped into the host under CUDA: zero-copy host
+ * memory is the other way round (pinned covers it). */
+static gm_status cu_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
+                        void **ptr)
+{
+    (void)queue, (void)buf, (void)off, (void)bytes, (void)write;
+    *ptr = NULL;
+    return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "CUDA cannot map device memory into the host");
+}
+
+static gm_status cu_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
+{
+    (void)queue, (void)buf, (void)ptr;
+    return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "CUDA cannot map device memory into the host");
+}
+
 static CUdeviceptr address_of(const gm_buffer *b, size_t off)
 {
     return (b->kind == GM_MEM_HOST ? (CUdeviceptr)(uintptr_t)b->host : (CUdeviceptr)b->handle) + off;
@@ -571,6 +609,9 @@ const gm_backend gm_backend_cuda = {
     .alloc = cu_alloc,
     .free = cu_free,
     .view = cu_view,
+    .map = cu_map,
+    .prefetch = cu_prefetch,
+    .unmap = cu_unmap,
     .fill = cu_fill,
     .copy = cu_copy,
     .program_build = cu_program_build,

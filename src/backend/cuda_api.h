@@ -47,15 +47,22 @@
       (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,        \
        unsigned int, unsigned int, CUstream, void **, void **))                                 \
     X(GetErrorName, "cuGetErrorName", CUresult, (CUresult, const char **))                      \
-    X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))                  \
+    X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))
+
+/* Entry points a driver may lack (older, or newer having renamed them):
+ * NULL then, and what needs them is `unsupported`. cuMemPrefetchAsync is
+ * the original (CUdevice) form, which drivers keep exporting. */
+#define GM_CU_OPTIONAL_FUNCS(X)                                                                \
     X(MemAllocAsync, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream))            \
     X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
     X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
-    X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *))
+    X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
+    X(MemPrefetchAsync, "cuMemPrefetchAsync", CUresult, (CUdeviceptr, size_t, CUdevice, CUstream))
 
 #define GM_CU_DECLARE(field, symbol, ret, args) ret(CUDAAPI *field) args;
 typedef struct {
     GM_CU_FUNCS(GM_CU_DECLARE)
+    GM_CU_OPTIONAL_FUNCS(GM_CU_DECLARE)
 } gm_cu_api;
 #undef GM_CU_DECLARE
 

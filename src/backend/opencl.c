@@ -385,6 +385,46 @@ static gm_status cl_copy(gm_device *dev, int queue, gm_buffer *dst, size_t doff,
     return GM_OK;
 }
 
+static gm_status cl_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
+                        void **ptr)
+{
+    if (!is_cl_mem(buf) || off + bytes > buf->bytes)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "only device buffers are mapped, within their size");
+    cl_int rc;
+    *ptr = cl->clEnqueueMapBuffer(queue_of(dev, queue), (cl_mem)buf->handle, CL_TRUE,
+                                  write ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, off, bytes, 0, NULL, NULL,
+                                  &rc);
+    return *ptr ? GM_OK : fail(dev, rc, "clEnqueueMapBuffer");
+}
+
+static gm_status cl_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
+{
+    cl_command_queue q = queue_of(dev, queue);
+    cl_int rc = cl->clEnqueueUnmapMemObject(q, (cl_mem)buf->handle, ptr, 0, NULL, NULL);
+    if (rc == CL_SUCCESS)
+        rc = cl->clFinish(q);
+    return rc == CL_SUCCESS ? GM_OK : fail(dev, rc, "clEnqueueUnmapMemObject");
+}
+
+static gm_status cl_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_device)
+{
+    if (buf->kind != GM_MEM_MANAGED)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "only managed memory is prefetched");
+    if (!cl->clEnqueueSVMMigrateMem)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "the OpenCL library lacks clEnqueueSVMMigrateMem");
+    cl_command_queue q = queue_of(dev, queue);
+    const void *ptr = buf->host;
+    size_t size = buf->bytes;
+    cl_int rc = cl->clEnqueueSVMMigrateMem(q, 1, &ptr, &size, to_device ? 0 : CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL,
+                                           NULL);
+    if (rc == CL_SUCCESS)
+        rc = cl->clFinish(q);
+    /* A platform of OpenCL 2.0 or less answers that it cannot. */
+    return rc == CL_SUCCESS ? GM_OK
+                            : gm_device_fail(dev, GM_ERR_UNSUPPORTED, rc, "clEnqueueSVMMigrateMem: %s",
+                                             gm_cl_error_name(rc));
+}
+
 static gm_status cl_program_build(gm_device *dev, const char *program, const char *variant,
                                   const char *extra, gm_program **out)
 {
@@ -542,6 +582,9 @@ const gm_backend gm_backend_opencl = {
     .alloc = cl_alloc,
     .free = cl_free,
     .view = cl_view,
+    .map = cl_map,
+    .prefetch = cl_prefetch,
+    .unmap = cl_unmap,
     .fill = cl_fill,
     .copy = cl_copy,
     .program_build = cl_program_build,

@@ -63,7 +63,9 @@
     X(cl_int, clEnqueueSVMMemcpy, (cl_command_queue, cl_bool, void *, const void *, size_t,     \
                                    cl_uint, const cl_event *, cl_event *))                      \
     X(cl_int, clEnqueueSVMMemFill, (cl_command_queue, void *, const void *, size_t, size_t,     \
-                                    cl_uint, const cl_event *, cl_event *))
+                                    cl_uint, const cl_event *, cl_event *))                     \
+    X(cl_int, clEnqueueSVMMigrateMem, (cl_command_queue, cl_uint, const void **, const size_t *, \
+                                       cl_mem_migration_flags, cl_uint, const cl_event *, cl_event *))
 
 #define GM_CL_DECLARE(ret, name, args) ret(CL_API_CALL *name) args;
 typedef struct {

@@ -1,0 +1,276 @@
+/*
+ * The swap suite, unified memory (CUDA managed, OpenCL fine-grained SVM):
+ * for each working set (--unified-sizes), pages written by the host, then
+ *   fault     a kernel touching every page (on-demand migration)
+ *   resident  the same kernel again, pages already on the device
+ *   evict     the host reading every page back (and checking it)
+ *   prefetch  after the host rewrote them: an explicit prefetch to the
+ *             device, then the kernel (`unsupported` without one)
+ * Kernels are timed by device events, host reads and prefetches by the
+ * host's clock. Rows per working set: latency, latency per 4KiB page and
+ * bandwidth. The oversubscription sweep (working sets of 50%, 100% and
+ * 150% of device memory, or of the cap) runs only with
+ * --allow-oversubscribe: managed memory past the device's can hang a GPU.
+ */
+#include "swap_parts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE 4096u
+#define PAGE_WORDS (PAGE / 4)
+
+static const uint64_t default_sizes[] = {16u << 20, 64u << 20};
+static const double oversubscribe_shares[] = {0.5, 1.0, 1.5};
+enum { FAULT, RESIDENT, EVICT, PREFETCH, N_STEPS };
+static const char *const step_names[N_STEPS] = {"fault", "resident", "evict", "prefetch"};
+
+static void sizes_of(const gm_bench *b, const uint64_t **v, size_t *n)
+{
+    *v = b->opts->unified_sizes ? b->opts->unified_sizes : default_sizes;
+    *n = b->opts->unified_sizes ? b->opts->n_unified_sizes : sizeof default_sizes / sizeof default_sizes[0];
+}
+
+int gm_swap_unified_count(gm_bench *b)
+{
+    const uint64_t *v;
+    size_t n;
+    sizes_of(b, &v, &n);
+    return (int)n + 1;
+}
+
+typedef struct {
+    gm_device *dev;
+    gm_buffer buf;
+    uint32_t *want;            /* what buf must hold */
+    size_t words;
+    gm_program *prog;
+    gm_kernel *touch;
+    bool chunked;
+} unified;
+
+/* The host's copy of touch_pages (kernels/touch.cl). */
+static void touch_reference(uint32_t *w, size_t n, uint32_t add)
+{
+    for (size_t first = 0; first < n; first += PAGE_WORDS) {
+        size_t end = first + PAGE_WORDS < n ? first + PAGE_WORDS : n;
+        uint32_t sum = 0;
+        for (size_t i = first; i + 1 < end; i++)
+            sum += w[i];
+        if (end - first > 1)
+            w[end - 1] = sum;
+        w[first] += add;
+    }
+}
+
+static gm_status enqueue_touch(void *ctx)
+{
+    unified *u = ctx;
+    const uint64_t n = u->words;
+    const unsigned int page_words = PAGE_WORDS, add = 1;
+    gm_arg args[] = {gm_arg_buf(&u->buf), gm_arg_u64(&n), gm_arg_u32(&page_words), gm_arg_u32(&add)};
+    size_t global, local;
+    gm_launch_geometry(u->dev, u->chunked, (size_t)((n + PAGE_WORDS - 1) / PAGE_WORDS), &global, &local);
+    return u->dev->backend->launch(u->dev, 0, u->touch, global, local, args, 4);
+}
+
+/* Runs the kernel (timed) and applies it to the reference. */
+static gm_status touch(unified *u, double *ms)
+{
+    gm_status rc = gm_time_on_queue(u->dev, 0, enqueue_touch, u, ms);
+    if (rc == GM_OK)
+        touch_reference(u->want, u->words, 1);
+    return rc;
+}
+
+/* The host writes a fresh payload over every page. */
+static void host_write(unified *u, uint64_t seed)
+{
+    gm_swap_fill((unsigned char *)u->want, u->words * 4, seed);
+    memcpy(u->buf.host, u->want, u->words * 4);
+}
+
+/* The host reads every page back (timed: the eviction) and checks it. */
+static bool host_check(unified *u, bool fault, double *ms)
+{
+    if (fault)
+        ((volatile unsigned char *)u->buf.host)[u->words * 2] ^= 0x5a;
+    double t0 = gm_now();
+    bool same = memcmp(u->buf.host, u->want, u->words * 4) == 0;
+    *ms = (gm_now() - t0) * 1e3;
+    return same;
+}
+
+static gm_status set_up(gm_bench *b, unified *u, uint64_t bytes)
+{
+    u->dev = b->dev;
+    u->words = (size_t)(bytes / 4);
+    u->chunked = b->dev->info.type == GM_DEV_CPU;
+    u->want = malloc(u->words * 4);
+    if (!u->want)
+        return gm_device_fail(b->dev, GM_ERR_OOM, 0, "out of host memory");
+    gm_status rc = gm_device_alloc(b->dev, GM_MEM_MANAGED, u->words * 4, &u->buf);
+    char variant[32];
+    if (rc == GM_OK)
+        rc = b->dev->backend->program_build(b->dev, "touch", gm_kernel_variant(GM_FP32, u->chunked, variant,
+                                                                               sizeof variant),
+                                            NULL, &u->prog);
+    if (rc == GM_OK)
+        rc = b->dev->backend->kernel_get(b->dev, u->prog, "touch_pages", &u->touch);
+    return rc;
+}
+
+static void tear_down(unified *u)
+{
+    if (u->touch)
+        u->dev->backend->kernel_release(u->dev, u->touch);
+    if (u->prog)
+        u->dev->backend->program_release(u->dev, u->prog);
+    gm_device_free(u->dev, &u->buf);
+    free(u->want);
+}
+
+static gm_row base_row(uint64_t bytes, const char *variant)
+{
+    gm_row row = {0};
+    row.suite = "swap";
+    row.workload = "unified";
+    row.variant = variant;
+    row.pattern = "managed";
+    row.bytes = bytes;
+    row.model_bytes = bytes;
+    return row;
+}
+
+static int run_point(gm_bench *b, uint64_t bytes)
+{
+    unified u = {0};
+    gm_status rc = set_up(b, &u, bytes);
+    unsigned reps = gm_swap_reps(b);
+    double *ms[N_STEPS];
+    for (int s = 0; s < N_STEPS; s++)
+        ms[s] = calloc(reps, sizeof(double));
+    bool ok = true, prefetch_ok = true;
+    char note[200] = "", why_no_prefetch[300] = "";
+    for (unsigned r = 0; rc == GM_OK && ok && r < reps + b->opts->warmup; r++) {
+        double t[N_STEPS] = {0};
+        host_write(&u, 2 * r);
+        rc = touch(&u, &t[FAULT]);
+        if (rc == GM_OK)
+            rc = touch(&u, &t[RESIDENT]);
+        if (rc == GM_OK && !host_check(&u, b->fault_corrupt != 0, &t[EVICT])) {
+            ok = false;
+            snprintf(note, sizeof note, "managed pages of a %llu-byte working set changed between device and host",
+                     (unsigned long long)bytes);
+        }
+        if (rc == GM_OK && ok && prefetch_ok) {
+            host_write(&u, 2 * r + 1);
+            double t0 = gm_now(), k_ms = 0;
+            gm_status p = b->dev->backend->prefetch(b->dev, 0, &u.buf, true);
+            double p_ms = (gm_now() - t0) * 1e3;
+            if (p == GM_ERR_UNSUPPORTED) {
+                prefetch_ok = false;
+                snprintf(why_no_prefetch, sizeof why_no_prefetch, "%s", b->dev->err.msg);
+            } else {
+                rc = p;
+            }
+            if (rc == GM_OK && prefetch_ok)
+                rc = touch(&u, &k_ms);
+            double check_ms;
+            if (rc == GM_OK && !host_check(&u, false, &check_ms)) {
+                ok = false;
+                snprintf(note, sizeof note, "prefetched managed pages changed between device and host");
+            }
+            t[PREFETCH] = p_ms + k_ms;
+        }
+        for (int s = 0; r >= b->opts->warmup && s < N_STEPS; s++)
+            if (ms[s])
+                ms[s][r - b->opts->warmup] = t[s];
+    }
+    int out = 0;
+    if (rc != GM_OK || !ms[0] || !ms[1] || !ms[2] || !ms[3]) {
+        if (rc == GM_ERR_DEVICE_LOST)
+            b->device_lost = true;
+        out = gm_swap_emit_status(b, base_row(bytes, "fault"), rc == GM_OK ? GM_ROW_ERROR : gm_swap_status_of(rc),
+                                  rc == GM_OK ? "out of host memory" : b->dev->err.msg);
+    } else if (!ok) {
+        out = gm_swap_emit_status(b, base_row(bytes, "evict"), GM_ROW_MISMATCH, note);
+    } else {
+        uint64_t pages = (bytes + PAGE - 1) / PAGE;
+        for (int s = 0; s < N_STEPS && out == 0; s++) {
+            if (s == PREFETCH && !prefetch_ok)
+                out = gm_swap_emit_status(b, base_row(bytes, step_names[s]), GM_ROW_UNSUPPORTED, why_no_prefetch);
+            else
+                out = gm_swap_emit_latency(b, base_row(bytes, step_names[s]), ms[s], reps, (double)bytes,
+                                           (unsigned)pages);
+        }
+    }
+    for (int s = 0; s < N_STEPS; s++)
+        free(ms[s]);
+    tear_down(&u);
+    return out;
+}
+
+/* Working sets around the device's memory (or the cap): first touch and
+ * steady state, checked. */
+static int oversubscribe(gm_bench *b)
+{
+    gm_row row = base_row(0, "oversubscribe");
+    if (!b->opts->allow_oversubscribe)
+        return gm_swap_emit_status(b, row, GM_ROW_SKIPPED,
+                                   "the oversubscription sweep needs --allow-oversubscribe (managed memory past "
+                                   "the device's can hang a GPU)");
+    uint64_t memory = b->dev->mem_limit ? b->dev->mem_limit : b->dev->info.total_mem;
+    int out = 0;
+    for (size_t i = 0; i < sizeof oversubscribe_shares / sizeof oversubscribe_shares[0] && out == 0; i++) {
+        uint64_t bytes = (uint64_t)((double)memory * oversubscribe_shares[i]) / PAGE * PAGE;
+        unified u = {0};
+        gm_status rc = set_up(b, &u, bytes);
+        double t[2] = {0};
+        bool ok = true;
+        if (rc == GM_OK) {
+            host_write(&u, i);
+            rc = touch(&u, &t[0]);
+        }
+        if (rc == GM_OK)
+            rc = touch(&u, &t[1]);
+        double check_ms;
+        if (rc == GM_OK)
+            ok = host_check(&u, false, &check_ms);
+        row = base_row(bytes, i == 0 ? "oversubscribe-50%" : i == 1 ? "oversubscribe-100%" : "oversubscribe-150%");
+        if (rc != GM_OK)
+            out = gm_swap_emit_status(b, row, gm_swap_status_of(rc), b->dev->err.msg);
+        else if (!ok)
+            out = gm_swap_emit_status(b, row, GM_ROW_MISMATCH, "oversubscribed managed pages changed");
+        else
+            out = gm_swap_emit_latency(b, row, &t[1], 1, (double)bytes, (unsigned)(bytes / PAGE));
+        tear_down(&u);
+    }
+    return out;
+}
+
+int gm_swap_unified_run(gm_bench *b)
+{
+    const uint64_t *sizes;
+    size_t n;
+    sizes_of(b, &sizes, &n);
+    int rc = 0;
+    if (!b->dev->info.has_managed) {
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            rc = gm_swap_emit_status(b, base_row(sizes[i], "fault"), GM_ROW_UNSUPPORTED,
+                                     "the device has no managed memory");
+            rc = gm_bench_point_finished(b, rc, "swap unified");
+        }
+        return rc == 0 ? gm_bench_point_finished(b, 0, "swap oversubscribe") : rc;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = run_point(b, sizes[i]);
+        char label[96], sz[32];
+        snprintf(label, sizeof label, "swap unified %s", gm_format_size(sizes[i], sz, sizeof sz));
+        rc = gm_bench_point_finished(b, rc, label);
+    }
+    if (rc == 0)
+        rc = gm_bench_point_finished(b, oversubscribe(b), "swap oversubscribe");
+    return rc;
+}
