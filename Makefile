@@ -41,15 +41,15 @@ else
 CUDA_IMAGES :=
 endif
 
-SRCS := $(wildcard src/*.c src/backend/*.c bench/*.c)
-CFLAGS += -Ibench
+SRCS := $(wildcard src/*.c src/backend/*.c bench/*.c stress/*.c)
+CFLAGS += -Ibench -Istress
 ifeq ($(NVCC),)
 SRCS := $(filter-out src/backend/cuda%.c,$(SRCS))
 endif
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
-.PHONY: all bench test clean deps cuda-kernels peers unit-tests
+.PHONY: all bench stress test clean deps cuda-kernels peers unit-tests
 all: gpumem
 
 # ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
@@ -113,6 +113,12 @@ bench: deps
 	@scripts/deps.sh bench
 	$(MAKE) -j$(NPROC) gpumem
 	./gpumem bench --profile $(PROFILE) $(BENCH_ARGS)
+
+# A short stress run on the default device: TAP on stdout and in the run folder.
+STRESS_ARGS ?= --duration 10 --mem-limit 512MiB
+stress: deps
+	$(MAKE) -j$(NPROC) gpumem
+	./gpumem stress $(STRESS_ARGS)
 
 test: deps
 	@scripts/deps.sh test

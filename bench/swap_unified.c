@@ -13,13 +13,13 @@
  * --allow-oversubscribe: managed memory past the device's can hang a GPU.
  */
 #include "swap_parts.h"
+#include "touch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PAGE 4096u
-#define PAGE_WORDS (PAGE / 4)
 
 static const uint64_t default_sizes[] = {16u << 20, 64u << 20};
 static const double oversubscribe_shares[] = {0.5, 1.0, 1.5};
@@ -45,34 +45,13 @@ typedef struct {
     gm_buffer buf;
     uint32_t *want;            /* what buf must hold */
     size_t words;
-    gm_program *prog;
-    gm_kernel *touch;
-    bool chunked;
+    gm_touch touch;
 } unified;
-
-/* The host's copy of touch_pages (kernels/touch.cl). */
-static void touch_reference(uint32_t *w, size_t n, uint32_t add)
-{
-    for (size_t first = 0; first < n; first += PAGE_WORDS) {
-        size_t end = first + PAGE_WORDS < n ? first + PAGE_WORDS : n;
-        uint32_t sum = 0;
-        for (size_t i = first; i + 1 < end; i++)
-            sum += w[i];
-        if (end - first > 1)
-            w[end - 1] = sum;
-        w[first] += add;
-    }
-}
 
 static gm_status enqueue_touch(void *ctx)
 {
     unified *u = ctx;
-    const uint64_t n = u->words;
-    const unsigned int page_words = PAGE_WORDS, add = 1;
-    gm_arg args[] = {gm_arg_buf(&u->buf), gm_arg_u64(&n), gm_arg_u32(&page_words), gm_arg_u32(&add)};
-    size_t global, local;
-    gm_launch_geometry(u->dev, u->chunked, (size_t)((n + PAGE_WORDS - 1) / PAGE_WORDS), &global, &local);
-    return u->dev->backend->launch(u->dev, 0, u->touch, global, local, args, 4);
+    return gm_touch_enqueue(&u->touch, 0, &u->buf, u->words, 1);
 }
 
 /* Runs the kernel (timed) and applies it to the reference. */
@@ -80,7 +59,7 @@ static gm_status touch(unified *u, double *ms)
 {
     gm_status rc = gm_time_on_queue(u->dev, 0, enqueue_touch, u, ms);
     if (rc == GM_OK)
-        touch_reference(u->want, u->words, 1);
+        gm_touch_reference(u->want, u->words, 1);
     return rc;
 }
 
@@ -106,27 +85,17 @@ static gm_status set_up(gm_bench *b, unified *u, uint64_t bytes)
 {
     u->dev = b->dev;
     u->words = (size_t)(bytes / 4);
-    u->chunked = b->dev->info.type == GM_DEV_CPU;
     u->want = malloc(u->words * 4);
     if (!u->want)
         return gm_device_fail(b->dev, GM_ERR_OOM, 0, "out of host memory");
     gm_status rc = gm_device_alloc(b->dev, GM_MEM_MANAGED, u->words * 4, &u->buf);
-    char variant[32];
-    if (rc == GM_OK)
-        rc = b->dev->backend->program_build(b->dev, "touch", gm_kernel_variant(GM_FP32, u->chunked, variant,
-                                                                               sizeof variant),
-                                            NULL, &u->prog);
-    if (rc == GM_OK)
-        rc = b->dev->backend->kernel_get(b->dev, u->prog, "touch_pages", &u->touch);
-    return rc;
+    return rc == GM_OK ? gm_touch_open(&u->touch, b->dev) : rc;
 }
 
 static void tear_down(unified *u)
 {
-    if (u->touch)
-        u->dev->backend->kernel_release(u->dev, u->touch);
-    if (u->prog)
-        u->dev->backend->program_release(u->dev, u->prog);
+    if (u->dev)
+        gm_touch_close(&u->touch);
     gm_device_free(u->dev, &u->buf);
     free(u->want);
 }

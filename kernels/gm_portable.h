@@ -44,6 +44,9 @@ GM_INLINE void gm_half_store(gm_u16 *p, size_t i, float v) { p[i] = __half_as_us
 GM_INLINE float gm_rint(float v) { return rintf(v); }
 GM_INLINE float gm_clampf(float v, float lo, float hi) { return fminf(fmaxf(v, lo), hi); }
 GM_INLINE float gm_tanh(float v) { return tanhf(v); }
+/* 32-bit atomics on global memory; both return the old value. */
+#define gm_atomic_inc(p) atomicAdd((p), 1u)
+#define gm_atomic_or(p, v) atomicOr((p), (v))
 #else
 #define GM_OPENCL 1
 #define GM_KERNEL __kernel void
@@ -71,6 +74,8 @@ GM_INLINE void gm_half_store(__global gm_u16 *p, size_t i, float v) { vstore_hal
 GM_INLINE float gm_rint(float v) { return rint(v); }
 GM_INLINE float gm_clampf(float v, float lo, float hi) { return fmin(fmax(v, lo), hi); }
 GM_INLINE float gm_tanh(float v) { return tanh(v); }
+#define gm_atomic_inc(p) atomic_inc(p)
+#define gm_atomic_or(p, v) atomic_or((p), (v))
 #endif
 
 /*

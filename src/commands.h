@@ -12,6 +12,7 @@ enum { GM_EXIT_OK = 0, GM_EXIT_CHECK = 1, GM_EXIT_USAGE = 2, GM_EXIT_DEVICE = 3 
 int gm_cmd_info(int argc, char **argv);
 int gm_cmd_bench(int argc, char **argv);
 int gm_cmd_plan(int argc, char **argv);
+int gm_cmd_stress(int argc, char **argv);
 /* Hidden: the probe worker the oom suite starts (bench/worker.c). */
 int gm_cmd_worker(int argc, char **argv);
 

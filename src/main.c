@@ -14,6 +14,7 @@ static void usage(FILE *f)
             "  info        list every backend and device with its facts\n"
             "  bench       run benchmark suites and write a results folder\n"
             "  plan        print a workload's memory model (its tensors and total bytes)\n"
+            "  stress      check that a device keeps its data under memory pressure (TAP)\n"
             "  version     print the suite version\n"
             "\n"
             "`gpumem COMMAND --help` describes a command's options.\n"
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
         return gm_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "plan") == 0)
         return gm_cmd_plan(argc - 1, argv + 1);
+    if (strcmp(cmd, "stress") == 0)
+        return gm_cmd_stress(argc - 1, argv + 1);
     if (strcmp(cmd, "__worker") == 0)
         return gm_cmd_worker(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
@@ -43,6 +46,6 @@ int main(int argc, char **argv)
         usage(stdout);
         return GM_EXIT_OK;
     }
-    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, plan, version)\n", cmd);
+    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, plan, stress, version)\n", cmd);
     return GM_EXIT_USAGE;
 }

@@ -14,7 +14,7 @@ run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite swap --b
     --kv-block-sizes 64KiB --swap-batch 1,8 --unified-sizes 4MiB --reps 20 \
     --precision fp32 --batch 1 --seq 16 --hidden 32 --heads 2 --layers 3 --out "$out" --quiet
 is "$RC" 0 "swap suite: exit status 0"
-[ -n "$ERR" ] && diag "$ERR"
+[ "$RC" = 0 ] || { diag "$ERR"; grep -v ",ok," "$out/results.csv" | head -5 | while read -r l; do diag "$l"; done; }
 # 3 sizes x 3 paths x 3 directions, 5 rows each.
 is "$(csv_count "$out/results.csv" '$_->{workload} eq "transfer" && $_->{status} eq "ok"')" 135 \
     "transfers: every point measured (135 rows)"

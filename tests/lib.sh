@@ -30,8 +30,11 @@ is() {
     if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; diag "got:  '$1'" "want: '$2'"; fi
 }
 # like GOT REGEX NAME
+# like TEXT REGEX NAME: the (Perl) regex matches the text, which may span
+# lines (^ and $ match at every line).
 like() {
-    if printf '%s' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else ok 1 "$3"; diag "got:  '$1'" "want: /$2/"; fi
+    if printf '%s' "$1" | LIKE_RE="$2" perl -0777 -ne 'exit(/$ENV{LIKE_RE}/m ? 0 : 1)'; then ok 0 "$3"
+    else ok 1 "$3"; diag "got:  '$1'" "want: /$2/"; fi
 }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
 done_testing() { exit $((_tap_failed > 0)); }
