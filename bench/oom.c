@@ -44,12 +44,7 @@ static int emit_value(gm_bench *b, const char *workload, const char *metric, con
     row.workload = workload;
     row.pattern = "per-tensor";
     row.bytes = bytes;
-    row.metric = metric;
-    row.unit = unit;
-    row.status = GM_ROW_OK;
-    row.has_value = true;
-    row.value = row.min = row.max = value;
-    row.reps = 1;
+    gm_row_single(&row, metric, unit, value);
     row.note = note;
     return gm_bench_emit(b, &row, NULL, 0);
 }
@@ -242,12 +237,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_s
     }
     int rc = 0;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
-        row->metric = out[i].metric;
-        row->unit = out[i].unit;
-        row->status = GM_ROW_OK;
-        row->has_value = true;
-        row->value = row->min = row->max = out[i].value;
-        row->reps = 1;
+        gm_row_single(row, out[i].metric, out[i].unit, out[i].value);
         row->note = i == 0 ? note : i == 4 ? lost_note : NULL;
         rc = gm_bench_emit(b, row, NULL, 0);
     }
@@ -325,20 +315,12 @@ static int fragmentation(gm_bench *b, gm_worker *w)
      * (to 1MiB: the search's resolution). */
     double frag = free_b > 0 ? 1.0 - (double)r.value / free_b : 0.0;
     gm_row block = row;
-    block.metric = "largest_free_block";
-    block.unit = "bytes";
     block.bytes = r.value;
-    block.status = GM_ROW_OK;
-    block.has_value = true;
-    block.value = block.min = block.max = (double)r.value;
-    block.reps = 1;
+    gm_row_single(&block, "largest_free_block", "bytes", (double)r.value);
     int rc = gm_bench_emit(b, &block, NULL, 0);
     if (rc == 0) {
         gm_row v = row;
-        v.status = GM_ROW_OK;
-        v.has_value = true;
-        v.value = v.min = v.max = frag < 0 ? 0 : frag;
-        v.reps = 1;
+        gm_row_single(&v, "fragmentation", "ratio", frag < 0 ? 0 : frag);
         v.note = note;
         rc = gm_bench_emit(b, &v, NULL, 0);
     }
@@ -368,10 +350,7 @@ static int allocator_latency(gm_bench *b, gm_worker *w, gm_pattern_kind kind, do
         for (int m = 0; m < 4 && rc == 0; m++) {
             gm_row v = row;
             v.bytes = (uint64_t)r.stats[i];
-            v.metric = metrics[m];
-            v.status = GM_ROW_OK;
-            v.has_value = true;
-            v.value = v.min = v.max = r.stats[i + 1 + m];
+            gm_row_single(&v, metrics[m], "us", r.stats[i + 1 + m]);
             v.reps = 25;
             rc = gm_bench_emit(b, &v, NULL, 0);
         }

@@ -81,12 +81,7 @@ static gm_status measure(gm_bench *b, const gm_shape *s, double *ms, double *cop
 
 static int emit_ratio(gm_bench *b, gm_row row, const char *metric, double value, const char *note)
 {
-    row.metric = metric;
-    row.unit = "ratio";
-    row.status = GM_ROW_OK;
-    row.has_value = true;
-    row.value = row.min = row.max = value;
-    row.reps = 1;
+    gm_row_single(&row, metric, "ratio", value);
     row.note = note;
     return gm_bench_emit(b, &row, NULL, 0);
 }

@@ -197,12 +197,7 @@ static int emit_degraded(const point *pt)
 {
     gm_row row = base_row(pt);
     row.batch = pt->asked_batch;
-    row.metric = "degraded_batch";
-    row.unit = "batch";
-    row.status = GM_ROW_OK;
-    row.has_value = true;
-    row.value = row.min = row.max = (double)pt->s->batch;
-    row.reps = 1;
+    gm_row_single(&row, "degraded_batch", "batch", (double)pt->s->batch);
     return gm_bench_emit(pt->b, &row, NULL, 0);
 }
 

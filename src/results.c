@@ -277,3 +277,14 @@ int gm_write_file_atomic(const char *path, void (*emit)(FILE *f, void *ctx), voi
     }
     return 0;
 }
+
+void gm_row_single(gm_row *row, const char *metric, const char *unit, double value)
+{
+    row->metric = metric;
+    row->unit = unit;
+    row->status = GM_ROW_OK;
+    row->has_value = true;
+    row->value = row->min = row->max = value;
+    row->stdev = 0;
+    row->reps = 1;
+}

@@ -67,6 +67,10 @@ int gm_run_open(gm_run *run, const char *out, const char *backend, const char *d
 int gm_run_write(gm_run *run, const gm_row *row, const double *samples, size_t n_samples,
                  char *err, size_t err_len);
 
+/* Makes row an `ok` row of one measurement (reps 1, min = max = value),
+ * with metric and unit. */
+void gm_row_single(gm_row *row, const char *metric, const char *unit, double value);
+
 /* Closes the files. Safe on a run that failed to open. */
 void gm_run_close(gm_run *run);
 

@@ -50,13 +50,8 @@ int gm_stress_row(gm_stress *s, const char *check, const char *metric, const cha
     gm_row row = {0};
     row.suite = "stress";
     row.workload = check;
-    row.metric = metric;
-    row.unit = unit;
     row.bytes = bytes;
-    row.status = GM_ROW_OK;
-    row.has_value = true;
-    row.value = row.min = row.max = value;
-    row.reps = 1;
+    gm_row_single(&row, metric, unit, value);
     if (gm_run_write(s->run, &row, NULL, 0, s->error, sizeof s->error) != 0) {
         s->output_failed = true;
         return -1;

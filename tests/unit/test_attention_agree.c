@@ -13,31 +13,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "opencl_fixture.h"
 #include "runnable.h"
-
-static gm_device dev;
-
-static int open_device(void **state)
-{
-    (void)state;
-    char why[256];
-    int count = 0;
-    if (gm_backend_opencl.probe(&count, why, sizeof why) != GM_OK || count == 0) {
-        fprintf(stderr, "no OpenCL device: %s\n", why);
-        return -1;
-    }
-    if (gm_device_open(&dev, &gm_backend_opencl, 0) != GM_OK)
-        return -1;
-    gm_device_set_limit(&dev, 64u << 20);
-    return 0;
-}
-
-static int close_device(void **state)
-{
-    (void)state;
-    gm_device_close(&dev);
-    return 0;
-}
 
 /* Runs one implementation at shape s and returns its output (n floats). */
 static float *run(gm_shape s, const char *impl, size_t n)

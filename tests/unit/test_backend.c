@@ -14,30 +14,7 @@
 #include <cmocka.h>
 
 #include "device.h"
-
-static gm_device dev;
-
-static int open_device(void **state)
-{
-    (void)state;
-    char why[256];
-    int count = 0;
-    if (gm_backend_opencl.probe(&count, why, sizeof why) != GM_OK || count == 0) {
-        fprintf(stderr, "no OpenCL device: %s\n", why);
-        return -1;
-    }
-    if (gm_device_open(&dev, &gm_backend_opencl, 0) != GM_OK)
-        return -1;
-    gm_device_set_limit(&dev, 64u << 20);
-    return 0;
-}
-
-static int close_device(void **state)
-{
-    (void)state;
-    gm_device_close(&dev);
-    return 0;
-}
+#include "opencl_fixture.h"
 
 static void alloc_ok(gm_mem_kind kind, size_t bytes, gm_buffer *b)
 {
