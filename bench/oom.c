@@ -49,10 +49,13 @@ static int emit_value(gm_bench *b, const char *workload, const char *metric, con
     return gm_bench_emit(b, &row, NULL, 0);
 }
 
-/* Writes the crash or timeout row of a probe that lost its worker. */
+/* Writes the row of a probe that did not answer with a measurement: its
+ * worker died (crash) or hung (timeout), or the device was out of memory. */
 static int emit_lost_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
 {
-    row.status = r->outcome == GM_PROBE_TIMEOUT ? GM_ROW_TIMEOUT : GM_ROW_CRASH;
+    row.status = r->outcome == GM_PROBE_TIMEOUT ? GM_ROW_TIMEOUT
+                 : r->outcome == GM_PROBE_OOM   ? GM_ROW_OOM
+                                                : GM_ROW_CRASH;
     row.has_value = false;
     row.note = r->note;
     return gm_bench_emit(b, &row, NULL, 0);
@@ -354,6 +357,12 @@ static int allocator_latency(gm_bench *b, gm_worker *w, gm_pattern_kind kind, do
             v.reps = 25;
             rc = gm_bench_emit(b, &v, NULL, 0);
         }
+    if (rc == 0 && r.note[0]) {     /* the sizes that did not fit at this fill level */
+        gm_row v = row;
+        v.status = GM_ROW_OOM;
+        v.note = r.note;
+        rc = gm_bench_emit(b, &v, NULL, 0);
+    }
     return rc;
 }
 

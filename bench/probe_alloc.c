@@ -154,13 +154,21 @@ void gm_probe_latency_local(gm_device *dev, const gm_bench_opts *o, gm_pattern_k
         if (gm_latency_sizes[i] > room / 2)
             break;                   /* keep the measurement off the OOM edge */
         st = time_size(&a, gm_latency_sizes[i], &r->stats[5 * i]);
-        if (st == GM_OK)
+        if (st == GM_OK) {
             r->n_stats += 5;
+        } else if (st == GM_ERR_OOM) {
+            /* The allocator needs more than the size (a pool's segment):
+             * the sizes before it stand. */
+            snprintf(r->note, sizeof r->note, "from %llu bytes on: %s", (unsigned long long)gm_latency_sizes[i],
+                     dev->err.msg);
+            st = GM_OK;
+            break;
+        }
     }
     if (st != GM_OK)
         failed(dev, st, r);
     else
-        r->outcome = GM_PROBE_FITS;
+        r->outcome = r->n_stats ? GM_PROBE_FITS : GM_PROBE_OOM;
     gm_cache_release(&a.cache);
     for (int i = 0; i < n; i++)
         gm_device_free(dev, &ballast[i]);
