@@ -192,6 +192,8 @@ const char *gm_format_size(uint64_t bytes, char *buf, size_t len)
         v /= 1024.0;
         u++;
     }
-    snprintf(buf, len, v == floor(v) ? "%.0f%s" : "%.3g%s", v, names[u]);
+    /* Three significant digits below 100, one decimal from 100 up: never an
+     * exponent (1023.5MiB, not 1.02e+03MiB). */
+    snprintf(buf, len, v == floor(v) ? "%.0f%s" : v >= 100 ? "%.1f%s" : "%.3g%s", v, names[u]);
     return buf;
 }

@@ -131,6 +131,7 @@ static void test_format(void **state)
     assert_string_equal(gm_format_size(1536, buf, sizeof buf), "1.5KiB");
     assert_string_equal(gm_format_size(100, buf, sizeof buf), "100B");
     assert_string_equal(gm_format_size(3ull << 40, buf, sizeof buf), "3TiB");
+    assert_string_equal(gm_format_size(1073217536ull, buf, sizeof buf), "1023.5MiB");
 }
 
 int main(void)
