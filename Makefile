@@ -124,7 +124,7 @@ test: deps
 	@scripts/deps.sh test
 	$(MAKE) -j$(NPROC) gpumem
 	$(MAKE) -j$(NPROC) unit-tests
-	GM_BUILD=$(BUILD) prove -f tests/
+	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f tests/
 
 peers: gpumem
 	@scripts/deps.sh peers
