@@ -17,41 +17,36 @@ is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_alloc" && $_->{valu
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_total" && $_->{value} == 6 * 1048576')" 1 \
     "the largest total in chunks is the cap"
 
-# model_bytes WORKLOAD VARIANT PRECISION BATCH: the plan's total
-model_bytes() {
-    ./gpumem plan --workload "$1" --variant "$2" --precision "$3" --batch "$4" --seq 16 --hidden 32 --heads 2 |
-        awk '/^total/ { print $2 }'
+# plan_bytes HOW WORKLOAD VARIANT PRECISION BATCH: the plan's total (HOW =
+# model), or what an arena holding its tensors takes (HOW = arena: each
+# tensor rounded up to 4KiB).
+plan_bytes() {
+    ./gpumem plan --workload "$2" --variant "$3" --precision "$4" --batch "$5" --seq 16 --hidden 32 --heads 2 |
+        awk -v how="$1" '/^#/ { next } /^total/ { if (how == "model") print $2; next }
+                         { s += int(($3 + 4095) / 4096) * 4096 } END { if (how == "arena") print s }'
 }
-good=0 n=0
-for point in "linear blocked fp32" "linear blocked bf16" "attention naive fp32" "attention tiled bf16"; do
-    set -- $point
-    b=$(csv_value "$out/results.csv" "\$_->{workload} eq '$1' && \$_->{variant} eq '$2' && \$_->{precision} eq '$3' && \$_->{pattern} eq 'per-tensor' && \$_->{metric} eq 'max_batch'" value)
-    variant=$2; [ "$1" = linear ] && variant=tiled
-    at=$(model_bytes "$1" "$variant" "$3" "$b")
-    next=$(model_bytes "$1" "$variant" "$3" $((b + 1)))
-    n=$((n + 1))
-    if [ "$at" -le "$cap" ] && [ "$next" -gt "$cap" ]; then good=$((good + 1)); else diag "$point: B=$b model $at / $next"; fi
-done
-is "$good/$n" "4/4" "per-tensor: B fits the cap by the model and B+1 does not (two workloads, two precisions)"
+# frontier PATTERN HOW POINTS...: how many points' largest batch B fits the
+# cap by plan_bytes HOW while B+1 does not, as "good/n".
+frontier() {
+    pattern=$1 how=$2 good=0 n=0
+    shift 2
+    for point in "$@"; do
+        set -- $point
+        b=$(csv_value "$out/results.csv" "\$_->{workload} eq '$1' && \$_->{variant} eq '$2' && \$_->{precision} eq '$3' && \$_->{pattern} eq '$pattern' && \$_->{metric} eq 'max_batch'" value)
+        variant=$2; [ "$1" = linear ] && variant=tiled
+        at=$(plan_bytes "$how" "$1" "$variant" "$3" "$b")
+        next=$(plan_bytes "$how" "$1" "$variant" "$3" $((b + 1)))
+        n=$((n + 1))
+        if [ "$at" -le "$cap" ] && [ "$next" -gt "$cap" ]; then good=$((good + 1)); else diag "$point: B=$b $how $at / $next"; fi
+    done
+    echo "$good/$n"
+}
+is "$(frontier per-tensor model "linear blocked fp32" "linear blocked bf16" "attention naive fp32" "attention tiled bf16")" \
+    "4/4" "per-tensor: B fits the cap by the model and B+1 does not (two workloads, two precisions)"
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "max_batch" && $_->{pattern} eq "monolithic" && $_->{value} >= 1')" 7 \
     "monolithic: a largest batch for every point (2 linear fp32, 1 bf16, 4 attention)"
-# monolithic: the arena rounds each tensor up to 4KiB; B's arena fits the
-# cap and B+1's does not.
-arena_bytes() {
-    ./gpumem plan --workload "$1" --variant "$2" --precision "$3" --batch "$4" --seq 16 --hidden 32 --heads 2 |
-        awk '/^#/ || /^total/ { next } { s += int(($3 + 4095) / 4096) * 4096 } END { print s }'
-}
-good=0 n=0
-for point in "linear blocked fp32" "attention naive fp32" "attention tiled bf16"; do
-    set -- $point
-    b=$(csv_value "$out/results.csv" "\$_->{workload} eq '$1' && \$_->{variant} eq '$2' && \$_->{precision} eq '$3' && \$_->{pattern} eq 'monolithic' && \$_->{metric} eq 'max_batch'" value)
-    variant=$2; [ "$1" = linear ] && variant=tiled
-    at=$(arena_bytes "$1" "$variant" "$3" "$b")
-    next=$(arena_bytes "$1" "$variant" "$3" $((b + 1)))
-    n=$((n + 1))
-    if [ "$at" -le "$cap" ] && [ "$next" -gt "$cap" ]; then good=$((good + 1)); else diag "$point: B=$b arena $at / $next"; fi
-done
-is "$good/$n" "3/3" "monolithic: B's arena fits the cap and B+1's does not (two workloads)"
+is "$(frontier monolithic arena "linear blocked fp32" "attention naive fp32" "attention tiled bf16")" "3/3" \
+    "monolithic: B's arena (tensors rounded up to 4KiB) fits the cap and B+1's does not (two workloads)"
 # So the arena never fits a larger batch than separate tensors.
 perl -e '
     open my $f, "<", $ARGV[0] or die; my @h = split /,/, scalar(<$f>) =~ s/\r?\n$//r; my %b;
