@@ -1,6 +1,8 @@
 # gpumem — GPU memory-pressure benchmarks for ML workloads.
 #   make          build ./gpumem (OpenCL always; CUDA where nvcc is found)
-#   make bench    install what is missing (as root), build, run the quick profile
+#   make bench    install what is missing (as root), build, run the quick profile, plot it
+#   make stress   the stress checks as TAP (STRESS_ARGS=...)
+#   make plots RUN=DIR   render a run folder's plots
 #   make test     build and run the TAP tests with prove
 #   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make clean
@@ -49,7 +51,7 @@ endif
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
-.PHONY: all bench stress test clean deps cuda-kernels peers unit-tests
+.PHONY: all bench plots stress test clean deps cuda-kernels peers unit-tests
 all: gpumem
 
 # ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
@@ -109,10 +111,21 @@ unit-tests: $(UNIT_TESTS)
 deps:
 	@scripts/deps.sh build run
 
+# The run folder of `make bench` (override with BENCH_OUT=DIR); its plots
+# are rendered at the end.
+ifeq ($(origin BENCH_OUT),undefined)
+BENCH_OUT := results/bench-$(shell date -u +%Y%m%dT%H%M%SZ)
+endif
 bench: deps
 	@scripts/deps.sh bench
 	$(MAKE) -j$(NPROC) gpumem
-	./gpumem bench --profile $(PROFILE) $(BENCH_ARGS)
+	./gpumem bench --profile $(PROFILE) --out $(BENCH_OUT) $(BENCH_ARGS)
+	./gpumem plot $(BENCH_OUT)
+
+# Renders a run folder's plots: make plots RUN=results/<run-id>
+plots: gpumem
+	@test -n "$(RUN)" || { echo "make plots RUN=<run folder>"; exit 2; }
+	./gpumem plot $(RUN)
 
 # A short stress run on the default device: TAP on stdout and in the run folder.
 STRESS_ARGS ?= --duration 10 --mem-limit 512MiB

@@ -162,6 +162,17 @@ static uint64_t model_at(const gm_runnable *r, gm_shape s, uint64_t batch)
     return n < 0 ? UINT64_MAX : gm_tensors_total(t, n);
 }
 
+/* The largest batch up to `upper` whose model fits `bytes` (0 if none). */
+static uint64_t model_batch(const gm_runnable *r, const gm_shape *s, uint64_t bytes, uint64_t upper)
+{
+    uint64_t lo = 0;
+    for (uint64_t hi = upper + 1; hi - lo > 1;) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        *(model_at(r, *s, mid) <= bytes ? &lo : &hi) = mid;
+    }
+    return lo;
+}
+
 /* Finds the largest batch and writes its rows. */
 static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_shape *s, const char *impl,
                      gm_pattern_kind pattern)
@@ -221,18 +232,16 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_s
         {"max_batch_halving", "batch", (double)halving},
         {"probes", "count", sr.probes},
         {"device_fraction", "ratio", total ? (double)row->model_bytes / (double)total : 0},
+        /* What the memory model says fits the same memory (the dashed frontier). */
+        {"max_batch_model", "batch", (double)model_batch(r, s, total, 2 * (hi ? hi : lo) + 1)},
         {"max_batch_lost", "batch", 0},
     };
     size_t n_out = sizeof out / sizeof out[0] - 1;
     char lost_note[200];
     if (pattern == GM_PATTERN_FRAGMENTED) {
         /* What the free total left by the fragments would hold by the model. */
-        uint64_t free_total = total > sr.fragment_bytes ? total - sr.fragment_bytes : 0, fit = 0, lim = hi ? hi : lo;
-        for (uint64_t l = 0, h = lim + 1; h - l > 1;) {
-            uint64_t mid = l + (h - l) / 2;
-            *(model_at(r, *s, mid) <= free_total ? &l : &h) = mid;
-            fit = l;
-        }
+        uint64_t free_total = total > sr.fragment_bytes ? total - sr.fragment_bytes : 0;
+        uint64_t fit = model_batch(r, s, free_total, hi ? hi : lo);
         out[n_out++].value = fit > lo ? (double)(fit - lo) : 0.0;
         char fb[32];
         snprintf(lost_note, sizeof lost_note, "the %s left free by the fragments holds batch %llu by the model",
@@ -241,7 +250,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_s
     int rc = 0;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
         gm_row_single(row, out[i].metric, out[i].unit, out[i].value);
-        row->note = i == 0 ? note : i == 4 ? lost_note : NULL;
+        row->note = i == 0 ? note : i == 5 ? lost_note : NULL;
         rc = gm_bench_emit(b, row, NULL, 0);
     }
     return rc;

@@ -5,8 +5,8 @@
 set -eu
 pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev"
 pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd libclblast1"
-pkgs_bench=""
-pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl"
+pkgs_bench="gnuplot-nox"
+pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox"
 pkgs_peers="clpeak"
 want=""
 for group in "$@"; do

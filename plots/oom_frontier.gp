@@ -1,0 +1,9 @@
+# oom: the OOM frontier. Largest batch against sequence length, one line
+# per workload and precision, one panel per allocation pattern; dashed,
+# the largest batch the memory model predicts for the same memory.
+load plotdir."/style.gp"
+title_text = "Largest batch that fits"
+set xlabel "sequence length"
+set ylabel "largest batch"
+set logscale xy 2
+load plotdir."/panels.gp"

@@ -1,0 +1,9 @@
+# swap: transfer latency against block size per host memory path and
+# direction: p50 solid, p99 dashed (the band between them is the tail).
+load plotdir."/style.gp"
+title_text = "Transfer latency"
+set xlabel "block size (bytes)"
+set ylabel "latency (us)"
+set logscale xy
+set format x "%.0b%BB"
+load plotdir."/panels.gp"

@@ -1,0 +1,112 @@
+/*
+ * `gpumem plot RUN [--out DIR]`: renders a run folder's results.csv with
+ * gnuplot, one script per kind of result (plots/KIND.gp, sharing
+ * plots/style.gp), as PNG and SVG into RUN/plots (or DIR). A kind with no
+ * rows in the run is left out. The data each script reads is written
+ * beside the images (KIND.PANEL.dat: one block per line of the plot).
+ */
+#include "commands.h"
+#include "datafile.h"
+#include "plot_data.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static int render(const char *script, const char *base, const gm_plot_set *set, const char *dir, char *err,
+                  size_t len)
+{
+    char panels[1024] = "", cmd[32768], plotdir[4200];
+    snprintf(plotdir, sizeof plotdir, "%s", script);
+    char *slash = strrchr(plotdir, '/');
+    if (slash)
+        *slash = '\0';
+    for (int i = 0; i < set->n_panels; i++)
+        snprintf(panels + strlen(panels), sizeof panels - strlen(panels), "%s%s", i ? " " : "", set->panels[i]);
+    static const char *const terms[] = {"png", "svg"};
+    for (int t = 0; t < 2; t++) {
+        snprintf(cmd, sizeof cmd,
+                 "gnuplot -e \"term='%s'; out='%s/%s.%s'; base='%s'; panels='%s'; npanels=%d; plotdir='%s'\" '%s' "
+                 "2>'%s/%s.%s.log'",
+                 terms[t], dir, set->kind, terms[t], base, panels, set->n_panels, plotdir, script, dir, set->kind,
+                 terms[t]);
+        int rc = system(cmd);
+        if (rc != 0) {
+            snprintf(err, len, "gnuplot failed on %.200s (%s): see %.300s/%s.%s.log", script, terms[t], dir,
+                     set->kind, terms[t]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int gm_cmd_plot(int argc, char **argv)
+{
+    const char *run = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: gpumem plot RUN [--out DIR]\n"
+                   "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n");
+            return GM_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !run)
+            run = argv[i];
+        else {
+            fprintf(stderr, "gpumem plot: unexpected argument '%s' (usage: gpumem plot RUN [--out DIR])\n", argv[i]);
+            return GM_EXIT_USAGE;
+        }
+    }
+    if (!run) {
+        fprintf(stderr, "gpumem plot: which run? (usage: gpumem plot RUN [--out DIR])\n");
+        return GM_EXIT_USAGE;
+    }
+    char csv[4200], dir[4200], err[600];
+    snprintf(csv, sizeof csv, "%s/results.csv", run);
+    snprintf(dir, sizeof dir, "%s", out ? out : run);
+    if (!out)
+        snprintf(dir, sizeof dir, "%s/plots", run);
+    gm_plot_data data;
+    if (gm_plot_data_load(csv, &data, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem plot: %s\n", err);
+        return GM_EXIT_USAGE;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpumem plot: cannot create %s: %s\n", dir, strerror(errno));
+        gm_plot_data_free(&data);
+        return GM_EXIT_USAGE;
+    }
+    int made = 0, rc = GM_EXIT_OK;
+    for (int k = 0; k < GM_PLOT_KINDS && rc == GM_EXIT_OK; k++) {
+        gm_plot_set set;
+        if (gm_plot_select(&data, k, &set) != 0 || set.n_points == 0) {
+            gm_plot_set_free(&set);
+            continue;                 /* nothing of this kind: no plot */
+        }
+        char base[4300], script_rel[128], script[4200];
+        snprintf(base, sizeof base, "%s/%s", dir, set.kind);
+        snprintf(script_rel, sizeof script_rel, "plots/%s.gp", set.kind);
+        if (!gm_find_data_file(script_rel, script, sizeof script)) {
+            snprintf(err, sizeof err, "%s not found (next to the binary or in the working folder)", script_rel);
+            rc = GM_EXIT_USAGE;
+        } else if (gm_plot_write(&set, base, err, sizeof err) != 0) {
+            rc = GM_EXIT_USAGE;
+        } else if (render(script, base, &set, dir, err, sizeof err) != 0) {
+            rc = GM_EXIT_USAGE;
+        } else {
+            printf("%s/%s.png %s/%s.svg\n", dir, set.kind, dir, set.kind);
+            made++;
+        }
+        gm_plot_set_free(&set);
+    }
+    gm_plot_data_free(&data);
+    if (rc != GM_EXIT_OK)
+        fprintf(stderr, "gpumem plot: %s\n", err);
+    else if (!made)
+        fprintf(stderr, "gpumem plot: %s has no rows any plot shows\n", csv);
+    return rc;
+}

@@ -1,0 +1,266 @@
+#include "plot_data.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Splits a CSV line in place (RFC 4180 quoting). Returns the field count,
+ * or -1 for a malformed line. */
+static int split(char *s, char **out, int max)
+{
+    int n = 0;
+    for (;;) {
+        if (n == max)
+            return -1;
+        char *w = s;
+        out[n++] = w;
+        if (*s == '"') {
+            s++;
+            for (;;) {
+                if (!*s)
+                    return -1;                   /* unterminated quote */
+                if (*s == '"' && s[1] == '"') {
+                    *w++ = '"';
+                    s += 2;
+                } else if (*s == '"') {
+                    s++;
+                    break;
+                } else {
+                    *w++ = *s++;
+                }
+            }
+            if (*s && *s != ',')
+                return -1;
+        } else {
+            while (*s && *s != ',')
+                *w++ = *s++;
+        }
+        char end = *s;
+        *w = '\0';
+        if (!end)
+            return n;
+        s++;
+    }
+}
+
+static int column(char **head, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(head[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
+{
+    memset(d, 0, sizeof *d);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, len, "cannot read %s", path);
+        return -1;
+    }
+    char *line = NULL, *head[64];
+    size_t cap = 0;
+    ssize_t got = getline(&line, &cap, f);
+    int rc = 0, lineno = 1;
+    if (got <= 0) {
+        snprintf(err, len, "%s:1: empty (no header)", path);
+        rc = -1;
+    } else {
+        line[strcspn(line, "\r\n")] = '\0';
+        d->n_cols = split(line, head, 64);
+        const char *need[] = {"suite", "workload", "variant", "pattern", "precision", "batch", "seq_len", "bytes",
+                              "metric", "value", "status"};
+        int *cols[] = {&d->col_suite, &d->col_workload, &d->col_variant, &d->col_pattern, &d->col_precision,
+                       &d->col_batch, &d->col_seq, &d->col_bytes, &d->col_metric, &d->col_value, &d->col_status};
+        for (int i = 0; i < 11 && rc == 0; i++)
+            if (d->n_cols < 0 || (*cols[i] = column(head, d->n_cols, need[i])) < 0) {
+                snprintf(err, len, "%s:1: not a gpumem results header (no column '%s')", path, need[i]);
+                rc = -1;
+            }
+    }
+    int alloc = 0;
+    while (rc == 0 && (got = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (got > 0 && line[got - 1] != '\n') {
+            snprintf(err, len, "%s:%d: truncated line (no end of line)", path, lineno);
+            rc = -1;
+            break;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        if (d->n_rows == alloc) {
+            alloc = alloc ? 2 * alloc : 256;
+            char **l = realloc(d->lines, (size_t)alloc * sizeof *l);
+            char ***fl = realloc(d->fields, (size_t)alloc * sizeof *fl);
+            if (l)
+                d->lines = l;
+            if (fl)
+                d->fields = fl;
+            if (!l || !fl) {
+                snprintf(err, len, "out of memory");
+                rc = -1;
+                break;
+            }
+        }
+        char *copy = strdup(line), **f_row = calloc((size_t)d->n_cols + 1, sizeof *f_row);
+        if (!copy || !f_row || split(copy, f_row, d->n_cols + 1) != d->n_cols) {
+            free(copy);
+            free(f_row);
+            snprintf(err, len, "%s:%d: malformed row (expected %d fields)", path, lineno, d->n_cols);
+            rc = -1;
+            break;
+        }
+        d->lines[d->n_rows] = copy;
+        d->fields[d->n_rows++] = f_row;
+    }
+    free(line);
+    fclose(f);
+    if (rc != 0)
+        gm_plot_data_free(d);
+    return rc;
+}
+
+void gm_plot_data_free(gm_plot_data *d)
+{
+    for (int i = 0; i < d->n_rows; i++) {
+        free(d->lines[i]);
+        free(d->fields[i]);
+    }
+    free(d->lines);
+    free(d->fields);
+    memset(d, 0, sizeof *d);
+}
+
+static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
+                                                 "swap_bandwidth", "allocator"};
+
+/* Fills p from row r for plot kind k; returns 0 when the row is not shown. */
+static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
+{
+#define F(c) r[d->col_##c]
+#define IS(c, v) (strcmp(F(c), (v)) == 0)
+    if (!IS(status, "ok") || !F(value)[0])
+        return 0;
+    memset(p, 0, sizeof *p);
+    snprintf(p->panel, sizeof p->panel, "all");
+    p->y = atof(F(value));
+    switch (k) {
+    case 0:
+        if (!IS(suite, "stream") || !IS(metric, "bandwidth"))
+            return 0;
+        p->x = atof(F(bytes));
+        snprintf(p->series, sizeof p->series, "%s %s %s", F(workload), F(precision), F(variant));
+        return 1;
+    case 1:
+        if (!IS(suite, "workloads") || !IS(metric, "throughput"))
+            return 0;
+        p->x = atof(F(batch));
+        snprintf(p->series, sizeof p->series, "%s %s %s s=%s", F(workload), F(variant), F(precision), F(seq));
+        return 1;
+    case 2:
+        if (!IS(suite, "oom") || !(IS(metric, "max_batch") || IS(metric, "max_batch_model")) || !F(seq)[0])
+            return 0;
+        p->x = atof(F(seq));
+        p->dashed = IS(metric, "max_batch_model");
+        snprintf(p->panel, sizeof p->panel, "%s", F(pattern));
+        snprintf(p->series, sizeof p->series, "%s %s %s%s", F(workload), F(variant), F(precision),
+                 p->dashed ? " (model)" : "");
+        return 1;
+    case 3:
+        if (!IS(suite, "swap") || !IS(workload, "transfer") || !(IS(metric, "latency_p50") || IS(metric, "latency_p99")))
+            return 0;
+        p->x = atof(F(bytes));
+        p->dashed = IS(metric, "latency_p99");
+        snprintf(p->series, sizeof p->series, "%s %s %s", F(pattern), F(variant), p->dashed ? "p99" : "p50");
+        return 1;
+    case 4:
+        if (!IS(suite, "swap") || !IS(workload, "transfer") || !IS(metric, "bandwidth"))
+            return 0;
+        p->x = atof(F(bytes));
+        snprintf(p->series, sizeof p->series, "%s %s", F(pattern), F(variant));
+        return 1;
+    case 5:
+        if (!IS(suite, "oom") || !IS(workload, "allocator") || !IS(metric, "alloc_latency_p50")
+            || strncmp(F(variant), "fill-", 5) != 0)
+            return 0;
+        p->x = atof(F(variant) + 5);
+        snprintf(p->series, sizeof p->series, "%s %sB", F(pattern), F(bytes));
+        return 1;
+    }
+    return 0;
+#undef IS
+#undef F
+}
+
+static int by_panel_series_x(const void *a, const void *b)
+{
+    const gm_plot_point *p = a, *q = b;
+    int c = strcmp(p->panel, q->panel);
+    if (!c)
+        c = p->dashed - q->dashed;
+    if (!c)
+        c = strcmp(p->series, q->series);
+    return c ? c : (p->x > q->x) - (p->x < q->x);
+}
+
+int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set)
+{
+    memset(set, 0, sizeof *set);
+    set->kind = kinds[k];
+    set->points = calloc((size_t)d->n_rows + 1, sizeof *set->points);
+    if (!set->points)
+        return -1;
+    for (int i = 0; i < d->n_rows; i++) {
+        gm_plot_point *p = &set->points[set->n_points];
+        if (!pick(d, k, d->fields[i], p))
+            continue;
+        int j = 0;
+        while (j < set->n_panels && strcmp(set->panels[j], p->panel) != 0)
+            j++;
+        if (j == set->n_panels) {
+            if (set->n_panels == GM_PLOT_MAX_PANELS)
+                continue;            /* more panels than a page holds: the rest are left out */
+            snprintf(set->panels[set->n_panels++], sizeof set->panels[0], "%s", p->panel);
+        }
+        set->n_points++;
+    }
+    qsort(set->points, (size_t)set->n_points, sizeof *set->points, by_panel_series_x);
+    return 0;
+}
+
+void gm_plot_set_free(gm_plot_set *set)
+{
+    free(set->points);
+    set->points = NULL;
+    set->n_points = 0;
+}
+
+int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len)
+{
+    for (int p = 0; p < set->n_panels; p++)
+        for (int dashed = 0; dashed < 2; dashed++) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s.%s%s.dat", base, set->panels[p], dashed ? ".dashed" : "");
+            FILE *f = fopen(path, "w");
+            if (!f) {
+                snprintf(err, len, "cannot write %s", path);
+                return -1;
+            }
+            const char *current = NULL;
+            for (int i = 0; i < set->n_points; i++) {
+                const gm_plot_point *pt = &set->points[i];
+                if (strcmp(pt->panel, set->panels[p]) != 0 || pt->dashed != dashed)
+                    continue;
+                if (!current || strcmp(current, pt->series) != 0) {
+                    fprintf(f, "%s\"%s\" value\n", current ? "\n\n" : "", pt->series);
+                    current = pt->series;
+                }
+                fprintf(f, "%.17g %.17g\n", pt->x, pt->y);
+            }
+            if (fclose(f) != 0) {
+                snprintf(err, len, "cannot write %s", path);
+                return -1;
+            }
+        }
+    return 0;
+}

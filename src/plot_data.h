@@ -1,0 +1,49 @@
+/*
+ * The rows of a results.csv that each kind of plot shows, sorted into
+ * panels and series, and the data files gnuplot reads (plots/panels.gp).
+ */
+#ifndef GM_PLOT_DATA_H
+#define GM_PLOT_DATA_H
+
+#include <stddef.h>
+
+/* A results.csv in memory: its lines split into fields. */
+typedef struct {
+    char **lines;                 /* every data line, split in place */
+    char ***fields;               /* fields[row][column] */
+    int n_rows, n_cols;
+    int col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
+        col_metric, col_value, col_status;
+} gm_plot_data;
+
+/* Reads `path`. Returns 0, or -1 with "FILE:LINE: why" in err. */
+int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len);
+void gm_plot_data_free(gm_plot_data *d);
+
+#define GM_PLOT_KINDS 6
+#define GM_PLOT_MAX_PANELS 8
+
+typedef struct {
+    char panel[32], series[128];
+    double x, y;
+    int dashed;                   /* drawn dashed (model prediction, p99) */
+} gm_plot_point;
+
+typedef struct {
+    const char *kind;             /* the script: plots/KIND.gp */
+    char panels[GM_PLOT_MAX_PANELS][32];
+    int n_panels;
+    gm_plot_point *points;
+    int n_points;
+} gm_plot_set;
+
+/* The points of plot kind k (0 to GM_PLOT_KINDS - 1). Returns 0 or -1
+ * (out of memory). */
+int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set);
+void gm_plot_set_free(gm_plot_set *set);
+
+/* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel.
+ * Returns 0, or -1 with err. */
+int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len);
+
+#endif

@@ -1,0 +1,35 @@
+#!/bin/sh
+# gpumem plot renders a real run's CSV with every plot script (PNG and
+# SVG); a kind with no rows is left out; a truncated or malformed CSV gets
+# one message naming the file and line.
+. tests/lib.sh
+command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
+plan 11
+
+run=$TEST_TMP/run
+run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,workloads,swap,oom --sizes 1MiB,4MiB \
+    --kernels copy,triad --precision fp32 --workload linear --batch 1,2 --seq 16,32 --hidden 32 \
+    --blocks 4KiB,64KiB --kv-block-sizes 64KiB --swap-batch 2 --unified-sizes 1MiB --reps 1 --out "$run" --quiet
+is "$RC" 0 "a small run of every suite"
+run_gpumem plot "$run"
+is "$RC" 0 "plot: exit status 0"
+for kind in bandwidth throughput oom_frontier swap_latency swap_bandwidth allocator; do
+    png=$(head -c 8 "$run/plots/$kind.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
+    svg=$(grep -c '<svg' "$run/plots/$kind.svg" 2>/dev/null)
+    [ "$png" = 89504e470d0a1a0a ] && [ "$svg" -ge 1 ] && [ -s "$run/plots/$kind.all.dat" -o "$kind" = oom_frontier ]
+    ok $? "$kind: a PNG and an SVG, from its data file"
+done
+# The frontier has the model's prediction, dashed, beside the measured batches.
+is "$(grep -c '(model)' "$run/plots/oom_frontier.per-tensor.dashed.dat")" 2 "the frontier carries the model's line per search"
+
+run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream --sizes 1MiB --kernels copy --precision fp32 \
+    --reps 1 --out "$TEST_TMP/stream" --quiet
+run_gpumem plot "$TEST_TMP/stream"
+is "$(ls "$TEST_TMP/stream/plots" | grep -c '\.png$')" 1 "a stream-only run gets the bandwidth plot alone"
+
+head -c 300 "$run/results.csv" >"$TEST_TMP/cut.csv"
+mkdir -p "$TEST_TMP/cut" && mv "$TEST_TMP/cut.csv" "$TEST_TMP/cut/results.csv"
+run_gpumem plot "$TEST_TMP/cut"
+like "$RC $ERR" "^2 gpumem plot: .*/cut/results.csv:2: (truncated line|malformed row)" \
+    "a truncated CSV: exit 2, naming the file and line"
+done_testing
