@@ -4,10 +4,13 @@
  * plots/style.gp), as PNG and SVG into RUN/plots (or DIR). A kind with no
  * rows in the run is left out. The data each script reads is written
  * beside the images (KIND.PANEL.dat: one block per line of the plot).
+ * Then writes RUN/report.md (src/report.h), linking the plots when they
+ * went to RUN/plots.
  */
 #include "commands.h"
 #include "datafile.h"
 #include "plot_data.h"
+#include "report.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,6 +84,7 @@ int gm_cmd_plot(int argc, char **argv)
         return GM_EXIT_USAGE;
     }
     int made = 0, rc = GM_EXIT_OK;
+    const char *rendered[GM_PLOT_KINDS];
     for (int k = 0; k < GM_PLOT_KINDS && rc == GM_EXIT_OK; k++) {
         gm_plot_set set;
         if (gm_plot_select(&data, k, &set) != 0 || set.n_points == 0) {
@@ -99,10 +103,14 @@ int gm_cmd_plot(int argc, char **argv)
             rc = GM_EXIT_USAGE;
         } else {
             printf("%s/%s.png %s/%s.svg\n", dir, set.kind, dir, set.kind);
-            made++;
+            rendered[made++] = set.kind;
         }
         gm_plot_set_free(&set);
     }
+    if (rc == GM_EXIT_OK && gm_report_write(&data, run, rendered, out ? 0 : made, err, sizeof err) != 0)
+        rc = GM_EXIT_USAGE;
+    else if (rc == GM_EXIT_OK)
+        printf("%s/report.md\n", run);
     gm_plot_data_free(&data);
     if (rc != GM_EXIT_OK)
         fprintf(stderr, "gpumem plot: %s\n", err);

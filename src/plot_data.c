@@ -69,11 +69,12 @@ int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
     } else {
         line[strcspn(line, "\r\n")] = '\0';
         d->n_cols = split(line, head, 64);
-        const char *need[] = {"suite", "workload", "variant", "pattern", "precision", "batch", "seq_len", "bytes",
-                              "metric", "value", "status"};
-        int *cols[] = {&d->col_suite, &d->col_workload, &d->col_variant, &d->col_pattern, &d->col_precision,
-                       &d->col_batch, &d->col_seq, &d->col_bytes, &d->col_metric, &d->col_value, &d->col_status};
-        for (int i = 0; i < 11 && rc == 0; i++)
+        const char *need[] = {"backend", "device", "suite", "workload", "variant", "pattern", "precision", "batch",
+                              "seq_len", "bytes", "metric", "value", "status", "note"};
+        int *cols[] = {&d->col_backend, &d->col_device, &d->col_suite, &d->col_workload, &d->col_variant,
+                       &d->col_pattern, &d->col_precision, &d->col_batch, &d->col_seq, &d->col_bytes,
+                       &d->col_metric, &d->col_value, &d->col_status, &d->col_note};
+        for (int i = 0; i < 14 && rc == 0; i++)
             if (d->n_cols < 0 || (*cols[i] = column(head, d->n_cols, need[i])) < 0) {
                 snprintf(err, len, "%s:1: not a gpumem results header (no column '%s')", path, need[i]);
                 rc = -1;

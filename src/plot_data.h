@@ -12,8 +12,8 @@ typedef struct {
     char **lines;                 /* every data line, split in place */
     char ***fields;               /* fields[row][column] */
     int n_rows, n_cols;
-    int col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
-        col_metric, col_value, col_status;
+    int col_backend, col_device, col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
+        col_metric, col_value, col_status, col_note;
 } gm_plot_data;
 
 /* Reads `path`. Returns 0, or -1 with "FILE:LINE: why" in err. */

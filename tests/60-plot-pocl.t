@@ -4,7 +4,7 @@
 # one message naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 11
+plan 14
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,workloads,swap,oom --sizes 1MiB,4MiB \
@@ -21,6 +21,15 @@ for kind in bandwidth throughput oom_frontier swap_latency swap_bandwidth alloca
 done
 # The frontier has the model's prediction, dashed, beside the measured batches.
 is "$(grep -c '(model)' "$run/plots/oom_frontier.per-tensor.dashed.dat")" 2 "the frontier carries the model's line per search"
+
+# report.md: the headline table and every plot it links, present.
+report=$(cat "$run/report.md" 2>/dev/null)
+like "$report" "^## Headline numbers\n\n\| measure \| value \|" "report.md has the headline table"
+like "$report" "^\| largest batch: linear blocked fp32, seq 16, per-tensor \| [0-9]+ \(model: [0-9]+\) \|$" \
+    "with the largest batch beside the model's, per search"
+missing=0
+for img in $(printf '%s\n' "$report" | sed -n 's/^!\[[a-z_]*\](\(.*\))$/\1/p'); do [ -s "$run/$img" ] || missing=$((missing + 1)); done
+is "$(printf '%s\n' "$report" | grep -c '^!\[')-$missing" "6-0" "and links the six plots, all present"
 
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream --sizes 1MiB --kernels copy --precision fp32 \
     --reps 1 --out "$TEST_TMP/stream" --quiet
