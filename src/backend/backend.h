@@ -139,8 +139,11 @@ typedef struct gm_backend {
 
     /* Maps [off, off + bytes) of a device buffer into host memory, waiting
      * until it is, for writing (`write`: its contents may be discarded) or
-     * reading; unmap hands it back and waits. GM_ERR_UNSUPPORTED where the
-     * backend cannot map device memory (CUDA). */
+     * reading; unmap hands it back and waits, after which the device sees
+     * what the host wrote. One mapping per buffer at a time. OpenCL maps
+     * the buffer (clEnqueueMapBuffer); CUDA, which cannot map device
+     * memory, backs the mapping with mapped pinned host memory
+     * (cuMemHostAlloc DEVICEMAP) kept with the buffer until it is freed. */
     gm_status (*map)(struct gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
                      void **ptr);
     gm_status (*unmap)(struct gm_device *dev, int queue, gm_buffer *buf, void *ptr);

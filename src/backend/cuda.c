@@ -347,8 +347,12 @@ static gm_status cu_view(gm_device *dev, const gm_buffer *parent, size_t offset,
     return GM_OK;
 }
 
+static void mapping_release(gm_buffer *buf);
+
 static void cu_free(gm_device *dev, gm_buffer *buf)
 {
+    if (buf->priv && enter(dev) == GM_OK)
+        mapping_release(buf);   /* a mapped view's host memory too */
     if (buf->is_view)
         return;   /* a view owns no memory */
     if (buf->kind == GM_MEM_HOST) {
@@ -367,40 +371,139 @@ static void cu_free(gm_device *dev, gm_buffer *buf)
         cu->MemFree((CUdeviceptr)buf->handle);
 }
 
-/* The address copies and fills use: device handle, else the host pointer. */
 static gm_status cu_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_device)
 {
     if (buf->kind != GM_MEM_MANAGED)
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "only managed memory is prefetched");
-    if (!cu->MemPrefetchAsync)
+    if (!cu->MemPrefetchAsyncV2 && !cu->MemPrefetchAsync)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "the driver lacks cuMemPrefetchAsync");
     gm_status st = enter(dev);
     if (st != GM_OK)
         return st;
     CUstream s = stream_of(dev, queue);
-    CUresult rc = cu->MemPrefetchAsync((CUdeviceptr)buf->handle, buf->bytes, to_device ? ST(dev)->device : CU_DEVICE_CPU,
-                                       s);
+    CUresult rc;
+    if (cu->MemPrefetchAsyncV2) {
+        CUmemLocation where = {0};
+        where.type = to_device ? CU_MEM_LOCATION_TYPE_DEVICE : CU_MEM_LOCATION_TYPE_HOST;
+        where.id = to_device ? ST(dev)->device : 0;   /* ignored for the host */
+        rc = cu->MemPrefetchAsyncV2((CUdeviceptr)buf->handle, buf->bytes, where, 0, s);
+    } else {
+        rc = cu->MemPrefetchAsync((CUdeviceptr)buf->handle, buf->bytes, to_device ? ST(dev)->device : CU_DEVICE_CPU, s);
+    }
     if (rc == CUDA_SUCCESS)
         rc = cu->StreamSynchronize(s);
     return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuMemPrefetchAsync");
 }
 
-/* Device memory cannot be mapped into the host under CUDA: zero-copy host
- * memory is the other way round (pinned covers it). */
+/*
+ * Mapping device memory into the host. CUDA cannot map device memory
+ * itself, so a mapping is backed, as OpenCL drivers back it on discrete
+ * GPUs, by mapped pinned host memory (cuMemHostAlloc with DEVICEMAP)
+ * that the device copies through its device-side address: from the
+ * buffer at map (for reading), into it at unmap (for writing). The host
+ * memory is kept with the buffer (priv) for later maps, grown when a
+ * larger region is mapped, and freed with the buffer.
+ */
+typedef struct {
+    void *host;                  /* cuMemHostAlloc'd, mapped */
+    CUdeviceptr device;          /* its address on the device */
+    size_t capacity;
+    size_t off, bytes;           /* the region mapped now */
+    bool mapped, write;
+} cu_mapping;
+
+static void mapping_release(gm_buffer *buf)
+{
+    cu_mapping *m = buf->priv;
+    if (!m)
+        return;
+    if (m->host)
+        cu->MemFreeHost(m->host);
+    free(m);
+    buf->priv = NULL;
+}
+
+/* A mapping of at least `bytes` for buf, not mapped now. */
+static gm_status mapping_get(gm_device *dev, gm_buffer *buf, size_t bytes, cu_mapping **out)
+{
+    cu_mapping *m = buf->priv;
+    if (m && m->mapped)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "the buffer is mapped already");
+    if (m && m->capacity < bytes)
+        mapping_release(buf);
+    m = buf->priv;
+    if (!m) {
+        m = calloc(1, sizeof *m);
+        if (!m)
+            return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+        CUresult rc = cu->MemHostAlloc(&m->host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+        if (rc == CUDA_SUCCESS) {
+            rc = cu->MemHostGetDevicePointer(&m->device, m->host, 0);
+            if (rc != CUDA_SUCCESS) {
+                cu->MemFreeHost(m->host);
+                free(m);
+                return gm_device_fail(dev, GM_ERR_UNSUPPORTED, (int)rc, "CUDA cuMemHostGetDevicePointer: %s (%s)",
+                                      err_name(rc), err_text(rc));
+            }
+        }
+        if (rc != CUDA_SUCCESS) {
+            free(m);
+            return fail(dev, rc, "cuMemHostAlloc");
+        }
+        m->capacity = bytes;
+        buf->priv = m;
+    }
+    *out = m;
+    return GM_OK;
+}
+
 static gm_status cu_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
                         void **ptr)
 {
-    (void)queue, (void)buf, (void)off, (void)bytes, (void)write;
     *ptr = NULL;
-    return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "CUDA cannot map device memory into the host");
+    if (buf->kind != GM_MEM_DEVICE || bytes == 0 || off > buf->bytes || bytes > buf->bytes - off)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "only device buffers are mapped, within their size");
+    gm_status st = enter(dev);
+    cu_mapping *m = NULL;
+    if (st == GM_OK)
+        st = mapping_get(dev, buf, bytes, &m);
+    if (st != GM_OK)
+        return st;
+    if (!write) {
+        CUstream s = stream_of(dev, queue);
+        CUresult rc = cu->MemcpyAsync(m->device, (CUdeviceptr)buf->handle + off, bytes, s);
+        if (rc == CUDA_SUCCESS)
+            rc = cu->StreamSynchronize(s);
+        if (rc != CUDA_SUCCESS)
+            return fail(dev, rc, "copy into the mapping");
+    }
+    m->off = off;
+    m->bytes = bytes;
+    m->write = write;
+    m->mapped = true;
+    *ptr = m->host;
+    return GM_OK;
 }
 
 static gm_status cu_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
 {
-    (void)queue, (void)buf, (void)ptr;
-    return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "CUDA cannot map device memory into the host");
+    cu_mapping *m = buf->priv;
+    if (!m || !m->mapped || ptr != m->host)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "unmap of a pointer that map did not return");
+    m->mapped = false;
+    if (!m->write)
+        return GM_OK;
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUstream s = stream_of(dev, queue);
+    CUresult rc = cu->MemcpyAsync((CUdeviceptr)buf->handle + m->off, m->device, m->bytes, s);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->StreamSynchronize(s);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "copy from the mapping");
 }
 
+/* The address copies and fills use: device handle, else the host pointer. */
 static CUdeviceptr address_of(const gm_buffer *b, size_t off)
 {
     return (b->kind == GM_MEM_HOST ? (CUdeviceptr)(uintptr_t)b->host : (CUdeviceptr)b->handle) + off;

@@ -27,6 +27,8 @@
     X(MemFree, "cuMemFree_v2", CUresult, (CUdeviceptr))                                         \
     X(MemAllocHost, "cuMemAllocHost_v2", CUresult, (void **, size_t))                           \
     X(MemFreeHost, "cuMemFreeHost", CUresult, (void *))                                         \
+    X(MemHostAlloc, "cuMemHostAlloc", CUresult, (void **, size_t, unsigned int))                \
+    X(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", CUresult, (CUdeviceptr *, void *, unsigned int)) \
     X(MemAllocManaged, "cuMemAllocManaged", CUresult, (CUdeviceptr *, size_t, unsigned int))    \
     X(MemcpyAsync, "cuMemcpyAsync", CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream))     \
     X(MemsetD8Async, "cuMemsetD8Async", CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
@@ -51,13 +53,17 @@
 
 /* Entry points a driver may lack (older, or newer having renamed them):
  * NULL then, and what needs them is `unsupported`. cuMemPrefetchAsync is
- * the original (CUdevice) form, which drivers keep exporting. */
+ * the original (CUdevice) form, which drivers keep exporting;
+ * cuMemPrefetchAsync_v2 (CUDA 12.2 on) the CUmemLocation form, which
+ * CUDA 13 made the only one in its headers. */
 #define GM_CU_OPTIONAL_FUNCS(X)                                                                \
     X(MemAllocAsync, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream))            \
     X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
     X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
     X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
-    X(MemPrefetchAsync, "cuMemPrefetchAsync", CUresult, (CUdeviceptr, size_t, CUdevice, CUstream))
+    X(MemPrefetchAsync, "cuMemPrefetchAsync", CUresult, (CUdeviceptr, size_t, CUdevice, CUstream)) \
+    X(MemPrefetchAsyncV2, "cuMemPrefetchAsync_v2", CUresult,                                    \
+      (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream))
 
 #define GM_CU_DECLARE(field, symbol, ret, args) ret(CUDAAPI *field) args;
 typedef struct {
