@@ -6,7 +6,8 @@
  * block size (--kv-block-sizes) and N (--swap-batch). Each swap-out and
  * swap-in of N blocks is timed by device events (latency per swap and per
  * block, bandwidth); after every round trip each block is read back and
- * its checksum compared with what was swapped out.
+ * its checksum compared with what was swapped out. A point whose pool and
+ * swap space would not fit is `skipped` before anything is allocated.
  */
 #include "swap_parts.h"
 
@@ -113,9 +114,29 @@ static gm_status verify(swapper *s, bool fault, bool *ok, char *note, size_t len
     return rc;
 }
 
+static gm_row base_row(size_t block, size_t n)
+{
+    gm_row row = {0};
+    row.suite = "swap";
+    row.workload = "kv-blocks";
+    row.pattern = "pinned";
+    row.bytes = block;
+    row.batch = n;
+    row.model_bytes = 2 * n * block;
+    return row;
+}
+
 static int run_point(gm_bench *b, size_t block, size_t n)
 {
     gm_device *dev = b->dev;
+    char why[200];
+    /* The pool of 2N blocks on the device; N blocks of swap space and a
+     * staging block on the host. */
+    if (!gm_swap_fits(b, 2 * (uint64_t)n * block, ((uint64_t)n + 1) * block, why, sizeof why)) {
+        gm_row row = base_row(block, n);
+        row.variant = "swap-out";
+        return gm_swap_emit_status(b, row, GM_ROW_SKIPPED, why);
+    }
     swapper s = {dev, block, n, {0}, {0}, {0}, calloc(n, sizeof(size_t)), calloc(n, sizeof(size_t)),
                  calloc(n, sizeof(uint64_t))};
     gm_buffer *ballast = calloc(MAX_BALLAST, sizeof *ballast);
@@ -161,13 +182,7 @@ static int run_point(gm_bench *b, size_t block, size_t n)
             in_ms[r - b->opts->warmup] = i_ms;
         }
     }
-    gm_row row = {0};
-    row.suite = "swap";
-    row.workload = "kv-blocks";
-    row.pattern = "pinned";
-    row.bytes = block;
-    row.batch = n;
-    row.model_bytes = 2 * n * block;
+    gm_row row = base_row(block, n);
     int out;
     if (rc != GM_OK) {
         if (rc == GM_ERR_DEVICE_LOST)

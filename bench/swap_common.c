@@ -1,6 +1,8 @@
 #include "swap_common.h"
 #include "stats.h"
+#include "units.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,16 +11,27 @@ unsigned gm_swap_reps(const gm_bench *b)
     return b->opts->reps > GM_SWAP_MIN_REPS ? b->opts->reps : GM_SWAP_MIN_REPS;
 }
 
-void gm_swap_fill(unsigned char *p, size_t n, uint64_t seed)
+void gm_swap_stream_init(gm_swap_stream *s, uint64_t seed)
 {
-    uint64_t x = 0x9e3779b97f4a7c15ull * (seed + 1);
+    s->x = 0x9e3779b97f4a7c15ull * (seed + 1);
+}
+
+void gm_swap_stream_next(gm_swap_stream *s, unsigned char *p, size_t n)
+{
     size_t words = n / 8;
     for (size_t i = 0; i < words; i++) {
-        gm_xorshift(&x);
-        memcpy(p + 8 * i, &x, 8);
+        gm_xorshift(&s->x);
+        memcpy(p + 8 * i, &s->x, 8);
     }
     for (size_t i = 8 * words; i < n; i++)
-        p[i] = (unsigned char)(x >> (8 * (i % 8)));
+        p[i] = (unsigned char)(s->x >> (8 * (i % 8)));
+}
+
+void gm_swap_fill(unsigned char *p, size_t n, uint64_t seed)
+{
+    gm_swap_stream s;
+    gm_swap_stream_init(&s, seed);
+    gm_swap_stream_next(&s, p, n);
 }
 
 uint64_t gm_swap_checksum(const unsigned char *p, size_t n)
@@ -37,6 +50,33 @@ uint64_t gm_swap_checksum(const unsigned char *p, size_t n)
 gm_row_status gm_swap_status_of(gm_status st)
 {
     return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+}
+
+bool gm_swap_fits(gm_bench *b, uint64_t device_bytes, uint64_t host_bytes, char *note, size_t len)
+{
+    gm_device *dev = b->dev;
+    uint64_t free_b = 0, total_b = 0;
+    bool known = gm_device_mem_info(dev, &free_b, &total_b) == GM_OK;
+    if (!known && dev->mem_limit) {
+        free_b = dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
+        known = true;
+    }
+    bool cpu = dev->info.type == GM_DEV_CPU;
+    uint64_t need = cpu ? device_bytes + host_bytes : device_bytes;
+    char a[32], f[32], h[32];
+    if (known && need > free_b) {
+        snprintf(note, len, "needs %s of %s, %s free%s", gm_format_size(need, a, sizeof a),
+                 cpu ? "memory (device and host buffers alike, on a CPU device)" : "device memory",
+                 gm_format_size(free_b, f, sizeof f), dev->mem_limit ? " under the memory limit" : "");
+        return false;
+    }
+    uint64_t avail = gm_host_mem_available();
+    if (avail && host_bytes > avail / 2) {
+        snprintf(note, len, "needs %s of host memory, more than half of the %s available",
+                 gm_format_size(host_bytes, h, sizeof h), gm_format_size(avail, a, sizeof a));
+        return false;
+    }
+    return true;
 }
 
 int gm_swap_emit_status(gm_bench *b, gm_row row, gm_row_status status, const char *note)

@@ -4,10 +4,12 @@
  *   pageable  malloc'd memory, through the driver's write/read calls
  *   pinned    page-locked memory the device copies engine reaches directly
  *   mapped    the device buffer mapped into the host and copied with
- *             memcpy, then unmapped (OpenCL map/unmap; CUDA has no such
- *             path: `unsupported`), timed on the host's clock
+ *             memcpy, then unmapped (OpenCL map/unmap; CUDA mapped
+ *             pinned memory the device copies through, see the backend's
+ *             map), timed on the host's clock
  * Every repetition is timed and its payload checked by checksum after the
- * round trip; a corrupted payload is a `mismatch` row.
+ * round trip; a corrupted payload is a `mismatch` row. A point whose
+ * buffers would not fit is `skipped` before anything is allocated.
  */
 #include "swap_parts.h"
 
@@ -19,7 +21,7 @@ enum { H2D, D2H, BIDIR, N_DIRECTIONS };
 static const char *const direction_names[N_DIRECTIONS] = {"h2d", "d2h", "bidir"};
 enum { PAGEABLE, PINNED, MAPPED, N_PATHS };
 static const char *const path_names[N_PATHS] = {"pageable", "pinned", "mapped"};
-static const uint64_t default_blocks[] = {4096, 65536, 1u << 20, 16u << 20, 64u << 20};
+static const uint64_t default_blocks[] = {4096, 65536, 1u << 20, 16u << 20, 256u << 20, 1u << 30};
 
 static void blocks_of(const gm_bench *b, const uint64_t **v, size_t *n)
 {
@@ -133,6 +135,17 @@ static void release(transfer *t)
 static int run_point(gm_bench *b, int path, size_t bytes, int direction)
 {
     transfer t = {.dev = b->dev, .bytes = bytes, .direction = direction, .path = path};
+    gm_row row = {0};
+    row.suite = "swap";
+    row.workload = "transfer";
+    row.variant = direction_names[direction];
+    row.pattern = path_names[path];
+    row.bytes = bytes;
+    row.model_bytes = direction == BIDIR ? 2 * (uint64_t)bytes : (uint64_t)bytes;
+    char note[200] = "";
+    /* Two device buffers, two host buffers; a mapping may take two more. */
+    if (!gm_swap_fits(b, 2 * (uint64_t)bytes, (path == MAPPED ? 4 : 2) * (uint64_t)bytes, note, sizeof note))
+        return gm_swap_emit_status(b, row, GM_ROW_SKIPPED, note);
     gm_mem_kind kind = path == PINNED ? GM_MEM_PINNED : GM_MEM_HOST;
     gm_status rc = gm_device_alloc(b->dev, kind, bytes, &t.host_src);
     if (rc == GM_OK)
@@ -144,7 +157,6 @@ static int run_point(gm_bench *b, int path, size_t bytes, int direction)
     unsigned reps = gm_swap_reps(b);
     double *ms = rc == GM_OK ? calloc(reps, sizeof *ms) : NULL;
     bool ok = true;
-    char note[160] = "";
     for (unsigned r = 0; rc == GM_OK && ms && r < reps + b->opts->warmup && ok; r++) {
         /* Fresh payloads each repetition: one to send, one waiting on the device. */
         gm_swap_fill(t.host_src.host, bytes, 2 * r);
@@ -164,13 +176,6 @@ static int run_point(gm_bench *b, int path, size_t bytes, int direction)
             snprintf(note, sizeof note, "%s payload of %zu bytes failed its checksum (repetition %u)",
                      direction_names[direction], bytes, r);
     }
-    gm_row row = {0};
-    row.suite = "swap";
-    row.workload = "transfer";
-    row.variant = direction_names[direction];
-    row.pattern = path_names[path];
-    row.bytes = bytes;
-    row.model_bytes = direction == BIDIR ? 2 * (uint64_t)bytes : (uint64_t)bytes;
     int out;
     if (rc != GM_OK) {
         if (rc == GM_ERR_DEVICE_LOST)

@@ -5,9 +5,10 @@
 # prefetched; a block run with its weights offloaded against resident.
 # Sane latency percentiles and bandwidth everywhere; a
 # corrupted payload is caught as a mismatch in every kind; the
-# oversubscription sweep is refused without the opt-in.
+# oversubscription sweep is refused without the opt-in; a point that
+# cannot fit is skipped before anything is allocated.
 . tests/lib.sh
-plan 17
+plan 21
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite swap --blocks 4KiB,1MiB,1000000 \
@@ -58,6 +59,22 @@ run_gpumem bench --backend opencl --mem-limit 32MiB --suite swap --blocks 4KiB -
     --swap-batch 2 --unified-sizes 1MiB --reps 1 --allow-oversubscribe --out "$TEST_TMP/over" --quiet
 is "$(csv_count "$TEST_TMP/over/results.csv" '$_->{variant} =~ /^oversubscribe-(50|100)%$/ && $_->{metric} eq "bandwidth" && $_->{status} eq "ok"')-$(csv_count "$TEST_TMP/over/results.csv" '$_->{variant} eq "oversubscribe-150%" && $_->{status} eq "oom"')" "2-1" \
     "with it, 50% and 100% of the (capped) device run, 150% meets the cap"
+
+# Points past the cap: skipped with the memory they need, not attempted.
+run_gpumem bench --backend opencl --mem-limit 32MiB --suite swap --blocks 4KiB,64MiB --kv-block-sizes 16MiB \
+    --swap-batch 2 --unified-sizes 64MiB --layers 2 --hidden 32 --heads 2 --seq 16 --batch 1 --reps 1 \
+    --out "$TEST_TMP/fit" --quiet
+is "$RC-$(csv_count "$TEST_TMP/fit/results.csv" '$_->{workload} eq "transfer" && $_->{bytes} == 67108864 && $_->{status} eq "skipped" && $_->{note} =~ /^needs (256|384)MiB of memory .* 32MiB free under the memory limit$/')-$(csv_count "$TEST_TMP/fit/results.csv" '$_->{workload} eq "transfer" && $_->{bytes} == 4096 && $_->{status} eq "ok" && $_->{metric} eq "bandwidth"')" "0-9-9" \
+    "transfers too big for the cap: 9 skipped rows saying why; the 4KiB points still run"
+is "$(csv_count "$TEST_TMP/fit/results.csv" '$_->{workload} eq "kv-blocks" && $_->{status} eq "skipped" && $_->{note} =~ /^needs 112MiB of memory/')" 1 \
+    "a KV pool too big for the cap is skipped"
+is "$(csv_count "$TEST_TMP/fit/results.csv" '$_->{workload} eq "unified" && $_->{variant} eq "fault" && $_->{status} eq "skipped" && $_->{note} =~ /needs --allow-oversubscribe$/')" 1 \
+    "a managed working set past free memory is skipped without the opt-in"
+run_gpumem bench --backend opencl --mem-limit 32MiB --suite swap --blocks 4KiB --kv-block-sizes 64KiB --swap-batch 2 \
+    --unified-sizes 64MiB --layers 2 --hidden 32 --heads 2 --seq 16 --batch 1 --reps 1 --allow-oversubscribe \
+    --out "$TEST_TMP/fit2" --quiet
+is "$(csv_count "$TEST_TMP/fit2/results.csv" '$_->{workload} eq "unified" && $_->{variant} eq "fault" && $_->{status} eq "oom" && $_->{note} =~ /would exceed the memory limit/')" 1 \
+    "with the opt-in the cap still holds on a CPU device"
 
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite swap \
     --blocks 64KiB --kv-block-sizes 64KiB --swap-batch 4 --unified-sizes 1MiB --reps 1 --out "$TEST_TMP/fault" --quiet
