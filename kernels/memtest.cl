@@ -3,7 +3,8 @@
  * expected at index i, by mode:
  *   0 constant   p
  *   1 address    i ^ p                (own address; p = ~0: inverted)
- *   2 random     a hash of (i, p)     (p is the seed)
+ *   2 random     a hash of (i, p)     (p is the seed; the host has it as
+ *                                     gm_stress_random_word, stress/verify.c)
  *   3 modulo     i % 20 == offset ? p : ~p
  * memtest_fill writes the pattern; memtest_check compares every word and
  * reports into `report`: [0] the error count, [1] the OR of every flipped

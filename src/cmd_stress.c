@@ -1,11 +1,14 @@
 /*
  * `gpumem stress`: the stress checks (stress/) on one device, as a TAP
  * stream (version 13, a YAML diagnostics block per check) on stdout and in
- * the run folder's stress.tap, with the measurements in its results.csv.
- * Exit status 0 when every check passes, 1 when any fails.
+ * the run folder's stress.tap, with the measurements in its results.csv
+ * and the run's facts in meta.json. Exit status 0 when every check
+ * passes, 1 when any fails, 2 for bad usage or results that cannot be
+ * written, 3 when no device opens or the device is lost.
  */
 #include "commands.h"
 #include "device.h"
+#include "meta.h"
 #include "results.h"
 #include "select.h"
 #include "stress.h"
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     char backend[16];
@@ -44,7 +48,8 @@ static void usage(FILE *f)
                "  --mem-limit SIZE    cap on device memory (CPU devices default to a quarter of\n"
                "                      available host memory)\n"
                "  --out DIR           run folder (default: results/<run-id>)\n"
-               "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device\n");
+               "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device or\n"
+               "the device was lost\n");
 }
 
 static int parse_checks(const char *v, unsigned *mask)
@@ -116,17 +121,6 @@ static int parse(int argc, char **argv, stress_opts *o)
     return 0;
 }
 
-static gm_stress_fault fault_from_env(void)
-{
-    const char *f = getenv("GPUMEM_FAULT");
-    if (!f)
-        return GM_STRESS_FAULT_NONE;
-    return strcmp(f, "flip-bits") == 0      ? GM_STRESS_FAULT_FLIP_BITS
-           : strcmp(f, "drop-free") == 0    ? GM_STRESS_FAULT_DROP_FREE
-           : strcmp(f, "corrupt-swap") == 0 ? GM_STRESS_FAULT_CORRUPT_SWAP
-                                            : GM_STRESS_FAULT_NONE;
-}
-
 /* Writes one line to every TAP sink. */
 static void tap(FILE *const *sinks, const char *fmt, const char *a, const char *b)
 {
@@ -166,6 +160,12 @@ int gm_cmd_stress(int argc, char **argv)
             usage(stdout);
         return rc < 0 ? GM_EXIT_OK : rc;
     }
+    gm_stress_fault fault;
+    if (gm_stress_fault_parse(getenv("GPUMEM_FAULT"), &fault) != 0) {
+        fprintf(stderr, "gpumem stress: GPUMEM_FAULT '%s': not a stress fault (flip-bits, drop-free, "
+                        "corrupt-swap, throttle)\n", getenv("GPUMEM_FAULT"));
+        return GM_EXIT_USAGE;
+    }
     char err[600];
     gm_device dev;
     rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
@@ -181,12 +181,20 @@ int gm_cmd_stress(int argc, char **argv)
         gm_device_close(&dev);
         return GM_EXIT_USAGE;
     }
+    /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
+    gm_meta meta = {&run, &dev, argc + 1, argv - 1, NULL, time(NULL), 0, "running"};
+    if (gm_meta_write(&meta, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem stress: %s\n", err);
+        gm_run_close(&run);
+        gm_device_close(&dev);
+        return GM_EXIT_USAGE;
+    }
     char path[4200];
     snprintf(path, sizeof path, "%s/stress.tap", run.dir);
     FILE *sinks[2] = {stdout, fopen(path, "w")};
     if (!sinks[1])
         fprintf(stderr, "gpumem stress: cannot write %s; the TAP stream goes to stdout only\n", path);
-    gm_stress s = {&dev, &run, o.duration, o.fill, o.throttle, o.seed, fault_from_env(), false, ""};
+    gm_stress s = {&dev, &run, o.duration, o.fill, o.throttle, o.seed, fault, false, ""};
     int planned = __builtin_popcount(o.checks), n = 0, failed = 0;
     char plan[32];
     snprintf(plan, sizeof plan, "1..%d", planned);
@@ -194,7 +202,7 @@ int gm_cmd_stress(int argc, char **argv)
     char dev_line[400];
     snprintf(dev_line, sizeof dev_line, "%s device %d: %s", dev.backend->name, dev.index, dev.info.name);
     tap(sinks, "# %s%s\n", dev_line, "");
-    bool stop = false;
+    bool stop = false, lost = false;
     for (int i = 0; gm_stress_checks[i]; i++) {
         if (!(o.checks & (1u << i)))
             continue;
@@ -204,6 +212,7 @@ int gm_cmd_stress(int argc, char **argv)
             gm_stress_fail(&r, "not run: %s", s.output_failed ? s.error : "the device was lost");
         } else if (gm_stress_checks[i]->run(&s, &r) != 0) {
             stop = true;
+            lost = !s.output_failed;
             if (r.ok)
                 gm_stress_fail(&r, "%s", s.output_failed ? s.error : dev.err.msg);
         }
@@ -212,8 +221,16 @@ int gm_cmd_stress(int argc, char **argv)
     }
     if (sinks[1])
         fclose(sinks[1]);
+    meta.end = time(NULL);
+    meta.status = s.output_failed ? "output-failed" : lost ? "device-lost" : failed ? "failed" : "complete";
+    if (gm_meta_write(&meta, err, sizeof err) != 0 && !s.output_failed) {
+        s.output_failed = true;
+        snprintf(s.error, sizeof s.error, "%s", err);
+    }
     fprintf(stderr, "gpumem stress: %d of %d checks passed -> %s\n", n - failed, n, run.dir);
+    if (s.output_failed)
+        fprintf(stderr, "gpumem stress: stopped: %s\n", s.error);
     gm_run_close(&run);
     gm_device_close(&dev);
-    return s.output_failed ? GM_EXIT_USAGE : failed ? GM_EXIT_CHECK : GM_EXIT_OK;
+    return s.output_failed ? GM_EXIT_USAGE : lost ? GM_EXIT_DEVICE : failed ? GM_EXIT_CHECK : GM_EXIT_OK;
 }

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #define MIB ((uint64_t)1 << 20)
-#define MAX_CHUNKS 256
+#define MAX_CHUNKS 1024                  /* 256GiB in 256MiB chunks */
 #define MAX_FAILS 8                      /* MEMTEST_MAX_FAILS */
 #define REPORT_WORDS (2 + 2 * MAX_FAILS)
 

@@ -59,17 +59,74 @@ int gm_stress_row(gm_stress *s, const char *check, const char *metric, const cha
     return 0;
 }
 
+int gm_stress_fault_parse(const char *value, gm_stress_fault *fault)
+{
+    static const char *const names[] = {"flip-bits", "drop-free", "corrupt-swap", "throttle"};
+    static const gm_stress_fault faults[] = {GM_STRESS_FAULT_FLIP_BITS, GM_STRESS_FAULT_DROP_FREE,
+                                             GM_STRESS_FAULT_CORRUPT_SWAP, GM_STRESS_FAULT_THROTTLE};
+    *fault = GM_STRESS_FAULT_NONE;
+    if (!value || !*value)
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(value, names[i]) == 0) {
+            *fault = faults[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* The driver's free device memory, where it reports one for the device
+ * itself (see gm_stress_mem). */
+static bool driver_free(gm_device *dev, uint64_t *free_b)
+{
+    uint64_t total_b = 0;
+    gm_error saved = dev->err;            /* a driver that cannot tell is no failure */
+    bool known = dev->info.type != GM_DEV_CPU && dev->backend->mem_info(dev, free_b, &total_b) == GM_OK;
+    dev->err = saved;
+    return known;
+}
+
 uint64_t gm_stress_free_memory(gm_device *dev, const char **source)
 {
-    uint64_t free_b = 0, total_b = 0;
-    if (dev->backend->mem_info(dev, &free_b, &total_b) == GM_OK && !dev->mem_limit) {
-        *source = "driver";
-        return free_b;
-    }
+    uint64_t drv = 0;
+    bool known = driver_free(dev, &drv);
     if (dev->mem_limit) {
-        *source = "cap";
-        return dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
+        uint64_t cap = dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
+        *source = known && drv < cap ? "driver" : "cap";
+        return known && drv < cap ? drv : cap;
+    }
+    if (known) {
+        *source = "driver";
+        return drv;
     }
     *source = "device total";
     return dev->info.total_mem > dev->live_bytes ? dev->info.total_mem - dev->live_bytes : 0;
+}
+
+void gm_stress_mem_now(gm_device *dev, gm_stress_mem *m)
+{
+    m->live = dev->live_bytes;
+    m->driver_known = driver_free(dev, &m->driver_free);
+}
+
+uint64_t gm_stress_mem_missing(const gm_stress_mem *before, const gm_stress_mem *now)
+{
+    if (now->live != before->live)
+        return now->live > before->live ? now->live - before->live : before->live - now->live;
+    if (before->driver_known && now->driver_known && now->driver_free + GM_STRESS_DRIVER_SLACK < before->driver_free)
+        return before->driver_free - now->driver_free;
+    return 0;
+}
+
+void gm_stress_mem_diag(gm_stress_result *r, const gm_stress_mem *before, const gm_stress_mem *now)
+{
+    bool driver = before->driver_known && now->driver_known;
+    gm_stress_diag(r, "leak_check", "%s", driver ? "accounting and driver (driver within 2MiB)"
+                                                 : "accounting (no driver figure for this device's free memory)");
+    gm_stress_diag(r, "live_bytes_before", "%llu", (unsigned long long)before->live);
+    gm_stress_diag(r, "live_bytes_after", "%llu", (unsigned long long)now->live);
+    if (driver) {
+        gm_stress_diag(r, "driver_free_before", "%llu", (unsigned long long)before->driver_free);
+        gm_stress_diag(r, "driver_free_after", "%llu", (unsigned long long)now->driver_free);
+    }
 }

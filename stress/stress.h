@@ -23,7 +23,12 @@ typedef enum {
     GM_STRESS_FAULT_FLIP_BITS,     /* flip a bit in device memory between write and verify */
     GM_STRESS_FAULT_DROP_FREE,     /* leave one allocation unfreed (churn's leak check) */
     GM_STRESS_FAULT_CORRUPT_SWAP,  /* corrupt a swapped payload on the device */
+    GM_STRESS_FAULT_THROTTLE,      /* soak: the second half of the duration runs at a quarter speed */
 } gm_stress_fault;
+
+/* The fault GPUMEM_FAULT names (NULL or empty: none). Returns 0, or -1
+ * for a value that names no stress fault. */
+int gm_stress_fault_parse(const char *value, gm_stress_fault *fault);
 
 typedef struct {
     gm_device *dev;
@@ -34,7 +39,7 @@ typedef struct {
     uint64_t seed;
     gm_stress_fault fault;
     bool output_failed;
-    char error[400];
+    char error[640];
 } gm_stress;
 
 #define GM_STRESS_DIAG 2048
@@ -74,8 +79,33 @@ void gm_stress_fail(gm_stress_result *r, const char *fmt, ...) __attribute__((fo
 int gm_stress_row(gm_stress *s, const char *check, const char *metric, const char *unit, double value,
                   uint64_t bytes);
 
-/* Free device memory now: what the driver says (where it tells), else
- * what the cap leaves; *source names which. */
+/* Free device memory now, for sizing a check: the smaller of what the
+ * driver reports (where it reports free memory) and what the run's cap
+ * leaves; *source names the figure used: "driver", "cap", or "device
+ * total" (neither known: the device's size less the live bytes). */
 uint64_t gm_stress_free_memory(gm_device *dev, const char **source);
+
+/* What a leak check compares: the run's own accounting of live device
+ * bytes, always, and the driver's free device memory where the driver
+ * reports it for the device itself (not on CPU devices, where the figure
+ * is the host's available memory, moved by everything on the host). */
+typedef struct {
+    uint64_t live;
+    bool driver_known;
+    uint64_t driver_free;
+} gm_stress_mem;
+
+/* The driver's free memory may differ by this much and still count as
+ * come back (its allocation granularity; other processes on the device
+ * move it too). The accounting must match exactly. */
+#define GM_STRESS_DRIVER_SLACK ((uint64_t)2 << 20)
+
+void gm_stress_mem_now(gm_device *dev, gm_stress_mem *m);
+/* Bytes of `before` not back in `now` (0 when all came back): the
+ * accounting's shortfall, else the driver's beyond the slack. */
+uint64_t gm_stress_mem_missing(const gm_stress_mem *before, const gm_stress_mem *now);
+/* Appends the leak check's diagnostics: which figures were compared, and
+ * their values before and after. */
+void gm_stress_mem_diag(gm_stress_result *r, const gm_stress_mem *before, const gm_stress_mem *now);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * swap-integrity: with half of free memory held by other allocations,
+ * swap-integrity: with --fill of the free memory left after its own
+ * buffers held by other allocations (in chunks of up to 64MiB),
  * checksummed payloads of 4KiB, 1MiB and 16MiB go host to device and back
  * (pinned memory, queue 1) while the touch kernel runs on queue 0 over
  * another buffer; every payload's checksum and the kernel's output are
@@ -16,7 +17,7 @@
 
 #define MIB ((uint64_t)1 << 20)
 #define ROUNDS 8
-#define MAX_BALLAST 256
+#define MAX_BALLAST 4096                /* 256GiB in 64MiB chunks */
 
 static const size_t sizes[] = {4096, MIB, 16 * MIB};
 
@@ -37,11 +38,13 @@ static int swap_integrity(gm_stress *s, gm_stress_result *r)
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_DEVICE, 16 * MIB, &on_dev);
     const char *source = "";
-    uint64_t pressure = gm_stress_free_memory(dev, &source) / 2, held = 0;
+    uint64_t free_b = gm_stress_free_memory(dev, &source), pressure = (uint64_t)((double)free_b * s->fill), held = 0;
     int n_ballast = 0;
-    while (rc == GM_OK && held + 64 * MIB <= pressure && n_ballast < MAX_BALLAST
-           && gm_device_alloc(dev, GM_MEM_DEVICE, 64 * MIB, &ballast[n_ballast]) == GM_OK) {
-        held += 64 * MIB;
+    while (rc == GM_OK && held + 4096 <= pressure && n_ballast < MAX_BALLAST) {
+        uint64_t size = (pressure - held < 64 * MIB ? pressure - held : 64 * MIB) / 4096 * 4096;
+        if (gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)size, &ballast[n_ballast]) != GM_OK)
+            break;                       /* as much as the device gives */
+        held += size;
         n_ballast++;
     }
     int bad = 0, trips = 0;
@@ -75,7 +78,8 @@ static int swap_integrity(gm_stress *s, gm_stress_result *r)
     r->ok = rc == GM_OK && bad == 0 && kernel_ok;
     gm_stress_diag(r, "round_trips", "%d", trips);
     gm_stress_diag(r, "corrupt_payloads", "%d", bad);
-    gm_stress_diag(r, "pressure_bytes", "%llu (%s)", (unsigned long long)held, source);
+    gm_stress_diag(r, "pressure_bytes", "%llu held of %llu free (%s)", (unsigned long long)held,
+                   (unsigned long long)free_b, source);
     int out = gm_stress_row(s, "swap-integrity", "corrupt_payloads", "count", bad, 0);
     for (int i = 0; i < n_ballast; i++)
         gm_device_free(dev, &ballast[i]);

@@ -63,3 +63,12 @@ void gm_stress_words_free(gm_stress *s, gm_stress_words *w)
     free(w->want);
     w->want = NULL;
 }
+
+uint32_t gm_stress_random_word(uint64_t i, uint32_t p)
+{
+    uint32_t h = (uint32_t)i * 0x9e3779b1u ^ (uint32_t)(i >> 32) * 0x85ebca77u ^ p * 0xc2b2ae3du;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    return h;
+}

@@ -28,4 +28,8 @@ void gm_stress_words_free(gm_stress *s, gm_stress_words *w);
 gm_status gm_stress_flip_bit(gm_device *dev, gm_buffer *buf);
 gm_status gm_stress_flip_bit_at(gm_device *dev, gm_buffer *buf, size_t offset);
 
+/* The word kernels/memtest.cl's random mode writes at index i with seed
+ * p (memtest_word, mode 2): the two must stay the same function. */
+uint32_t gm_stress_random_word(uint64_t i, uint32_t p);
+
 #endif
