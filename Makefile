@@ -116,11 +116,15 @@ deps:
 ifeq ($(origin BENCH_OUT),undefined)
 BENCH_OUT := results/bench-$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
+# Short stress checks of `make bench`, their verdicts in its report.
+BENCH_STRESS_ARGS ?= --duration 2 --mem-limit 256MiB
 bench: deps
 	@scripts/deps.sh bench
 	$(MAKE) -j$(NPROC) gpumem
 	./gpumem bench --profile $(PROFILE) --out $(BENCH_OUT) $(BENCH_ARGS)
-	./gpumem plot $(BENCH_OUT)
+	@st=0; ./gpumem stress $(BENCH_STRESS_ARGS) --out $(BENCH_OUT)/stress >/dev/null || st=$$?; \
+	    ./gpumem plot $(BENCH_OUT) && echo "report: $(BENCH_OUT)/report.html" && \
+	    { [ $$st = 0 ] || echo "stress checks failed (exit $$st): see $(BENCH_OUT)/stress/stress.tap"; exit $$st; }
 
 # Renders a run folder's plots: make plots RUN=results/<run-id>
 plots: gpumem

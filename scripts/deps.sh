@@ -6,7 +6,7 @@ set -eu
 pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev"
 pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd libclblast1"
 pkgs_bench="gnuplot-nox"
-pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox"
+pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox chromium"
 pkgs_peers="clpeak"
 want=""
 for group in "$@"; do

@@ -1,6 +1,7 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench.h"
 #include "commands.h"
+#include "memtrace.h"
 #include "meta.h"
 #include "select.h"
 #include "summary.h"
@@ -153,6 +154,7 @@ static int run_suites(gm_bench *b, uint64_t cap)
     for (int i = 0; i < n && rc == 0; i++) {
         b->opts = &per[i];
         gm_device_set_limit(b->dev, per[i].mem_limit_set ? per[i].mem_limit : cap);
+        gm_memtrace_phase(base->suites[i]);
         if (gm_suite_find(base->suites[i])->run(b) != 0)
             rc = -1;
     }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "datafile.h"
 #include "plot_data.h"
+#include "plot_memory.h"
 #include "report.h"
 
 #include <errno.h>
@@ -44,6 +45,32 @@ static int render(const char *script, const char *base, const gm_plot_set *set, 
         }
     }
     return 0;
+}
+
+/* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
+ * when the run has no trace (or held nothing), -1 with err. */
+static int render_memory(const char *run, const char *dir, char *err, size_t len)
+{
+    char csv[4200], base[4300], dat[4400], script[4200];
+    snprintf(csv, sizeof csv, "%s/memory.csv", run);
+    snprintf(base, sizeof base, "%s/memory", dir);
+    snprintf(dat, sizeof dat, "%s.all.dat", base);
+    int points = 0;
+    err[0] = '\0';
+    if (gm_plot_memory_write(csv, dat, &points, err, len) != 0)
+        return -1;
+    if (!points)
+        return 0;
+    if (!gm_find_data_file("plots/memory.gp", script, sizeof script)) {
+        snprintf(err, len, "plots/memory.gp not found (next to the binary or in the working folder)");
+        return -1;
+    }
+    gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
+    snprintf(set.panels[0], sizeof set.panels[0], "all");
+    if (render(script, base, &set, dir, err, len) != 0)
+        return -1;
+    printf("%s/memory.png %s/memory.svg\n", dir, dir);
+    return 1;
 }
 
 int gm_cmd_plot(int argc, char **argv)
@@ -84,7 +111,7 @@ int gm_cmd_plot(int argc, char **argv)
         return GM_EXIT_USAGE;
     }
     int made = 0, rc = GM_EXIT_OK;
-    const char *rendered[GM_PLOT_KINDS];
+    const char *rendered[GM_PLOT_KINDS + 1];
     for (int k = 0; k < GM_PLOT_KINDS && rc == GM_EXIT_OK; k++) {
         gm_plot_set set;
         if (gm_plot_select(&data, k, &set) != 0 || set.n_points == 0) {
@@ -107,6 +134,10 @@ int gm_cmd_plot(int argc, char **argv)
         }
         gm_plot_set_free(&set);
     }
+    if (rc == GM_EXIT_OK && render_memory(run, dir, err, sizeof err) > 0)
+        rendered[made++] = "memory";
+    else if (err[0])
+        rc = GM_EXIT_USAGE;
     if (rc == GM_EXIT_OK && gm_report_write(&data, run, rendered, out ? 0 : made, err, sizeof err) != 0)
         rc = GM_EXIT_USAGE;
     else if (rc == GM_EXIT_OK)

@@ -7,6 +7,7 @@
  * written, 3 when no device opens or the device is lost.
  */
 #include "commands.h"
+#include "memtrace.h"
 #include "device.h"
 #include "meta.h"
 #include "results.h"
@@ -207,6 +208,7 @@ int gm_cmd_stress(int argc, char **argv)
         if (!(o.checks & (1u << i)))
             continue;
         gm_stress_result r = {true, ""};
+        gm_memtrace_phase(gm_stress_checks[i]->name);
         if (stop) {
             r.ok = false;
             gm_stress_fail(&r, "not run: %s", s.output_failed ? s.error : "the device was lost");

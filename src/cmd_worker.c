@@ -11,6 +11,7 @@
  * `worker-hang:N` makes it stop answering there (the watchdog's case).
  */
 #include "commands.h"
+#include "memtrace.h"
 #include "probe.h"
 #include "select.h"
 
@@ -84,6 +85,10 @@ int gm_cmd_worker(int argc, char **argv)
         return rc;
     }
     gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : 0);   /* the suite passes its cap */
+    char process[32];
+    snprintf(process, sizeof process, "worker-%s", getenv("GPUMEM_WORKER_SERIAL") ? getenv("GPUMEM_WORKER_SERIAL") : "0");
+    gm_memtrace_join(process);
+    gm_memtrace_phase(argv[1]);
     printf("ready\n");
     fflush(stdout);
     long kill_at = fault_at("worker-kill"), hang_at = fault_at("worker-hang");
@@ -100,6 +105,7 @@ int gm_cmd_worker(int argc, char **argv)
             break;
     }
     gm_device_close(&dev);
+    gm_memtrace_stop();
     gm_opts_release(&o);
     return GM_EXIT_OK;
 }

@@ -1,5 +1,7 @@
 #include "device.h"
 
+#include "memtrace.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +67,7 @@ gm_status gm_device_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
         dev->live_bytes += bytes;
         if (dev->live_bytes > dev->peak_bytes)
             dev->peak_bytes = dev->live_bytes;
+        gm_memtrace_record(dev->live_bytes);
     }
     return GM_OK;
 }
@@ -91,9 +94,11 @@ void gm_device_free(gm_device *dev, gm_buffer *buf)
         memset(buf, 0, sizeof *buf);
         return;
     }
-    if (counts_against_device(buf->kind))
-        dev->live_bytes -= buf->bytes;
     dev->backend->free(dev, buf);
+    if (counts_against_device(buf->kind)) {
+        dev->live_bytes -= buf->bytes;
+        gm_memtrace_record(dev->live_bytes);
+    }
     memset(buf, 0, sizeof *buf);
 }
 

@@ -172,7 +172,9 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
             return 0;
         p->x = atof(F(bytes));
         p->dashed = IS(metric, "latency_p99");
-        snprintf(p->series, sizeof p->series, "%s %s %s", F(pattern), F(variant), p->dashed ? "p99" : "p50");
+        snprintf(p->panel, sizeof p->panel, "%s", F(pattern));     /* a panel per host memory kind */
+        snprintf(p->series, sizeof p->series, "%s %s", F(variant), p->dashed ? "p99" : "p50");
+        snprintf(p->band, sizeof p->band, "%s", F(variant));
         return 1;
     case 4:
         if (!IS(suite, "swap") || !IS(workload, "transfer") || !IS(metric, "bandwidth"))
@@ -226,6 +228,18 @@ int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set)
         set->n_points++;
     }
     qsort(set->points, (size_t)set->n_points, sizeof *set->points, by_panel_series_x);
+    /* A solid point's band reaches up to the dashed point of its band at the same x. */
+    for (int i = 0; i < set->n_points; i++) {
+        gm_plot_point *lo = &set->points[i];
+        for (int j = 0; lo->band[0] && !lo->dashed && j < set->n_points; j++) {
+            const gm_plot_point *hi = &set->points[j];
+            if (hi->dashed && hi->x == lo->x && !strcmp(hi->band, lo->band) && !strcmp(hi->panel, lo->panel)) {
+                lo->has_hi = 1;
+                lo->y_hi = hi->y;
+                break;
+            }
+        }
+    }
     return 0;
 }
 
@@ -236,8 +250,45 @@ void gm_plot_set_free(gm_plot_set *set)
     set->n_points = 0;
 }
 
+/* base.PANEL.band.dat: for each band, "x low high" lines. Not written
+ * when the panel has no band. */
+static int write_bands(const gm_plot_set *set, const char *base, const char *panel, char *err, size_t len)
+{
+    int any = 0;
+    for (int i = 0; i < set->n_points && !any; i++)
+        any = set->points[i].has_hi && !strcmp(set->points[i].panel, panel);
+    if (!any)
+        return 0;
+    char path[4400];
+    snprintf(path, sizeof path, "%s.%s.band.dat", base, panel);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    const char *current = NULL;
+    for (int i = 0; i < set->n_points; i++) {
+        const gm_plot_point *pt = &set->points[i];
+        if (!pt->has_hi || strcmp(pt->panel, panel) != 0)
+            continue;
+        if (!current || strcmp(current, pt->band) != 0) {
+            fprintf(f, "%s\"%s p50-p99\" low high\n", current ? "\n\n" : "", pt->band);
+            current = pt->band;
+        }
+        fprintf(f, "%.17g %.17g %.17g\n", pt->x, pt->y, pt->y_hi);
+    }
+    if (fclose(f) != 0) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len)
 {
+    for (int p = 0; p < set->n_panels; p++)
+        if (write_bands(set, base, set->panels[p], err, len) != 0)
+            return -1;
     for (int p = 0; p < set->n_panels; p++)
         for (int dashed = 0; dashed < 2; dashed++) {
             char path[4400];

@@ -27,6 +27,9 @@ typedef struct {
     char panel[32], series[128];
     double x, y;
     int dashed;                   /* drawn dashed (model prediction, p99) */
+    char band[96];                /* p50 and p99 of one band share this name */
+    int has_hi;                   /* y_hi: the band's upper edge at x */
+    double y_hi;
 } gm_plot_point;
 
 typedef struct {
@@ -42,7 +45,8 @@ typedef struct {
 int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set);
 void gm_plot_set_free(gm_plot_set *set);
 
-/* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel.
+/* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel, and
+ * base.PANEL.band.dat (blocks of "x low high") where points have a band.
  * Returns 0, or -1 with err. */
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len);
 

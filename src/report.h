@@ -1,10 +1,12 @@
 /*
- * report.md: a run folder's one-page summary. The device, a table of
- * headline numbers taken from its results (usable memory, peak stream
- * bandwidth, transfer latency at the smallest and largest block, the
- * largest batch of each workload and precision at each sequence length),
- * and the plots rendered beside it. A number the run did not measure is
- * left out.
+ * A run folder's one-page summary, report.md and report.html (the same
+ * content; the HTML self-contained, every plot's SVG inline): the device
+ * and its facts (from meta.json), a table of headline numbers taken from
+ * its results (usable memory, peak stream bandwidth, transfer latency near
+ * 4KiB and 64MiB, the largest batch of each workload and precision at each
+ * sequence length, the stress checks' verdicts), and the plots. A number
+ * the run did not measure is left out; a missing or unreadable meta.json
+ * leaves the facts out with a line saying why.
  */
 #ifndef GM_REPORT_H
 #define GM_REPORT_H
@@ -13,9 +15,32 @@
 
 #include <stddef.h>
 
-/* Writes RUN/report.md; `plots` names the kinds rendered into RUN/plots.
- * Returns 0, or -1 with err. */
+#define GM_REPORT_MAX_ROWS 256
+
+typedef struct {
+    char label[200], value[200];
+} gm_report_row;
+
+/* What both renderings show. */
+typedef struct {
+    char title[200], device[400], facts_note[300];
+    gm_report_row facts[32], headline[GM_REPORT_MAX_ROWS];
+    int n_facts, n_headline;
+} gm_report;
+
+/* Collects the report of RUN from its results (d), meta.json and the
+ * stress verdicts (RUN/stress.tap, or RUN/stress/stress.tap when `make
+ * bench` ran the stress checks into a sub-folder). */
+void gm_report_collect(const gm_plot_data *d, const char *run, gm_report *r);
+
+/* Writes RUN/report.md and RUN/report.html; `plots` names the kinds
+ * rendered into RUN/plots (their SVGs are read for the HTML). Returns 0,
+ * or -1 with err. */
 int gm_report_write(const gm_plot_data *d, const char *run, const char *const *plots, int n_plots, char *err,
                     size_t len);
+
+/* report.html alone (src/report_html.c). */
+int gm_report_write_html(const gm_report *r, const char *run, const char *const *plots, int n_plots, char *err,
+                         size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include "csv.h"
+#include "memtrace.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -148,6 +149,7 @@ int gm_run_open(gm_run *run, const char *out, const char *backend, const char *d
         run->results = NULL;
         return -1;
     }
+    gm_memtrace_start(run->dir);    /* memory.csv: auxiliary, never fails the run */
     return 0;
 }
 
@@ -250,6 +252,7 @@ int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_s
 
 void gm_run_close(gm_run *run)
 {
+    gm_memtrace_stop();
     if (run->results)
         fclose(run->results);
     if (run->samples)

@@ -4,7 +4,7 @@
 # one message naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 14
+plan 16
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,workloads,swap,oom --sizes 1MiB,4MiB \
@@ -16,11 +16,18 @@ is "$RC" 0 "plot: exit status 0"
 for kind in bandwidth throughput oom_frontier swap_latency swap_bandwidth allocator; do
     png=$(head -c 8 "$run/plots/$kind.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
     svg=$(grep -c '<svg' "$run/plots/$kind.svg" 2>/dev/null)
-    [ "$png" = 89504e470d0a1a0a ] && [ "$svg" -ge 1 ] && [ -s "$run/plots/$kind.all.dat" -o "$kind" = oom_frontier ]
+    dat=$(ls "$run/plots/$kind".*.dat 2>/dev/null | grep -v -e '\.dashed\.' -e '\.band\.' | head -1)
+    [ "$png" = 89504e470d0a1a0a ] && [ "$svg" -ge 1 ] && [ -s "$dat" ]
     ok $? "$kind: a PNG and an SVG, from its data file"
 done
 # The frontier has the model's prediction, dashed, beside the measured batches.
 is "$(grep -c '(model)' "$run/plots/oom_frontier.per-tensor.dashed.dat")" 2 "the frontier carries the model's line per search"
+
+# Swap latency: a panel per host memory kind, the p50-p99 band filled.
+is "$(ls "$run/plots" | grep -E '^swap_latency\.[a-z]+\.dat$' | sort | tr '\n' ' ')" \
+    "swap_latency.mapped.dat swap_latency.pageable.dat swap_latency.pinned.dat " "swap latency: a panel per host memory kind"
+is "$(perl -ne '$n++ if /^\S+ (\S+) (\S+)$/ && $2 >= $1; END { print $n+0 }' "$run/plots/swap_latency.pinned.band.dat")" 6 \
+    "each direction's band runs from p50 up to p99 at both block sizes"
 
 # report.md: the headline table and every plot it links, present.
 report=$(cat "$run/report.md" 2>/dev/null)
@@ -29,12 +36,13 @@ like "$report" "^\| largest batch: linear blocked fp32, seq 16, per-tensor \| [0
     "with the largest batch beside the model's, per search"
 missing=0
 for img in $(printf '%s\n' "$report" | sed -n 's/^!\[[a-z_]*\](\(.*\))$/\1/p'); do [ -s "$run/$img" ] || missing=$((missing + 1)); done
-is "$(printf '%s\n' "$report" | grep -c '^!\[')-$missing" "6-0" "and links the six plots, all present"
+is "$(printf '%s\n' "$report" | grep -c '^!\[')-$missing" "7-0" "and links the seven plots (memory over time too), all present"
 
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream --sizes 1MiB --kernels copy --precision fp32 \
     --reps 1 --out "$TEST_TMP/stream" --quiet
 run_gpumem plot "$TEST_TMP/stream"
-is "$(ls "$TEST_TMP/stream/plots" | grep -c '\.png$')" 1 "a stream-only run gets the bandwidth plot alone"
+is "$(ls "$TEST_TMP/stream/plots" | grep '\.png$' | tr '\n' ' ')" "bandwidth.png memory.png " \
+    "a stream-only run gets the bandwidth plot and its memory over time alone"
 
 head -c 300 "$run/results.csv" >"$TEST_TMP/cut.csv"
 mkdir -p "$TEST_TMP/cut" && mv "$TEST_TMP/cut.csv" "$TEST_TMP/cut/results.csv"
