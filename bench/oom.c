@@ -308,12 +308,16 @@ static int each_search(gm_bench *b, gm_worker *worker,
     return count;
 }
 
-static int fragmentation(gm_bench *b, gm_worker *w)
+/* Fragmentation after filling `fill` of free memory with fragments and
+ * freeing --frag-free of them; variant "fill-NN%". */
+static int fragmentation(gm_bench *b, gm_worker *w, double fill)
 {
     gm_probe_result r;
-    gm_worker_fragment(w, &r);
-    gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "fragmented", .metric = "fragmentation",
-                  .unit = "ratio"};
+    gm_worker_fragment(w, fill, &r);
+    char variant[24];
+    snprintf(variant, sizeof variant, "fill-%.0f%%", fill * 100);
+    gm_row row = {.suite = "oom", .workload = "alloc", .variant = variant, .pattern = "fragmented",
+                  .metric = "fragmentation", .unit = "ratio"};
     if (r.outcome == GM_PROBE_FAILED)
         return emit_failed_probe(b, row, &r);
     if (r.outcome != GM_PROBE_FITS)
@@ -375,14 +379,23 @@ static int allocator_latency(gm_bench *b, gm_worker *w, gm_pattern_kind kind, do
     return rc;
 }
 
-static int oom_count(gm_bench *b) { return 3 + N_LATENCY_PROBES + each_search(b, NULL, NULL); }
+/* Fragmentation is measured at half, all and halfway past --frag-fill
+ * (25%, 50%, 75% by default): a curve against fill level. */
+#define N_FRAG_FILLS 3
+static double frag_fill_level(const gm_bench *b, int k)
+{
+    double f = b->opts->frag_fill;
+    return k == 0 ? f / 2 : k == 1 ? f : (1 + f) / 2;
+}
+
+static int oom_count(gm_bench *b) { return 2 + N_FRAG_FILLS + N_LATENCY_PROBES + each_search(b, NULL, NULL); }
 
 static int oom_run(gm_bench *b)
 {
     /* The searching process lets go of the device (its context would take
      * memory from the probes) and takes it back at the end. */
     gm_device *dev = b->dev;
-    uint64_t limit = dev->mem_limit;
+    uint64_t limit = dev->mem_limit, peak = dev->peak_bytes;
     gm_device_close(dev);
     gm_worker *w = gm_worker_new(b);
     int rc = w ? largest_alloc(b, w) : -1;
@@ -391,8 +404,8 @@ static int oom_run(gm_bench *b)
         rc = largest_total(b, w);
         gm_bench_point_done(b, "oom largest total");
     }
-    if (rc == 0 && !b->device_lost) {
-        rc = fragmentation(b, w);
+    for (int k = 0; k < N_FRAG_FILLS && rc == 0 && !b->device_lost; k++) {
+        rc = fragmentation(b, w, frag_fill_level(b, k));
         gm_bench_point_done(b, "oom fragmentation");
     }
     for (int k = 0; k < 3 && rc == 0 && !b->device_lost; k++)
@@ -408,6 +421,7 @@ static int oom_run(gm_bench *b)
         snprintf(b->error, sizeof b->error, "the device could not be opened again: %s", dev->err.msg);
     }
     gm_device_set_limit(dev, limit);
+    dev->peak_bytes = peak;          /* the run's peak in this process, across the reopening */
     return gm_bench_suite_end(b, rc);
 }
 

@@ -7,7 +7,8 @@
  *   total  how much can be had in chunks, each touched (value: bytes)?
  *   point  does the workload at this point allocate, run one iteration
  *          and verify?
- *   fragment  after the fragmented pattern's preparation, the largest
+ *   fragment  after the fragmented pattern's preparation (filling a given
+ *          share of free memory: `fragment FILL`), the largest
  *          block still allocatable (value, to 1MiB) beside the free total
  *          (stats: free bytes, fragment bytes, fragments)
  *   latency  allocation and free latency by block size, for raw driver
@@ -60,7 +61,7 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p);
 void gm_probe_alloc_local(gm_device *dev, uint64_t bytes, gm_probe_result *r);
 void gm_probe_total_local(gm_device *dev, gm_probe_result *r);
 void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe_point *p, gm_probe_result *r);
-void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, gm_probe_result *r);
+void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, double fill, gm_probe_result *r);
 void gm_probe_latency_local(gm_device *dev, const gm_bench_opts *o, gm_pattern_kind kind, double fill,
                             gm_probe_result *r);
 
@@ -77,7 +78,7 @@ gm_worker *gm_worker_new(gm_bench *b);
 void gm_worker_alloc(gm_worker *w, uint64_t bytes, gm_probe_result *r);
 void gm_worker_total(gm_worker *w, gm_probe_result *r);
 void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r);
-void gm_worker_fragment(gm_worker *w, gm_probe_result *r);
+void gm_worker_fragment(gm_worker *w, double fill, gm_probe_result *r);
 void gm_worker_latency(gm_worker *w, gm_pattern_kind kind, double fill, gm_probe_result *r);
 /* Ends the worker (and waits for it); w may be NULL. */
 void gm_worker_free(gm_worker *w);

@@ -33,11 +33,13 @@ static void failed(gm_device *dev, gm_status st, gm_probe_result *r)
     snprintf(r->note, sizeof r->note, "%s", dev->err.msg);
 }
 
-void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, gm_probe_result *r)
+void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, double fill, gm_probe_result *r)
 {
     memset(r, 0, sizeof *r);
+    gm_bench_opts at_fill = *o;    /* read only: the copy shares o's lists */
+    at_fill.frag_fill = fill;
     gm_pattern_env env;
-    gm_pattern_env_init(&env, dev, o);
+    gm_pattern_env_init(&env, dev, &at_fill);
     gm_pattern pat;
     gm_status st = gm_pattern_begin(&pat, &env, GM_PATTERN_FRAGMENTED, NULL, 0);
     if (st != GM_OK) {

@@ -247,7 +247,12 @@ void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r)
     ask(w, req, r);
 }
 
-void gm_worker_fragment(gm_worker *w, gm_probe_result *r) { ask(w, "fragment\n", r); }
+void gm_worker_fragment(gm_worker *w, double fill, gm_probe_result *r)
+{
+    char req[64];
+    snprintf(req, sizeof req, "fragment %.6f\n", fill);
+    ask(w, req, r);
+}
 
 void gm_worker_latency(gm_worker *w, gm_pattern_kind kind, double fill, gm_probe_result *r)
 {

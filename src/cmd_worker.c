@@ -44,8 +44,8 @@ static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_
         gm_probe_alloc_local(dev, bytes, r);
     } else if (strcmp(line, "total") == 0) {
         gm_probe_total_local(dev, r);
-    } else if (strcmp(line, "fragment") == 0) {
-        gm_probe_fragment_local(dev, o, r);
+    } else if (sscanf(line, "fragment %lf", &fill) == 1 && fill > 0 && fill < 1) {
+        gm_probe_fragment_local(dev, o, fill, r);
     } else if (sscanf(line, "latency %d %lf", &kind, &fill) == 2 && kind >= 0 && kind < GM_PATTERN_COUNT && fill >= 0
                && fill < 1) {
         gm_probe_latency_local(dev, o, (gm_pattern_kind)kind, fill, r);

@@ -133,7 +133,7 @@ void gm_plot_data_free(gm_plot_data *d)
 }
 
 static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
-                                                 "swap_bandwidth", "allocator"};
+                                                 "swap_bandwidth", "allocator", "fragmentation"};
 
 /* Fills p from row r for plot kind k; returns 0 when the row is not shown. */
 static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
@@ -188,6 +188,13 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
             return 0;
         p->x = atof(F(variant) + 5);
         snprintf(p->series, sizeof p->series, "%s %sB", F(pattern), F(bytes));
+        return 1;
+    case 6:
+        if (!IS(suite, "oom") || !IS(metric, "fragmentation") || strncmp(F(variant), "fill-", 5) != 0)
+            return 0;
+        p->x = atof(F(variant) + 5);
+        p->y *= 100;
+        snprintf(p->series, sizeof p->series, "%s", F(pattern));
         return 1;
     }
     return 0;

@@ -20,7 +20,7 @@ typedef struct {
 int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len);
 void gm_plot_data_free(gm_plot_data *d);
 
-#define GM_PLOT_KINDS 6
+#define GM_PLOT_KINDS 7
 #define GM_PLOT_MAX_PANELS 8
 
 typedef struct {

@@ -5,7 +5,7 @@
 # --on-oom shrink degrades the batch and says so; the oom suite measures
 # fragmentation and allocator latency.
 . tests/lib.sh
-plan 14
+plan 15
 
 patterns=per-tensor,monolithic,fragmented,pool,async-pool,managed,growth,prealloc
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload linear,attention,block,kvcache \
@@ -56,8 +56,10 @@ run_gpumem bench --backend opencl --mem-limit 32MiB --suite oom --workload linea
     --hidden 16 --pattern fragmented --frag-fill 60% --frag-free 50% --frag-sizes 256KiB:4MiB \
     --out "$TEST_TMP/oom" --quiet
 is "$RC" 0 "oom suite with fragmentation: exit status 0"
-is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "fragmentation" && $_->{value} >= 0 && $_->{value} < 1 && $_->{note} =~ /^largest block [0-9.]+MiB of [0-9.]+MiB free, with \d+ fragments holding/')" 1 \
+is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "fragmentation" && $_->{value} >= 0 && $_->{value} < 1 && $_->{note} =~ /^largest block [0-9.]+MiB of [0-9.]+MiB free, with \d+ fragments holding/')" 3 \
     "external fragmentation: the largest block against the free total"
+is "$(perl -e "$CSV_PERL"' print join(" ", map { $_->{variant} } grep { $_->{metric} eq "fragmentation" } rows($ARGV[0]))' "$TEST_TMP/oom/results.csv")" \
+    "fill-30% fill-60% fill-80%" "at half of --frag-fill, at it, and halfway from it to 100%"
 is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch_lost" && $_->{pattern} eq "fragmented" && $_->{value} >= 0')" 2 \
     "the batches lost to fragmentation, per search"
 perl -e '

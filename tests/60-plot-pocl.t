@@ -4,7 +4,7 @@
 # one message naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 16
+plan 17
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,workloads,swap,oom --sizes 1MiB,4MiB \
@@ -13,7 +13,7 @@ run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,workloads,swa
 is "$RC" 0 "a small run of every suite"
 run_gpumem plot "$run"
 is "$RC" 0 "plot: exit status 0"
-for kind in bandwidth throughput oom_frontier swap_latency swap_bandwidth allocator; do
+for kind in bandwidth throughput oom_frontier swap_latency swap_bandwidth allocator fragmentation; do
     png=$(head -c 8 "$run/plots/$kind.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
     svg=$(grep -c '<svg' "$run/plots/$kind.svg" 2>/dev/null)
     dat=$(ls "$run/plots/$kind".*.dat 2>/dev/null | grep -v -e '\.dashed\.' -e '\.band\.' | head -1)
@@ -36,7 +36,7 @@ like "$report" "^\| largest batch: linear blocked fp32, seq 16, per-tensor \| [0
     "with the largest batch beside the model's, per search"
 missing=0
 for img in $(printf '%s\n' "$report" | sed -n 's/^!\[[a-z_]*\](\(.*\))$/\1/p'); do [ -s "$run/$img" ] || missing=$((missing + 1)); done
-is "$(printf '%s\n' "$report" | grep -c '^!\[')-$missing" "7-0" "and links the seven plots (memory over time too), all present"
+is "$(printf '%s\n' "$report" | grep -c '^!\[')-$missing" "8-0" "and links the eight plots (memory over time too), all present"
 
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream --sizes 1MiB --kernels copy --precision fp32 \
     --reps 1 --out "$TEST_TMP/stream" --quiet
