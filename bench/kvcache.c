@@ -175,6 +175,12 @@ static gm_status kvcache_enqueue(void *state)
     size_t g1, l1, g2, l2;
     gm_launch_geometry(st->dev, st->chunked, (size_t)st->n_seq * st->dim, &g1, &l1);
     gm_launch_geometry(st->dev, st->chunked, st->n_seq, &g2, &l2);
+    if (!st->chunked) {
+        /* kv_attend on GPUs: a group of KV_GROUP (kernels/kvcache.cl) per sequence. */
+        size_t groups = st->n_seq, cap = (size_t)(st->dev->info.compute_units > 0 ? st->dev->info.compute_units : 1) * 16;
+        l2 = 128;
+        g2 = (groups < cap ? groups : cap) * l2;
+    }
     gm_status rc = GM_OK;
     for (unsigned int t = 0; t < st->tokens && rc == GM_OK; t++)
         for (unsigned int layer = 0; layer < st->layers && rc == GM_OK; layer++) {

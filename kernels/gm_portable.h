@@ -33,6 +33,7 @@
 #define gm_group_id() ((size_t)blockIdx.x)
 #define gm_num_groups() ((size_t)gridDim.x)
 #define gm_barrier() __syncthreads()
+#define gm_barrier_global() __syncthreads() /* also orders global memory within the group */
 typedef unsigned short gm_u16;
 typedef signed char gm_i8;
 typedef unsigned int gm_u32;
@@ -63,6 +64,7 @@ GM_INLINE float gm_tanh(float v) { return tanhf(v); }
 #define gm_group_id() get_group_id(0)
 #define gm_num_groups() get_num_groups(0)
 #define gm_barrier() barrier(CLK_LOCAL_MEM_FENCE)
+#define gm_barrier_global() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 typedef ushort gm_u16;
 typedef char gm_i8;
 typedef uint gm_u32;

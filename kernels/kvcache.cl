@@ -49,7 +49,8 @@ GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_REST
     }
 }
 
-/* One work item per sequence: scores for tokens 0..t into `scores`
+#if defined(GM_CHUNKED)
+/* CPUs: one work item per sequence: scores for tokens 0..t into `scores`
  * [n_seq, capacity] (fp32), softmax, then the weighted sum of values. */
 GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_t *GM_RESTRICT v_cache,
                     GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
@@ -84,3 +85,64 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
         }
     }
 }
+#else
+/* GPUs: one work group of KV_GROUP items per sequence (the host launches
+ * groups of exactly that size): the items share the tokens for the scores,
+ * reduce the maximum and the sum in local memory, then share the output's
+ * dim elements, each summing over the tokens (reads of v coalesce). */
+#define KV_GROUP 128
+GM_INLINE float kv_group_reduce(GM_LOCAL float *red, float v, int is_max)
+{
+    const unsigned int lid = (unsigned int)gm_local_id();
+    red[lid] = v;
+    gm_barrier();
+    for (unsigned int stride = KV_GROUP / 2; stride > 0; stride >>= 1) {
+        if (lid < stride)
+            red[lid] = is_max ? fmax(red[lid], red[lid + stride]) : red[lid] + red[lid + stride];
+        gm_barrier();
+    }
+    const float r = red[0];
+    gm_barrier();                 /* red is reused by the next reduction */
+    return r;
+}
+
+GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_t *GM_RESTRICT v_cache,
+                    GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
+                    GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int paged, unsigned int n_seq,
+                    unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
+                    unsigned int t, unsigned int layer, float scale)
+{
+    GM_LOCAL_DECL float red[KV_GROUP];
+    const unsigned int lid = (unsigned int)gm_local_id();
+    const float inv_sqrt = 1.0f / sqrt((float)dim);
+    for (size_t s = gm_group_id(); s < n_seq; s += gm_num_groups()) {
+        const unsigned int si = (unsigned int)s;
+        GM_GLOBAL float *row = scores + s * capacity;
+        float m = -INFINITY;
+        for (unsigned int j = lid; j <= t; j += KV_GROUP) {
+            const size_t kj = kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim);
+            float acc = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                acc += GM_LOAD(query, s * dim + d, scale) * GM_LOAD(k_cache, kj + d, scale);
+            row[j] = acc * inv_sqrt;
+            m = fmax(m, row[j]);
+        }
+        m = kv_group_reduce(red, m, 1);
+        float l = 0.0f;
+        for (unsigned int j = lid; j <= t; j += KV_GROUP) {
+            row[j] = exp(row[j] - m);
+            l += row[j];
+        }
+        l = kv_group_reduce(red, l, 0);
+        gm_barrier_global();      /* every item's row[j] is written */
+        for (unsigned int d = lid; d < dim; d += KV_GROUP) {
+            float acc = 0.0f;
+            for (unsigned int j = 0; j <= t; j++)
+                acc += row[j] * GM_LOAD(v_cache, kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim) + d,
+                                        scale);
+            GM_STORE(out, s * dim + d, acc / l, scale);
+        }
+        gm_barrier_global();      /* row is read before the group moves on */
+    }
+}
+#endif
