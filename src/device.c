@@ -26,13 +26,13 @@ gm_status gm_device_open(gm_device *dev, const gm_backend *backend, int index)
     gm_status st = backend->describe(index, &dev->info, &dev->err);
     if (st != GM_OK)
         return st;
-    return backend->open(dev, index);
+    return gm_shim_open(dev, backend, index);
 }
 
 void gm_device_close(gm_device *dev)
 {
     if (dev->backend && dev->priv)
-        dev->backend->close(dev);
+        gm_shim_close(dev);
     dev->priv = NULL;
 }
 
