@@ -20,13 +20,20 @@ gm_status gm_device_fail(gm_device *dev, gm_status code, int native, const char 
 
 gm_status gm_device_open(gm_device *dev, const gm_backend *backend, int index)
 {
+    /* Opening again (dev->backend): the shim's counts carry over. */
+    gm_backend_shim before;
+    bool again = backend == &dev->shim.table;
+    if (again) {
+        before = dev->shim;
+        backend = before.inner;
+    }
     memset(dev, 0, sizeof *dev);
     dev->backend = backend;
     dev->index = index;
     gm_status st = backend->describe(index, &dev->info, &dev->err);
     if (st != GM_OK)
         return st;
-    return gm_shim_open(dev, backend, index);
+    return gm_shim_open(dev, backend, index, again ? &before : NULL);
 }
 
 void gm_device_close(gm_device *dev)

@@ -28,7 +28,9 @@ typedef struct gm_device {
 gm_status gm_device_fail(gm_device *dev, gm_status code, int native, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Opens device `index` of `backend`. On failure dev->err says why. */
+/* Opens device `index` of `backend`. On failure dev->err says why.
+ * dev->backend may be passed to open a closed device again: the shim's
+ * call counts, injected loss and accounting then carry over. */
 gm_status gm_device_open(gm_device *dev, const gm_backend *backend, int index);
 void gm_device_close(gm_device *dev);
 

@@ -265,10 +265,18 @@ static gm_status shim_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, 
     return st;
 }
 
-gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index)
+gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const gm_backend_shim *before)
 {
     gm_backend_shim *s = SHIM(dev);
     memset(s, 0, sizeof *s);
+    if (before) {
+        memcpy(s->calls, before->calls, sizeof s->calls);
+        s->lost = before->lost;
+        memcpy(s->lost_at, before->lost_at, sizeof s->lost_at);
+        s->live = before->live;
+        s->async_allocs = before->async_allocs;
+        s->blas_calls = before->blas_calls;
+    }
     s->inner = inner;
     s->spec = gm_inject_from_env();
     s->table = *inner;             /* name, blas_name, probe, describe as they are */

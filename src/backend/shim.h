@@ -78,8 +78,10 @@ const char *gm_backend_op_name(gm_backend_op op);
 
 struct gm_device;
 /* Puts the shim between dev and `inner`, then opens device `index`
- * through it (the open op counts and can fail like any other). */
-gm_status gm_shim_open(struct gm_device *dev, const gm_backend *inner, int index);
+ * through it (the open op counts and can fail like any other). `before`
+ * (NULL for a first open) is the shim of the same device before it was
+ * closed: its counts, loss and accounting go on. */
+gm_status gm_shim_open(struct gm_device *dev, const gm_backend *inner, int index, const gm_backend_shim *before);
 /* Closes the device through the shim, handing back a buffer a `leak`
  * fault kept. */
 void gm_shim_close(struct gm_device *dev);
