@@ -17,6 +17,7 @@ json() {
 
 run_gpumem $BENCH --out "$TEST_TMP/bench"
 is "$RC" 0 "bench without a leak: exit status 0"
+[ "$RC" = 0 ] || diag "$ERR"
 is "$(json "$TEST_TMP/bench/meta.json" '$m->{device_leak_check}{result}')" ok "bench without a leak: meta.json says ok"
 rows=$(csv_count "$TEST_TMP/bench/results.csv" 1)
 
@@ -30,6 +31,7 @@ is "$(csv_count "$TEST_TMP/bench-leak/results.csv" '$_->{status} eq "ok"')" "$ro
 
 run_gpumem $STRESS --out "$TEST_TMP/stress"
 is "$RC" 0 "stress without a leak: exit status 0"
+[ "$RC" = 0 ] || diag "$ERR"
 is "$(json "$TEST_TMP/stress/meta.json" '$m->{device_leak_check}{result}')" ok "stress without a leak: meta.json says ok"
 
 GPUMEM_BACKEND_FAULT=free:5:leak run_gpumem $STRESS --out "$TEST_TMP/stress-leak"
