@@ -5,6 +5,8 @@
 #   make plots RUN=DIR   render a run folder's plots
 #   make test     build and run the TAP tests with prove
 #   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
+#   make fuzz     build the fuzz targets (tests/fuzz/fuzz_*.c) and run each for
+#                 FUZZ_SECONDS (default 60)
 #   make clean
 
 CC      ?= cc
@@ -51,7 +53,7 @@ endif
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
-.PHONY: all bench plots stress test clean deps cuda-kernels peers unit-tests
+.PHONY: all bench plots stress test clean deps cuda-kernels peers unit-tests fuzz fuzz-targets
 all: gpumem
 
 # ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
@@ -111,6 +113,40 @@ unit-tests: $(UNIT_TESTS)
 deps:
 	@scripts/deps.sh build run
 
+# Fuzz targets: one libFuzzer program per tests/fuzz/fuzz_NAME.c, linked
+# with every object but main's, all built by clang with ASan and UBSan
+# into build-fuzz. Each runs on its seed corpus tests/fuzz/NAME/ (read
+# only; what it finds goes to build-fuzz/corpus/NAME).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build-fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS   = $(filter-out -O2,$(CFLAGS)) -O1 $(FUZZ_SAN)
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(filter-out src/main.c,$(SRCS))) \
+                $(FUZZ_BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_BUILD)/src/meta.o: CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
+$(FUZZ_BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
+fuzz-targets: $(FUZZ_TARGETS)
+
+fuzz:
+	@scripts/deps.sh build run fuzz
+	$(MAKE) -j$(NPROC) fuzz-targets
+	@for t in $(FUZZ_TARGETS); do n=$${t##*/}; mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
+	    echo "== $$n ($(FUZZ_SECONDS)s)"; \
+	    $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus/$$n tests/fuzz/$$n \
+	        2>$(FUZZ_BUILD)/$$n.log || { tail -40 $(FUZZ_BUILD)/$$n.log; exit 1; }; \
+	    grep '^stat::number_of_executed_units' $(FUZZ_BUILD)/$$n.log; done
+
 # The run folder of `make bench` (override with BENCH_OUT=DIR); its plots
 # are rendered at the end.
 ifeq ($(origin BENCH_OUT),undefined)
@@ -138,9 +174,11 @@ stress: deps
 	./gpumem stress $(STRESS_ARGS)
 
 test: deps
-	@scripts/deps.sh test
+	@scripts/deps.sh test fuzz
 	$(MAKE) -j$(NPROC) gpumem
 	$(MAKE) -j$(NPROC) unit-tests
+	@# A fuzz target that does not build is reported by tests/72-fuzz.t.
+	-$(MAKE) -j$(NPROC) fuzz-targets
 	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f tests/
 
 peers: gpumem
@@ -148,9 +186,10 @@ peers: gpumem
 	bench/peers.sh
 
 clean:
-	rm -rf build build-san build-nocuda build-san-nocuda gpumem
+	rm -rf build build-san build-nocuda build-san-nocuda build-fuzz gpumem
 
 -include $(OBJS:.o=.d)
+-include $(wildcard $(FUZZ_BUILD)/*.d $(FUZZ_OBJS:.o=.d))
 
 # The CUDA kernel variants (PROGRAM.VARIANT), one a line, for the tests.
 print-cuda-variants:

@@ -196,7 +196,7 @@ int gm_cmd_bench(int argc, char **argv)
         return GM_EXIT_USAGE;
     }
     /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
-    gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running"};
+    gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running", NULL};
     gm_summary summary;
     gm_summary_init(&summary);
     gm_bench b = {0};
@@ -223,10 +223,14 @@ int gm_cmd_bench(int argc, char **argv)
         if (!o.quiet)
             fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s\n", dev.backend->name, dev.index,
                     dev.info.name, limit, run.dir);
+        gm_leak_report leak = {0};
+        gm_mem_snapshot_take(&dev, &leak.start);
         int suites_rc = run_suites(&b, dev.mem_limit);
+        gm_leak_check(&dev, &leak);
+        meta.leak = &leak;
         meta.end = time(NULL);
         meta.status = b.output_failed ? "output-failed" : b.device_lost ? "device-lost"
-                      : suites_rc     ? "failed"
+                      : suites_rc || leak.leaked ? "failed"
                                       : "complete";
         if (gm_meta_write(&meta, err, sizeof err) != 0 && !b.output_failed) {
             b.output_failed = true;
@@ -243,6 +247,9 @@ int gm_cmd_bench(int argc, char **argv)
         } else if (b.device_lost) {
             fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
             rc = GM_EXIT_DEVICE;
+        } else if (leak.leaked) {
+            fprintf(stderr, "gpumem bench: device memory leak: %s\n", leak.detail);
+            rc = GM_EXIT_CHECK;
         } else if (mism) {
             fprintf(stderr, "gpumem bench: %d point%s produced wrong output (status mismatch)\n", mism,
                     mism == 1 ? "" : "s");

@@ -183,7 +183,7 @@ int gm_cmd_stress(int argc, char **argv)
         return GM_EXIT_USAGE;
     }
     /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
-    gm_meta meta = {&run, &dev, argc + 1, argv - 1, NULL, time(NULL), 0, "running"};
+    gm_meta meta = {&run, &dev, argc + 1, argv - 1, NULL, time(NULL), 0, "running", NULL};
     if (gm_meta_write(&meta, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);
@@ -203,6 +203,8 @@ int gm_cmd_stress(int argc, char **argv)
     char dev_line[400];
     snprintf(dev_line, sizeof dev_line, "%s device %d: %s", dev.backend->name, dev.index, dev.info.name);
     tap(sinks, "# %s%s\n", dev_line, "");
+    gm_leak_report leak = {0};
+    gm_mem_snapshot_take(&dev, &leak.start);
     bool stop = false, lost = false;
     for (int i = 0; gm_stress_checks[i]; i++) {
         if (!(o.checks & (1u << i)))
@@ -221,10 +223,13 @@ int gm_cmd_stress(int argc, char **argv)
         failed += !r.ok;
         tap_result(sinks, ++n, gm_stress_checks[i], &r);
     }
+    if (gm_leak_check(&dev, &leak))
+        tap(sinks, "# device memory leak: %s%s\n", leak.detail, "");
     if (sinks[1])
         fclose(sinks[1]);
+    meta.leak = &leak;
     meta.end = time(NULL);
-    meta.status = s.output_failed ? "output-failed" : lost ? "device-lost" : failed ? "failed" : "complete";
+    meta.status = s.output_failed ? "output-failed" : lost ? "device-lost" : failed || leak.leaked ? "failed" : "complete";
     if (gm_meta_write(&meta, err, sizeof err) != 0 && !s.output_failed) {
         s.output_failed = true;
         snprintf(s.error, sizeof s.error, "%s", err);
@@ -232,7 +237,9 @@ int gm_cmd_stress(int argc, char **argv)
     fprintf(stderr, "gpumem stress: %d of %d checks passed -> %s\n", n - failed, n, run.dir);
     if (s.output_failed)
         fprintf(stderr, "gpumem stress: stopped: %s\n", s.error);
+    if (leak.leaked)
+        fprintf(stderr, "gpumem stress: device memory leak: %s\n", leak.detail);
     gm_run_close(&run);
     gm_device_close(&dev);
-    return s.output_failed ? GM_EXIT_USAGE : lost ? GM_EXIT_DEVICE : failed ? GM_EXIT_CHECK : GM_EXIT_OK;
+    return s.output_failed ? GM_EXIT_USAGE : lost ? GM_EXIT_DEVICE : failed || leak.leaked ? GM_EXIT_CHECK : GM_EXIT_OK;
 }

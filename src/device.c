@@ -22,19 +22,26 @@ gm_status gm_device_fail(gm_device *dev, gm_status code, int native, const char 
 
 gm_status gm_device_open(gm_device *dev, const gm_backend *backend, int index)
 {
+    /* Opening again (dev->backend): the shim's counts carry over. */
+    gm_backend_shim before;
+    bool again = backend == &dev->shim.table;
+    if (again) {
+        before = dev->shim;
+        backend = before.inner;
+    }
     memset(dev, 0, sizeof *dev);
     dev->backend = backend;
     dev->index = index;
     gm_status st = backend->describe(index, &dev->info, &dev->err);
     if (st != GM_OK)
         return st;
-    return backend->open(dev, index);
+    return gm_shim_open(dev, backend, index, again ? &before : NULL);
 }
 
 void gm_device_close(gm_device *dev)
 {
     if (dev->backend && dev->priv)
-        dev->backend->close(dev);
+        gm_shim_close(dev);
     dev->priv = NULL;
 }
 

@@ -2,12 +2,15 @@
  * gm_device: an open device, as the harness sees it. Wraps the backend ops
  * with what every backend shares: the error record, the memory cap
  * (--mem-limit, and the default cap on CPU devices) and the accounting of
- * live allocations.
+ * live allocations. `backend` is the shim (backend/shim.h) around the
+ * vendor backend: it counts what the driver holds and injects the
+ * test-only faults of GPUMEM_BACKEND_FAULT.
  */
 #ifndef GM_DEVICE_H
 #define GM_DEVICE_H
 
 #include "backend/backend.h"
+#include "backend/shim.h"
 
 typedef struct gm_device {
     const gm_backend *backend;
@@ -18,13 +21,16 @@ typedef struct gm_device {
     uint64_t live_bytes;          /* device + managed bytes allocated now */
     uint64_t peak_bytes;
     void *priv;                   /* the backend's state */
+    gm_backend_shim shim;         /* what dev->backend points to */
 } gm_device;
 
 /* Records a failure on dev and returns code. Backends call it. */
 gm_status gm_device_fail(gm_device *dev, gm_status code, int native, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Opens device `index` of `backend`. On failure dev->err says why. */
+/* Opens device `index` of `backend`. On failure dev->err says why.
+ * dev->backend may be passed to open a closed device again: the shim's
+ * call counts, injected loss and accounting then carry over. */
 gm_status gm_device_open(gm_device *dev, const gm_backend *backend, int index);
 void gm_device_close(gm_device *dev);
 

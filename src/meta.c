@@ -47,6 +47,52 @@ static uint64_t host_mem_total(void)
     return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
+/* How often this process called each op of the backend (the shim's count;
+ * the oom suite's probe workers count their own). */
+static void emit_backend_calls(gm_json *j, const gm_device *d)
+{
+    gm_json_object(j, "backend_calls");
+    for (int op = 0; op < GM_OP_COUNT; op++)
+        gm_json_int(j, gm_backend_op_name((gm_backend_op)op), d->shim.calls[op]);
+    gm_json_end(j);
+}
+
+static void emit_live(gm_json *j, const char *key, const gm_live_objects *l)
+{
+    gm_json_object(j, key);
+    gm_json_uint(j, "buffers", l->buffers);
+    gm_json_uint(j, "bytes", l->bytes);
+    gm_json_uint(j, "views", l->views);
+    gm_json_uint(j, "mappings", l->maps);
+    gm_json_uint(j, "programs", l->programs);
+    gm_json_uint(j, "kernels", l->kernels);
+    gm_json_uint(j, "events", l->events);
+    gm_json_end(j);
+}
+
+static void emit_leak_check(gm_json *j, const gm_leak_report *r)
+{
+    gm_json_object(j, "device_leak_check");
+    if (!r || !r->checked) {
+        gm_json_string(j, "result", "not-checked");
+        gm_json_end(j);
+        return;
+    }
+    gm_json_string(j, "result", r->leaked ? "leak" : "ok");
+    gm_json_string(j, "detail", r->detail);
+    emit_live(j, "live_at_start", &r->start.live);
+    emit_live(j, "live_at_end", &r->end.live);
+    if (r->start.driver_known && r->end.driver_known) {
+        gm_json_uint(j, "driver_free_at_start_bytes", r->start.driver_free);
+        gm_json_uint(j, "driver_free_at_end_bytes", r->end.driver_free);
+    } else {
+        gm_json_null(j, "driver_free_at_start_bytes");
+        gm_json_null(j, "driver_free_at_end_bytes");
+    }
+    gm_json_bool(j, "driver_compared", r->driver_compared);
+    gm_json_end(j);
+}
+
 static void emit_device(gm_json *j, const gm_device *d)
 {
     const gm_device_info *i = &d->info;
@@ -116,8 +162,11 @@ static void emit_meta(FILE *f, void *ctx)
     gm_json_uint(&j, "mem_total_bytes", host_mem_total());
     gm_json_end(&j);
 
-    if (m->device)
+    if (m->device) {
         emit_device(&j, m->device);
+        emit_backend_calls(&j, m->device);
+    }
+    emit_leak_check(&j, m->leak);
     gm_json_end(&j);
 }
 

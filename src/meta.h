@@ -3,6 +3,7 @@
 #define GM_META_H
 
 #include "device.h"
+#include "leak_check.h"
 #include "results.h"
 
 #include <time.h>
@@ -16,6 +17,7 @@ typedef struct {
     time_t start;
     time_t end;             /* 0 while the run is going */
     const char *status;     /* "running", "complete", "failed", ... */
+    const gm_leak_report *leak;   /* the device leak check; NULL until it ran */
 } gm_meta;
 
 /* The suite's version: `git describe` of the build, or "unknown". */

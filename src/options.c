@@ -119,6 +119,10 @@ static int parse_names(const char *opt, const char *value, const char *const *ta
         }
         m |= 1u << found;
     }
+    if (!m) {                     /* only commas: no name at all */
+        snprintf(err, err_len, "--%s '%.100s': expected a list of %s", opt, value, allowed);
+        return -1;
+    }
     *mask = m;
     return 0;
 }

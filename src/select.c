@@ -1,6 +1,7 @@
 #include "select.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int open_device(const gm_backend *be, int index, gm_device *dev, char *err, size_t err_len)
@@ -31,6 +32,9 @@ int gm_select_device(const char *name, int index, gm_device *dev, char *err, siz
 {
     char why[256] = "";
     int count = 0;
+    gm_inject_spec spec;
+    if (gm_inject_parse(getenv("GPUMEM_BACKEND_FAULT"), &spec, err, err_len) != 0)
+        return 2;
     if (strcmp(name, "auto") != 0) {
         const gm_backend *be = gm_backend_find(name);
         if (!be) {

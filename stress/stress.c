@@ -1,4 +1,5 @@
 #include "stress.h"
+#include "leak_check.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,21 +76,10 @@ int gm_stress_fault_parse(const char *value, gm_stress_fault *fault)
     return -1;
 }
 
-/* The driver's free device memory, where it reports one for the device
- * itself (see gm_stress_mem). */
-static bool driver_free(gm_device *dev, uint64_t *free_b)
-{
-    uint64_t total_b = 0;
-    gm_error saved = dev->err;            /* a driver that cannot tell is no failure */
-    bool known = dev->info.type != GM_DEV_CPU && dev->backend->mem_info(dev, free_b, &total_b) == GM_OK;
-    dev->err = saved;
-    return known;
-}
-
 uint64_t gm_stress_free_memory(gm_device *dev, const char **source)
 {
     uint64_t drv = 0;
-    bool known = driver_free(dev, &drv);
+    bool known = gm_driver_free_memory(dev, &drv);
     if (dev->mem_limit) {
         uint64_t cap = dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
         *source = known && drv < cap ? "driver" : "cap";
@@ -106,7 +96,7 @@ uint64_t gm_stress_free_memory(gm_device *dev, const char **source)
 void gm_stress_mem_now(gm_device *dev, gm_stress_mem *m)
 {
     m->live = dev->live_bytes;
-    m->driver_known = driver_free(dev, &m->driver_free);
+    m->driver_known = gm_driver_free_memory(dev, &m->driver_free);
 }
 
 uint64_t gm_stress_mem_missing(const gm_stress_mem *before, const gm_stress_mem *now)

@@ -1,0 +1,250 @@
+/* The backend shim (shim.h): forwarding, accounting, injected faults. */
+#include "backend/shim.h"
+#include "device.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SHIM(dev) (&(dev)->shim)
+#define INNER(dev) ((dev)->shim.inner)
+
+/* Counts a call of `op`; returns the failure it must report (recorded in
+ * dev->err), or GM_OK to go on. */
+static gm_status strike(gm_device *dev, gm_backend_op op)
+{
+    gm_backend_shim *s = SHIM(dev);
+    long n = ++s->calls[op];
+    if (s->lost)
+        return gm_device_fail(dev, GM_ERR_DEVICE_LOST, 0, "device lost (injected fault at %s); %s refused",
+                              s->lost_at, gm_backend_op_name(op));
+    if (s->spec.op != op || s->spec.at != n || s->spec.mode == GM_INJECT_NONE || s->spec.mode == GM_INJECT_LEAK)
+        return GM_OK;
+    if (s->spec.mode == GM_INJECT_OOM)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of memory (injected fault at %s call %ld)", gm_backend_op_name(op), n);
+    s->lost = true;
+    snprintf(s->lost_at, sizeof s->lost_at, "%s call %ld", gm_backend_op_name(op), n);
+    return gm_device_fail(dev, GM_ERR_DEVICE_LOST, 0, "device lost (injected fault at %s)", s->lost_at);
+}
+
+static gm_status shim_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b)
+{
+    gm_status st = strike(dev, GM_OP_MEM_INFO);
+    return st != GM_OK ? st : INNER(dev)->mem_info(dev, free_b, total_b);
+}
+
+static gm_status shim_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
+{
+    gm_status st = strike(dev, GM_OP_ALLOC);
+    if (st == GM_OK)
+        st = INNER(dev)->alloc(dev, kind, bytes, out);
+    if (st == GM_OK) {
+        SHIM(dev)->live.buffers++;
+        SHIM(dev)->live.bytes += bytes;
+        SHIM(dev)->async_allocs += kind == GM_MEM_ASYNC;
+    }
+    return st;
+}
+
+static void shim_free(gm_device *dev, gm_buffer *buf)
+{
+    gm_backend_shim *s = SHIM(dev);
+    long n = ++s->calls[GM_OP_FREE];
+    if (s->spec.mode == GM_INJECT_LEAK && s->spec.at == n && !buf->is_view) {
+        s->held = *buf;          /* still live: handed back at close */
+        return;
+    }
+    if (buf->is_view) {
+        s->live.views--;
+    } else {
+        s->live.buffers--;
+        s->live.bytes -= buf->bytes;
+    }
+    INNER(dev)->free(dev, buf);
+}
+
+static gm_status shim_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out)
+{
+    gm_status st = strike(dev, GM_OP_VIEW);
+    if (st == GM_OK)
+        st = INNER(dev)->view(dev, parent, offset, bytes, out);
+    SHIM(dev)->live.views += st == GM_OK;
+    return st;
+}
+
+static gm_status shim_fill(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes,
+                           const void *pattern, size_t pattern_size)
+{
+    gm_status st = strike(dev, GM_OP_FILL);
+    return st != GM_OK ? st : INNER(dev)->fill(dev, queue, buf, off, bytes, pattern, pattern_size);
+}
+
+static gm_status shim_copy(gm_device *dev, int queue, gm_buffer *dst, size_t dst_off, const gm_buffer *src,
+                           size_t src_off, size_t bytes, bool async)
+{
+    gm_status st = strike(dev, GM_OP_COPY);
+    return st != GM_OK ? st : INNER(dev)->copy(dev, queue, dst, dst_off, src, src_off, bytes, async);
+}
+
+static gm_status shim_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
+                          void **ptr)
+{
+    gm_status st = strike(dev, GM_OP_MAP);
+    if (st == GM_OK)
+        st = INNER(dev)->map(dev, queue, buf, off, bytes, write, ptr);
+    SHIM(dev)->live.maps += st == GM_OK;
+    return st;
+}
+
+/* A release: the mapping is handed back even when the call reports a
+ * failure (a lost device's host side must not leak). */
+static gm_status shim_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
+{
+    gm_status injected = strike(dev, GM_OP_UNMAP);
+    gm_error saved = dev->err;
+    gm_status st = INNER(dev)->unmap(dev, queue, buf, ptr);
+    SHIM(dev)->live.maps--;
+    if (injected != GM_OK) {
+        dev->err = saved;
+        return injected;
+    }
+    return st;
+}
+
+static gm_status shim_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_device)
+{
+    gm_status st = strike(dev, GM_OP_PREFETCH);
+    return st != GM_OK ? st : INNER(dev)->prefetch(dev, queue, buf, to_device);
+}
+
+static gm_status shim_program_build(gm_device *dev, const char *program, const char *variant,
+                                    const char *extra_defines, gm_program **out)
+{
+    gm_status st = strike(dev, GM_OP_PROGRAM_BUILD);
+    if (st == GM_OK)
+        st = INNER(dev)->program_build(dev, program, variant, extra_defines, out);
+    SHIM(dev)->live.programs += st == GM_OK;
+    return st;
+}
+
+static void shim_program_release(gm_device *dev, gm_program *prog)
+{
+    if (!prog)
+        return;
+    SHIM(dev)->live.programs--;
+    INNER(dev)->program_release(dev, prog);
+}
+
+static gm_status shim_kernel_get(gm_device *dev, gm_program *prog, const char *name, gm_kernel **out)
+{
+    gm_status st = strike(dev, GM_OP_KERNEL_GET);
+    if (st == GM_OK)
+        st = INNER(dev)->kernel_get(dev, prog, name, out);
+    SHIM(dev)->live.kernels += st == GM_OK;
+    return st;
+}
+
+static void shim_kernel_release(gm_device *dev, gm_kernel *k)
+{
+    if (!k)
+        return;
+    SHIM(dev)->live.kernels--;
+    INNER(dev)->kernel_release(dev, k);
+}
+
+static gm_status shim_launch(gm_device *dev, int queue, gm_kernel *k, size_t global, size_t local,
+                             const gm_arg *args, int nargs)
+{
+    gm_status st = strike(dev, GM_OP_LAUNCH);
+    return st != GM_OK ? st : INNER(dev)->launch(dev, queue, k, global, local, args, nargs);
+}
+
+static gm_status shim_event_record(gm_device *dev, int queue, gm_event **out)
+{
+    gm_status st = strike(dev, GM_OP_EVENT_RECORD);
+    if (st == GM_OK)
+        st = INNER(dev)->event_record(dev, queue, out);
+    SHIM(dev)->live.events += st == GM_OK;
+    return st;
+}
+
+static gm_status shim_event_elapsed_ms(gm_device *dev, gm_event *start, gm_event *end, double *ms)
+{
+    gm_status st = strike(dev, GM_OP_EVENT_ELAPSED_MS);
+    return st != GM_OK ? st : INNER(dev)->event_elapsed_ms(dev, start, end, ms);
+}
+
+static void shim_event_release(gm_device *dev, gm_event *ev)
+{
+    if (!ev)
+        return;
+    SHIM(dev)->live.events--;
+    INNER(dev)->event_release(dev, ev);
+}
+
+static gm_status shim_synchronize(gm_device *dev, int queue)
+{
+    gm_status st = strike(dev, GM_OP_SYNCHRONIZE);
+    return st != GM_OK ? st : INNER(dev)->synchronize(dev, queue);
+}
+
+static gm_status shim_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
+                                 const gm_buffer *b, gm_buffer *c)
+{
+    gm_status st = strike(dev, GM_OP_BLAS_SGEMM);
+    if (st == GM_OK)
+        st = INNER(dev)->blas_sgemm(dev, queue, m, n, k, a, b, c);
+    SHIM(dev)->blas_calls += st == GM_OK;
+    return st;
+}
+
+gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const gm_backend_shim *before)
+{
+    gm_backend_shim *s = SHIM(dev);
+    memset(s, 0, sizeof *s);
+    if (before) {
+        memcpy(s->calls, before->calls, sizeof s->calls);
+        s->lost = before->lost;
+        memcpy(s->lost_at, before->lost_at, sizeof s->lost_at);
+        s->live = before->live;
+        s->async_allocs = before->async_allocs;
+        s->blas_calls = before->blas_calls;
+    }
+    s->inner = inner;
+    s->spec = gm_inject_from_env();
+    s->table = *inner;             /* name, blas_name, probe, describe as they are */
+    s->table.mem_info = shim_mem_info;
+    s->table.alloc = shim_alloc;
+    s->table.free = shim_free;
+    s->table.view = shim_view;
+    s->table.fill = shim_fill;
+    s->table.copy = shim_copy;
+    s->table.map = shim_map;
+    s->table.unmap = shim_unmap;
+    s->table.prefetch = shim_prefetch;
+    s->table.program_build = shim_program_build;
+    s->table.program_release = shim_program_release;
+    s->table.kernel_get = shim_kernel_get;
+    s->table.kernel_release = shim_kernel_release;
+    s->table.launch = shim_launch;
+    s->table.event_record = shim_event_record;
+    s->table.event_elapsed_ms = shim_event_elapsed_ms;
+    s->table.event_release = shim_event_release;
+    s->table.synchronize = shim_synchronize;
+    if (inner->blas_sgemm)
+        s->table.blas_sgemm = shim_blas_sgemm;
+    dev->backend = &s->table;
+    gm_status st = strike(dev, GM_OP_OPEN);
+    return st != GM_OK ? st : inner->open(dev, index);
+}
+
+void gm_shim_close(gm_device *dev)
+{
+    gm_backend_shim *s = SHIM(dev);
+    if (s->held.handle || s->held.host) {
+        s->live.buffers--;
+        s->live.bytes -= s->held.bytes;
+        s->inner->free(dev, &s->held);
+        memset(&s->held, 0, sizeof s->held);
+    }
+    s->inner->close(dev);
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Every fuzz target (tests/fuzz/fuzz_*.c, libFuzzer with ASan and UBSan)
+# runs for FUZZ_TEST_SECONDS (default 10) from its seed corpus
+# tests/fuzz/NAME/: no crash, no leak, no undefined behaviour. The
+# executions each reached are printed ("# fuzz_NAME executions: N").
+. tests/lib.sh
+command -v clang >/dev/null 2>&1 || skip_all "clang is not installed (scripts/deps.sh fuzz)"
+[ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-*.a' 2>/dev/null | head -1)" ] ||
+    skip_all "libFuzzer is not installed (scripts/deps.sh fuzz: libclang-rt-14-dev)"
+seconds=${FUZZ_TEST_SECONDS:-10}
+targets=$(ls tests/fuzz/fuzz_*.c | sed 's|tests/fuzz/||; s|\.c$||')
+plan $(($(echo "$targets" | wc -l) + 1))
+
+make -s fuzz-targets >"$TEST_TMP/build.log" 2>&1
+ok $? "the fuzz targets build (make fuzz-targets)" || true
+[ -s "$TEST_TMP/build.log" ] && diag "$(tail -20 "$TEST_TMP/build.log")"
+
+for t in $targets; do
+    mkdir -p "$TEST_TMP/corpus-$t"
+    build-fuzz/$t -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$TEST_TMP/" \
+        "$TEST_TMP/corpus-$t" "tests/fuzz/$t" >"$TEST_TMP/$t.log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TEST_TMP/$t.log")
+    ok $((rc != 0 || ${runs:-0} == 0)) "$t: no crash, leak or undefined behaviour in ${seconds}s (${runs:-0} executions)"
+    echo "# $t executions: ${runs:-0}"
+    [ "$rc" -ne 0 ] && diag "$(grep -A30 -m1 'ERROR\|runtime error' "$TEST_TMP/$t.log")"
+done
+done_testing
