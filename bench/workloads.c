@@ -295,7 +295,7 @@ static int workloads_run(gm_bench *b)
                             r->adapt(&s, impl);
                         gm_shape_complete(&s);
                         point pt = {b, &env, r, &s, impl, pattern, 0, 0, s.batch, ""};
-                        rc = run_point(&pt);
+                        rc = gm_bench_resuming(b) ? 0 : run_point(&pt);
                         char label[96];
                         snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impl,
                                  gm_precision_name(s.prec), (unsigned long long)s.batch, (unsigned long long)s.seq);
