@@ -51,7 +51,7 @@ static void usage(FILE *f)
                "                      available host memory)\n"
                "  --out DIR           run folder (default: results/<run-id>)\n"
                "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device or\n"
-               "the device was lost\n");
+               "the device was lost, 4 results could not be written, 130/143 SIGINT/SIGTERM\n");
 }
 
 static int parse_checks(const char *v, unsigned *mask)
