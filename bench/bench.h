@@ -55,6 +55,10 @@ extern const gm_suite gm_suite_oom;
 extern const gm_suite *const gm_suites[];
 const gm_suite *gm_suite_find(const char *name);
 
+/* Refuses (-1 with err) workloads options whose largest shape's memory
+ * model overflows 64 bits: such a run is refused, not attempted. */
+int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len);
+
 /* Writes a row (and its samples). Returns 0, or -1 after setting
  * b->output_failed and b->error, or b->interrupted once a signal asked
  * the run to stop (the row is not written). A row of a point that a

@@ -167,6 +167,28 @@ static int run_suites(gm_bench *b, uint64_t cap)
     return rc;
 }
 
+/* Refuses, before anything runs, a workloads suite whose shapes overflow
+ * the memory model. Returns 0, or 2 with the message printed. */
+static int check_sizes(int argc, char **argv, const gm_bench_opts *o)
+{
+    int rc = 0;
+    for (int i = 0; i < o->n_suites && rc == 0; i++) {
+        if (strcmp(o->suites[i], "workloads") != 0)
+            continue;
+        gm_bench_opts wo;
+        gm_opts_init(&wo);
+        bool help = false;
+        char err[400];
+        rc = gm_bench_options(argc, argv, "workloads", &wo, &help);
+        if (rc == 0 && gm_workloads_check_sizes(&wo, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem bench: %s\n", err);
+            rc = GM_EXIT_USAGE;
+        }
+        gm_opts_release(&wo);
+    }
+    return rc;
+}
+
 int gm_cmd_bench(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -184,6 +206,11 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     if (rc || help) {
         if (help)
             usage(stdout);
+        gm_opts_release(&o);
+        return rc;
+    }
+    rc = check_sizes(argc, argv, &o);
+    if (rc) {
         gm_opts_release(&o);
         return rc;
     }
