@@ -160,7 +160,7 @@ int gm_parse_range(const char *s, int sizes, uint64_t **out, size_t *n, char *er
     for (const char *p = s; *p; p++)
         count += *p == ',';
     if (count > GM_MAX_RANGE_POINTS)
-        return fail(err, err_len, "list '%.200s' has too many values (at most 4096)", s);
+        return fail(err, err_len, "list '%.40s...' has too many values (at most 4096)", s);
     uint64_t *vals = malloc(count * sizeof *vals);
     char *copy = strdup(s);
     if (!vals || !copy) {
