@@ -7,7 +7,7 @@
 # of the same options: none lost, none twice.
 . tests/lib.sh
 . tests/lib_files.sh
-plan 7
+plan 8
 
 KILLS=${GM_TEST_KILLS:-50}
 A="bench --backend opencl --mem-limit 32MiB --suite stream --sizes 64KiB:4MiB:x2 --precision fp32,fp16
@@ -17,7 +17,7 @@ is "$RC" 0 "an uninterrupted run of the same options"
 point_keys "$TEST_TMP/ref/results.csv" >"$TEST_TMP/ref.keys"
 
 run=$TEST_TMP/killed
-kills=0 cycles=0 broken=0 refused=0 finished=0 mismatched=0
+kills=0 mid=0 cycles=0 broken=0 refused=0 finished=0 mismatched=0
 while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
     cycles=$((cycles + 1))
     if grep -q '^end ' "$run/points.journal" 2>/dev/null; then
@@ -34,9 +34,12 @@ while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
         "$GPUMEM" $A --out "$run" >"$TEST_TMP/cycle.out" 2>"$TEST_TMP/cycle.err" &
     fi
     pid=$!
+    before=$(grep -c '^point ' "$run/points.journal" 2>/dev/null || true)
+    before=${before:-0}
     sleep "$(awk -v n="$cycles" 'BEGIN { srand(); srand(srand() * 1000 + n); printf "%.3f", 0.05 + rand() * 0.95 }')"
-    kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-    wait "$pid"
+    kill -9 "$pid" 2>/dev/null && kills=$((kills + 1)) \
+        && [ "$(grep -c '^point ' "$run/points.journal" 2>/dev/null)" -gt "$before" ] && mid=$((mid + 1))
+    { wait "$pid"; } 2>/dev/null
     rc=$?
     for f in results.csv samples.csv; do
         [ -f "$run/$f" ] || continue
@@ -56,8 +59,10 @@ while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
         fi
     fi
 done
-diag "$kills kills with kill -9 in $cycles runs; $finished run(s) reached their end between kills"
+diag "$kills kills with kill -9 in $cycles runs, $mid of them after the run had finished points of its own;" \
+     "$finished run(s) reached their end between kills"
 ok "$([ "$kills" -ge "$KILLS" ]; echo $?)" "at least $KILLS kill -9 at random moments ($kills)"
+ok "$([ "$mid" -ge 5 ]; echo $?)" "at least 5 of them in the middle of a run's points ($mid)"
 is "$broken" 0 "every results.csv and samples.csv whole after every kill"
 is "$refused" 0 "every killed run resumed (none refused, none failed)"
 
