@@ -176,6 +176,9 @@ int gm_cmd_stress(int argc, char **argv)
         return rc;
     }
     gm_device_set_limit(&dev, o.mem_limit ? o.mem_limit : gm_default_mem_limit(&dev.info));
+    /* A file-size limit makes write(2) fail with EFBIG instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
+    gm_interrupt_install();
     gm_run run;
     int open_rc = gm_run_open(&run, o.out, dev.backend->name, dev.info.name, err, sizeof err);
     if (open_rc != 0) {
@@ -205,8 +208,6 @@ int gm_cmd_stress(int argc, char **argv)
     char dev_line[400];
     snprintf(dev_line, sizeof dev_line, "%s device %d: %s", dev.backend->name, dev.index, dev.info.name);
     tap(sinks, "# %s%s\n", dev_line, "");
-    signal(SIGXFSZ, SIG_IGN);
-    gm_interrupt_install();
     bool stop = false, lost = false;
     for (int i = 0; gm_stress_checks[i]; i++) {
         if (!(o.checks & (1u << i)))

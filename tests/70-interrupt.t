@@ -17,6 +17,11 @@ point_keys "$TEST_TMP/ref/results.csv" >"$TEST_TMP/ref.keys"
 # meta_field FILE KEY : a top-level string (or null) of meta.json.
 meta_field() { perl -MJSON::PP -e 'my $m = decode_json(do { local $/; <STDIN> }); print $m->{$ARGV[0]} // "null"' "$2" <"$1"; }
 
+# wait_for COMMAND... : polls (every 0.05 s, up to 20 s) until COMMAND succeeds.
+wait_for() { n=0; until "$@" || [ $n -ge 400 ]; do sleep 0.05; n=$((n + 1)); done; }
+has_points() { grep -q '^point ' "$1/points.journal" 2>/dev/null; }
+tagged() { grep -l "GM_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | grep -v "^/proc/$pid/"; }
+
 # The journal's finished rows equal results.csv's rows: no part of a point.
 journal_rows() { awk '$1 == "point" { r = $5 } END { print r + 0 }' "$1/points.journal"; }
 
@@ -25,7 +30,7 @@ for sig in INT TERM; do
     run=$TEST_TMP/$sig
     "$GPUMEM" $A --out "$run" >"$TEST_TMP/$sig.out" 2>"$TEST_TMP/$sig.err" &
     pid=$!
-    sleep 0.8
+    wait_for has_points "$run"     # under way: some points finished, not all
     kill -$sig $pid
     wait $pid
     is "$?" "$want" "SIG$sig: exit status $want"
@@ -50,8 +55,8 @@ GM_TEST_TAG=$tag "$GPUMEM" bench --backend opencl --mem-limit 64MiB --suite oom 
     --batch 1:64:x2 --seq 16 --hidden 64 --precision fp32 --quiet --out "$TEST_TMP/oom" \
     >/dev/null 2>"$TEST_TMP/oom.err" &
 pid=$!
-sleep 1.5
-workers=$(grep -l "GM_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | grep -vc "^/proc/$pid/")
+wait_for tagged >/dev/null
+workers=$(tagged | grep -c .)
 kill -TERM $pid
 wait $pid
 is "$?" 143 "oom suite, SIGTERM: exit status 143"
@@ -68,7 +73,8 @@ for sig in INT TERM; do
     "$GPUMEM" stress --backend opencl --mem-limit 32MiB --checks churn,soak --duration 20 --fill 10% \
         --out "$TEST_TMP/stress-$sig" >"$TEST_TMP/stress.out" 2>"$TEST_TMP/stress.err" &
     pid=$!
-    sleep 1.5
+    wait_for [ -s "$TEST_TMP/stress-$sig/stress.tap" ]
+    sleep 0.5
     t0=$(date +%s)
     kill -$sig $pid
     wait $pid
