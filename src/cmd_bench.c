@@ -295,8 +295,8 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
             rc = GM_EXIT_CHECK;
         }
     }
-    if (b.journal_fd >= 0)
-        close(b.journal_fd);
+    if (b.journal_fd >= 0 && !resume)
+        close(b.journal_fd);        /* a resumed run's is its caller's */
     gm_summary_release(&summary);
     gm_run_close(&run);
     gm_device_close(&dev);

@@ -78,8 +78,8 @@ int gm_bench_resume(int argc, char **argv)
         rc = gm_bench_run(nargs, with_prog + 1, &resume);
     } else {
         fprintf(stderr, "gpumem bench: cannot resume: the run's command has too many arguments\n");
-        close(fd);
     }
+    close(fd);
     free(args);
     gm_journal_free_args(saved);
     return rc;

@@ -33,7 +33,8 @@ typedef struct {
 } gm_resume;
 
 /* gpumem bench with argv (argv[0] "bench"); `resume` continues that run
- * instead of starting one (NULL: a new run). */
+ * instead of starting one (NULL: a new run; its journal_fd stays the
+ * caller's to close). */
 int gm_bench_run(int argc, char **argv, const gm_resume *resume);
 
 /* gpumem bench --resume RUN [--quiet]: argv as gm_cmd_bench got it. */

@@ -15,7 +15,8 @@ typedef struct {
     const char *profile;
     time_t start;
     time_t end;             /* 0 while the run is going */
-    const char *status;     /* "running", "complete", "failed", ... */
+    const char *status;     /* "running", "complete", "failed", "device-lost",
+                               "output-failed", "interrupted" */
 } gm_meta;
 
 /* The suite's version: `git describe` of the build, or "unknown". */

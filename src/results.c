@@ -6,11 +6,8 @@
 #include "run_lock.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char *const status_names[] = {"ok",       "oom",   "unsupported", "skipped",
