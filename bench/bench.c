@@ -1,5 +1,9 @@
 #include "bench.h"
 
+#include "interrupt.h"
+#include "journal.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,8 +21,10 @@ const gm_suite *gm_suite_find(const char *name)
 int gm_bench_point_finished(gm_bench *b, int rc, const char *label)
 {
     gm_bench_point_done(b, label);
-    return b->device_lost ? -1 : rc;
+    return b->device_lost || gm_interrupted() ? -1 : rc;
 }
+
+bool gm_bench_resuming(const gm_bench *b) { return b->points_done < b->resume_from; }
 
 int gm_bench_suite_end(gm_bench *b, int rc)
 {
@@ -96,6 +102,12 @@ double gm_now(void)
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
 {
     char err[300];
+    if (gm_interrupted()) {
+        b->interrupted = gm_interrupted();
+        return -1;
+    }
+    if (gm_bench_resuming(b))
+        return 0;
     if (gm_run_write(b->run, row, samples, n, err, sizeof err) != 0) {
         b->output_failed = true;
         snprintf(b->error, sizeof b->error, "%s", err);
@@ -106,8 +118,31 @@ int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t 
     return 0;
 }
 
+/* Journals point `index` as finished: all its rows are durable. */
+static void journal_point(gm_bench *b, int index)
+{
+    if (b->journal_fd < 0 || b->output_failed || index < b->resume_from)
+        return;
+    if (gm_interrupted()) {
+        /* Its rows may be cut short: the point is abandoned. */
+        b->interrupted = gm_interrupted();
+        return;
+    }
+    const gm_run *run = b->run;
+    if (gm_journal_point(b->journal_fd, index, run->results_len, run->samples_len, run->rows_written) != 0) {
+        b->output_failed = true;
+        snprintf(b->error, sizeof b->error, "cannot write %.500s/points.journal: %s", run->dir, strerror(errno));
+        return;
+    }
+    b->done_results_len = run->results_len;
+    b->done_samples_len = run->samples_len;
+    b->done_rows = run->rows_written;
+    b->points_finished = index + 1;
+}
+
 void gm_bench_point_done(gm_bench *b, const char *label)
 {
+    journal_point(b, b->points_done);
     b->points_done++;
     if (!b->progress)
         return;

@@ -24,6 +24,13 @@ typedef struct gm_bench {
     bool progress;             /* draw progress (stderr is a terminal) */
     bool device_lost;          /* stop: the device failed */
     bool output_failed;        /* stop: results could not be written */
+    int interrupted;           /* stop: the signal that asked for it (interrupt.h) */
+    int resume_from;           /* --resume: points before this index are finished */
+    int journal_fd;            /* the point journal (journal.h), or -1 */
+    off_t done_results_len;    /* results.csv and samples.csv lengths at the end */
+    off_t done_samples_len;    /* of the last finished point, and its */
+    int done_rows;             /* rows in results.csv */
+    int points_finished;       /* points journaled as finished, resumed ones included */
     char error[640];           /* why the run stopped early */
     int fault_corrupt;         /* test-only: corrupt every n-th output (GPUMEM_FAULT) */
     int argc;                  /* the bench command's arguments (argv[0] "bench"), */
@@ -48,15 +55,26 @@ extern const gm_suite gm_suite_oom;
 extern const gm_suite *const gm_suites[];
 const gm_suite *gm_suite_find(const char *name);
 
+/* Refuses (-1 with err) workloads options whose largest shape's memory
+ * model overflows 64 bits: such a run is refused, not attempted. */
+int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len);
+
 /* Writes a row (and its samples). Returns 0, or -1 after setting
- * b->output_failed and b->error. */
+ * b->output_failed and b->error, or b->interrupted once a signal asked
+ * the run to stop (the row is not written). A row of a point that a
+ * resumed run already finished is dropped (returns 0). */
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n);
 
-/* Marks one point done and redraws the progress line on a terminal. */
+/* True while a resumed run passes points it already finished: the suite
+ * may skip the point's work (its rows would be dropped anyway). */
+bool gm_bench_resuming(const gm_bench *b);
+
+/* Marks one point done (its line goes to the journal once its rows are
+ * durable) and redraws the progress line on a terminal. */
 void gm_bench_point_done(gm_bench *b, const char *label);
 
 /* After a point: marks it done; returns rc, or -1 once the device is lost
- * (the suite stops). */
+ * or a signal asked the run to stop (the suite stops). */
 int gm_bench_point_finished(gm_bench *b, int rc, const char *label);
 
 /* At the end of a suite's run: names the lost device in b->error. */

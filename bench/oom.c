@@ -296,7 +296,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
                         s.batch = 1;
                         if (r->adapt)
                             r->adapt(&s, impls[i]);
-                        int rc = fn(b, worker, r, &s, impls[i], (gm_pattern_kind)pat);
+                        int rc = gm_bench_resuming(b) ? 0 : fn(b, worker, r, &s, impls[i], (gm_pattern_kind)pat);
                         char label[96];
                         snprintf(label, sizeof label, "oom %s %s %s s=%llu", r->name, impls[i], gm_precision_name(s.prec),
                                  (unsigned long long)s.seq);
@@ -398,19 +398,20 @@ static int oom_run(gm_bench *b)
     uint64_t limit = dev->mem_limit, peak = dev->peak_bytes;
     gm_device_close(dev);
     gm_worker *w = gm_worker_new(b);
-    int rc = w ? largest_alloc(b, w) : -1;
+    /* A resumed run passes the points it finished without their work. */
+    int rc = !w ? -1 : gm_bench_resuming(b) ? 0 : largest_alloc(b, w);
     gm_bench_point_done(b, "oom largest allocation");
     if (rc == 0 && !b->device_lost) {
-        rc = largest_total(b, w);
+        rc = gm_bench_resuming(b) ? 0 : largest_total(b, w);
         gm_bench_point_done(b, "oom largest total");
     }
     for (int k = 0; k < N_FRAG_FILLS && rc == 0 && !b->device_lost; k++) {
-        rc = fragmentation(b, w, frag_fill_level(b, k));
+        rc = gm_bench_resuming(b) ? 0 : fragmentation(b, w, frag_fill_level(b, k));
         gm_bench_point_done(b, "oom fragmentation");
     }
     for (int k = 0; k < 3 && rc == 0 && !b->device_lost; k++)
         for (int f = 0; f < 3 && rc == 0 && !b->device_lost; f++) {
-            rc = allocator_latency(b, w, latency_kinds[k], fill_levels[f]);
+            rc = gm_bench_resuming(b) ? 0 : allocator_latency(b, w, latency_kinds[k], fill_levels[f]);
             gm_bench_point_done(b, "oom allocator latency");
         }
     if (rc == 0 && !b->device_lost)

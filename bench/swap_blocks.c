@@ -221,7 +221,7 @@ int gm_swap_blocks_run(gm_bench *b)
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++)
         for (size_t j = 0; j < nb && rc == 0; j++) {
-            rc = run_point(b, (size_t)sizes[i], (size_t)batches[j]);
+            rc = gm_bench_resuming(b) ? 0 : run_point(b, (size_t)sizes[i], (size_t)batches[j]);
             char label[96], sz[32];
             snprintf(label, sizeof label, "swap kv-blocks %s x%llu", gm_format_size(sizes[i], sz, sizeof sz),
                      (unsigned long long)batches[j]);

@@ -202,7 +202,7 @@ int gm_swap_transfer_run(gm_bench *b)
     for (size_t i = 0; i < n && rc == 0; i++)
         for (int p = 0; p < N_PATHS && rc == 0; p++)
             for (int d = 0; d < N_DIRECTIONS && rc == 0; d++) {
-                rc = run_point(b, p, (size_t)blocks[i], d);
+                rc = gm_bench_resuming(b) ? 0 : run_point(b, p, (size_t)blocks[i], d);
                 char label[96], sz[32];
                 snprintf(label, sizeof label, "swap %s %s %s", direction_names[d], path_names[p],
                          gm_format_size(blocks[i], sz, sizeof sz));

@@ -279,12 +279,12 @@ int gm_swap_unified_run(gm_bench *b)
         return rc == 0 ? gm_bench_point_finished(b, 0, "swap oversubscribe") : rc;
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = run_point(b, sizes[i]);
+        rc = gm_bench_resuming(b) ? 0 : run_point(b, sizes[i]);
         char label[96], sz[32];
         snprintf(label, sizeof label, "swap unified %s", gm_format_size(sizes[i], sz, sizeof sz));
         rc = gm_bench_point_finished(b, rc, label);
     }
     if (rc == 0)
-        rc = gm_bench_point_finished(b, oversubscribe(b), "swap oversubscribe");
+        rc = gm_bench_point_finished(b, gm_bench_resuming(b) ? 0 : oversubscribe(b), "swap oversubscribe");
     return rc;
 }

@@ -11,6 +11,8 @@
  */
 #include "probe.h"
 
+#include "interrupt.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -107,12 +109,12 @@ static int read_line(gm_worker *w, unsigned timeout_s)
         if (w->have >= sizeof w->line - 1)
             return 1;                       /* a line this long is not ours */
         double left = deadline - gm_now();
-        if (left <= 0)
-            return 2;
+        if (left <= 0 || gm_interrupted())
+            return 2;                       /* also when the run stops: the worker is killed */
         struct pollfd pfd = {w->from_worker, POLLIN, 0};
         int rc = poll(&pfd, 1, (int)(left * 1000) + 1);
         if (rc < 0 && errno == EINTR)
-            continue;
+            continue;                       /* a signal to stop is seen at the loop's top */
         if (rc == 0)
             return 2;
         ssize_t got = read(w->from_worker, w->line + w->have, sizeof w->line - 1 - w->have);

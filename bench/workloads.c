@@ -41,6 +41,38 @@ static axes axes_of(const gm_bench_opts *o)
     return a;
 }
 
+int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
+{
+    axes a = axes_of(o);
+    uint64_t batch = 0, seq = 0;
+    for (size_t i = 0; i < a.n_batches; i++)
+        batch = a.batches[i] > batch ? a.batches[i] : batch;
+    for (size_t i = 0; i < a.n_seqs; i++)
+        seq = a.seqs[i] > seq ? a.seqs[i] : seq;
+    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
+        if (!(o->workloads & (1u << w)))
+            continue;
+        for (int p = 0; p < GM_PREC_COUNT; p++) {
+            if (!(o->precisions & (1u << p)))
+                continue;
+            gm_shape s = o->shape;
+            s.prec = (gm_precision)p;
+            s.batch = batch;
+            s.seq = seq;
+            gm_shape_complete(&s);
+            gm_tensor t[GM_MAX_TENSORS];
+            int nt = gm_workload_find(runnables[w]->name)->tensors(&s, t);
+            if (nt < 0 || gm_tensors_total(t, nt) == UINT64_MAX) {
+                snprintf(err, err_len, "workload %s at batch %llu, seq %llu, hidden %llu (%s) needs more than "
+                         "2^64 bytes: refused", runnables[w]->name, (unsigned long long)batch,
+                         (unsigned long long)seq, (unsigned long long)s.hidden, gm_precision_name(s.prec));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 static int workloads_count(gm_bench *b)
 {
     axes a = axes_of(b->opts);
@@ -295,7 +327,7 @@ static int workloads_run(gm_bench *b)
                             r->adapt(&s, impl);
                         gm_shape_complete(&s);
                         point pt = {b, &env, r, &s, impl, pattern, 0, 0, s.batch, ""};
-                        rc = run_point(&pt);
+                        rc = gm_bench_resuming(b) ? 0 : run_point(&pt);
                         char label[96];
                         snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impl,
                                  gm_precision_name(s.prec), (unsigned long long)s.batch, (unsigned long long)s.seq);

@@ -1,12 +1,16 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench.h"
+#include "bench_run.h"
 #include "commands.h"
+#include "interrupt.h"
+#include "journal.h"
 #include "memtrace.h"
 #include "meta.h"
 #include "select.h"
 #include "summary.h"
 #include "units.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,7 +169,37 @@ static int run_suites(gm_bench *b, uint64_t cap)
     return rc;
 }
 
+/* Refuses, before anything runs, a workloads suite whose shapes overflow
+ * the memory model. Returns 0, or 2 with the message printed. */
+static int check_sizes(int argc, char **argv, const gm_bench_opts *o)
+{
+    int rc = 0;
+    for (int i = 0; i < o->n_suites && rc == 0; i++) {
+        if (strcmp(o->suites[i], "workloads") != 0)
+            continue;
+        gm_bench_opts wo;
+        gm_opts_init(&wo);
+        bool help = false;
+        char err[400];
+        rc = gm_bench_options(argc, argv, "workloads", &wo, &help);
+        if (rc == 0 && gm_workloads_check_sizes(&wo, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem bench: %s\n", err);
+            rc = GM_EXIT_USAGE;
+        }
+        gm_opts_release(&wo);
+    }
+    return rc;
+}
+
 int gm_cmd_bench(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
+            return gm_bench_resume(argc, argv);
+    return gm_bench_run(argc, argv, NULL);
+}
+
+int gm_bench_run(int argc, char **argv, const gm_resume *resume)
 {
     gm_bench_opts o;
     gm_opts_init(&o);
@@ -174,6 +208,11 @@ int gm_cmd_bench(int argc, char **argv)
     if (rc || help) {
         if (help)
             usage(stdout);
+        gm_opts_release(&o);
+        return rc;
+    }
+    rc = check_sizes(argc, argv, &o);
+    if (rc) {
         gm_opts_release(&o);
         return rc;
     }
@@ -188,18 +227,22 @@ int gm_cmd_bench(int argc, char **argv)
     gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : gm_default_mem_limit(&dev.info));
 
     gm_run run;
-    if (gm_run_open(&run, o.out[0] ? o.out : NULL, dev.backend->name, dev.info.name, err, sizeof err) != 0) {
+    gm_bench b = {0};
+    b.journal_fd = -1;
+    int open_rc = gm_bench_open_run(&run, &b, &o, &dev, argc, argv, resume, err, sizeof err);
+    if (open_rc != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
+        if (!resume && b.journal_fd >= 0)
+            close(b.journal_fd);
         gm_run_close(&run);
         gm_device_close(&dev);
         gm_opts_release(&o);
-        return GM_EXIT_USAGE;
+        return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
     }
     /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
     gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running", NULL};
     gm_summary summary;
     gm_summary_init(&summary);
-    gm_bench b = {0};
     b.dev = &dev;
     b.run = &run;
     b.opts = &o;
@@ -209,29 +252,32 @@ int gm_cmd_bench(int argc, char **argv)
     b.argv = argv;
     /* A worker that dies leaves a closed pipe: writes to it fail, not kill. */
     signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit makes write(2) fail with EFBIG instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
+    gm_interrupt_install();
     const char *fault = getenv("GPUMEM_FAULT");
     /* Test-only: corrupt one output value after every kernel. */
     b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;
 
     if (gm_meta_write(&meta, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
-        rc = GM_EXIT_USAGE;
+        rc = GM_EXIT_OUTPUT;
     } else {
         char limit[32] = "none";
         if (dev.mem_limit)
             gm_format_size(dev.mem_limit, limit, sizeof limit);
         if (!o.quiet)
-            fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s\n", dev.backend->name, dev.index,
-                    dev.info.name, limit, run.dir);
+            fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s%s\n", dev.backend->name, dev.index,
+                    dev.info.name, limit, run.dir, resume ? " (resumed)" : "");
         gm_leak_report leak = {0};
         gm_mem_snapshot_take(&dev, &leak.start);
         int suites_rc = run_suites(&b, dev.mem_limit);
         gm_leak_check(&dev, &leak);
         meta.leak = &leak;
         meta.end = time(NULL);
-        meta.status = b.output_failed ? "output-failed" : b.device_lost ? "device-lost"
-                      : suites_rc || leak.leaked ? "failed"
-                                      : "complete";
+        meta.status = gm_bench_finish_run(&b, &run, suites_rc);
+        if (leak.leaked && strcmp(meta.status, "complete") == 0)
+            meta.status = "failed";
         if (gm_meta_write(&meta, err, sizeof err) != 0 && !b.output_failed) {
             b.output_failed = true;
             snprintf(b.error, sizeof b.error, "%s", err);
@@ -243,7 +289,11 @@ int gm_cmd_bench(int argc, char **argv)
                mism ? ", with mismatches" : "");
         if (b.output_failed) {
             fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
-            rc = GM_EXIT_USAGE;
+            rc = GM_EXIT_OUTPUT;
+        } else if (b.interrupted) {
+            fprintf(stderr, "gpumem bench: interrupted by %s after %d finished points; continue with "
+                            "gpumem bench --resume %s\n", strsignal(b.interrupted), b.points_finished, run.dir);
+            rc = 128 + b.interrupted;
         } else if (b.device_lost) {
             fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
             rc = GM_EXIT_DEVICE;
@@ -256,6 +306,8 @@ int gm_cmd_bench(int argc, char **argv)
             rc = GM_EXIT_CHECK;
         }
     }
+    if (b.journal_fd >= 0 && !resume)
+        close(b.journal_fd);        /* a resumed run's is its caller's */
     gm_summary_release(&summary);
     gm_run_close(&run);
     gm_device_close(&dev);

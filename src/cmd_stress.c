@@ -9,12 +9,14 @@
 #include "commands.h"
 #include "memtrace.h"
 #include "device.h"
+#include "interrupt.h"
 #include "meta.h"
 #include "results.h"
 #include "select.h"
 #include "stress.h"
 #include "units.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +52,7 @@ static void usage(FILE *f)
                "                      available host memory)\n"
                "  --out DIR           run folder (default: results/<run-id>)\n"
                "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device or\n"
-               "the device was lost\n");
+               "the device was lost, 4 results could not be written, 130/143 SIGINT/SIGTERM\n");
 }
 
 static int parse_checks(const char *v, unsigned *mask)
@@ -175,12 +177,16 @@ int gm_cmd_stress(int argc, char **argv)
         return rc;
     }
     gm_device_set_limit(&dev, o.mem_limit ? o.mem_limit : gm_default_mem_limit(&dev.info));
+    /* A file-size limit makes write(2) fail with EFBIG instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
+    gm_interrupt_install();
     gm_run run;
-    if (gm_run_open(&run, o.out, dev.backend->name, dev.info.name, err, sizeof err) != 0) {
+    int open_rc = gm_run_open(&run, o.out, dev.backend->name, dev.info.name, err, sizeof err);
+    if (open_rc != 0) {
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);
         gm_device_close(&dev);
-        return GM_EXIT_USAGE;
+        return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
     }
     /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
     gm_meta meta = {&run, &dev, argc + 1, argv - 1, NULL, time(NULL), 0, "running", NULL};
@@ -188,7 +194,7 @@ int gm_cmd_stress(int argc, char **argv)
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);
         gm_device_close(&dev);
-        return GM_EXIT_USAGE;
+        return GM_EXIT_OUTPUT;
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/stress.tap", run.dir);
@@ -211,15 +217,18 @@ int gm_cmd_stress(int argc, char **argv)
             continue;
         gm_stress_result r = {true, ""};
         gm_memtrace_phase(gm_stress_checks[i]->name);
-        if (stop) {
+        if (stop || gm_interrupted()) {
             r.ok = false;
-            gm_stress_fail(&r, "not run: %s", s.output_failed ? s.error : "the device was lost");
+            gm_stress_fail(&r, "not run: %s", gm_interrupted() ? "interrupted"
+                                              : s.output_failed ? s.error : "the device was lost");
         } else if (gm_stress_checks[i]->run(&s, &r) != 0) {
             stop = true;
             lost = !s.output_failed;
             if (r.ok)
                 gm_stress_fail(&r, "%s", s.output_failed ? s.error : dev.err.msg);
         }
+        if (gm_interrupted() && !stop)
+            gm_stress_fail(&r, "interrupted by %s", strsignal(gm_interrupted()));
         failed += !r.ok;
         tap_result(sinks, ++n, gm_stress_checks[i], &r);
     }
@@ -229,7 +238,9 @@ int gm_cmd_stress(int argc, char **argv)
         fclose(sinks[1]);
     meta.leak = &leak;
     meta.end = time(NULL);
-    meta.status = s.output_failed ? "output-failed" : lost ? "device-lost" : failed || leak.leaked ? "failed" : "complete";
+    int interrupted = gm_interrupted();
+    meta.status = s.output_failed ? "output-failed" : interrupted ? "interrupted" : lost ? "device-lost"
+                  : failed || leak.leaked ? "failed" : "complete";
     if (gm_meta_write(&meta, err, sizeof err) != 0 && !s.output_failed) {
         s.output_failed = true;
         snprintf(s.error, sizeof s.error, "%s", err);
@@ -237,9 +248,12 @@ int gm_cmd_stress(int argc, char **argv)
     fprintf(stderr, "gpumem stress: %d of %d checks passed -> %s\n", n - failed, n, run.dir);
     if (s.output_failed)
         fprintf(stderr, "gpumem stress: stopped: %s\n", s.error);
+    else if (interrupted)
+        fprintf(stderr, "gpumem stress: interrupted by %s\n", strsignal(interrupted));
     if (leak.leaked)
         fprintf(stderr, "gpumem stress: device memory leak: %s\n", leak.detail);
     gm_run_close(&run);
     gm_device_close(&dev);
-    return s.output_failed ? GM_EXIT_USAGE : lost ? GM_EXIT_DEVICE : failed || leak.leaked ? GM_EXIT_CHECK : GM_EXIT_OK;
+    return s.output_failed ? GM_EXIT_OUTPUT : interrupted ? 128 + interrupted : lost ? GM_EXIT_DEVICE
+           : failed || leak.leaked ? GM_EXIT_CHECK : GM_EXIT_OK;
 }

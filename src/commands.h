@@ -1,5 +1,7 @@
-/* Subcommands. Each returns the process exit status:
- * 0 success, 1 a check failed, 2 bad usage or input, 3 no usable device. */
+/* Subcommands. Each returns the process exit status: 0 success, 1 a check
+ * failed, 2 bad usage or input, 3 no usable device (or it was lost), 4 the
+ * results could not be written, 128 + N stopped by signal N (130 SIGINT,
+ * 143 SIGTERM). */
 #ifndef GM_COMMANDS_H
 #define GM_COMMANDS_H
 
@@ -7,7 +9,7 @@
 
 #include <stdbool.h>
 
-enum { GM_EXIT_OK = 0, GM_EXIT_CHECK = 1, GM_EXIT_USAGE = 2, GM_EXIT_DEVICE = 3 };
+enum { GM_EXIT_OK = 0, GM_EXIT_CHECK = 1, GM_EXIT_USAGE = 2, GM_EXIT_DEVICE = 3, GM_EXIT_OUTPUT = 4 };
 
 int gm_cmd_info(int argc, char **argv);
 int gm_cmd_bench(int argc, char **argv);
@@ -22,5 +24,20 @@ int gm_cmd_worker(int argc, char **argv);
  * or 2 with a message printed; *help when --help was given. */
 int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o, bool *help);
 
+/* A bench run to continue (gpumem bench --resume): its folder and journal. */
+typedef struct gm_journal_state gm_journal_state;
+typedef struct {
+    const char *dir;
+    int journal_fd;
+    const gm_journal_state *journal;
+} gm_resume;
+
+/* gpumem bench with argv (argv[0] "bench"); `resume` continues that run
+ * instead of starting one (NULL: a new run; its journal_fd stays the
+ * caller's to close). */
+int gm_bench_run(int argc, char **argv, const gm_resume *resume);
+
+/* gpumem bench --resume RUN [--quiet]: argv as gm_cmd_bench got it. */
+int gm_bench_resume(int argc, char **argv);
 
 #endif

@@ -19,7 +19,8 @@ static void usage(FILE *f)
             "  version     print the suite version\n"
             "\n"
             "`gpumem COMMAND --help` describes a command's options.\n"
-            "exit status: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable device\n");
+            "exit status: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable device,\n"
+            "4 results could not be written, 130/143 stopped by SIGINT/SIGTERM\n");
 }
 
 int main(int argc, char **argv)

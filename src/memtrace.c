@@ -56,10 +56,39 @@ static int open_trace(const char *path, int64_t t0, const char *process, int cre
     return 0;
 }
 
-int gm_memtrace_start(const char *dir)
+/* The last t_s of an existing trace (0 when none). */
+static double last_time(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char tail[256];
+    double t = 0;
+    if (fseek(f, -(long)sizeof tail + 1, SEEK_END) != 0)
+        rewind(f);
+    size_t n = fread(tail, 1, sizeof tail - 1, f);
+    fclose(f);
+    tail[n] = '\0';
+    while (n && tail[n - 1] == '\n')
+        tail[--n] = '\0';
+    char *line = strrchr(tail, '\n');
+    if (line)
+        sscanf(line + 1, "%lf,", &t);
+    return t;
+}
+
+int gm_memtrace_start(const char *dir, bool resume)
 {
     char path[4200], env[4300];
     snprintf(path, sizeof path, "%s/memory.csv", dir);
+    if (resume && access(path, F_OK) == 0) {
+        int64_t t0 = now_ns() - (int64_t)(last_time(path) * 1e9);
+        if (open_trace(path, t0, "main", 0) != 0)
+            return -1;
+        snprintf(env, sizeof env, "%" PRId64 ":%s", t0, path);
+        setenv(ENV_NAME, env, 1);
+        return 0;
+    }
     int64_t t0 = now_ns();
     if (open_trace(path, t0, "main", 1) != 0)
         return -1;

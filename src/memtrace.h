@@ -17,13 +17,16 @@
 #ifndef GM_MEMTRACE_H
 #define GM_MEMTRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GM_MEMTRACE_MAX_LINES 200000
 
 /* Starts the trace of a run into DIR/memory.csv (header included) and
- * exports it to child processes. Returns 0, or -1 (no trace). */
-int gm_memtrace_start(const char *dir);
+ * exports it to child processes. With `resume`, an existing trace is
+ * appended to, its clock going on from the last time it holds. Returns 0,
+ * or -1 (no trace). */
+int gm_memtrace_start(const char *dir, bool resume);
 
 /* Joins the trace the parent exported, as `process`. No-op without one. */
 void gm_memtrace_join(const char *process);

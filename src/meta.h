@@ -16,7 +16,8 @@ typedef struct {
     const char *profile;
     time_t start;
     time_t end;             /* 0 while the run is going */
-    const char *status;     /* "running", "complete", "failed", ... */
+    const char *status;     /* "running", "complete", "failed", "device-lost",
+                               "output-failed", "interrupted" */
     const gm_leak_report *leak;   /* the device leak check; NULL until it ran */
 } gm_meta;
 

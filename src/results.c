@@ -1,13 +1,14 @@
+/* Rows of a run: formatting, durable appends, meta files written atomically. See results.h. */
 #include "results.h"
 
 #include "csv.h"
 #include "memtrace.h"
+#include "results_io.h"
+#include "run_lock.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char *const status_names[] = {"ok",       "oom",   "unsupported", "skipped",
@@ -16,141 +17,6 @@ static const char *const status_names[] = {"ok",       "oom",   "unsupported", "
 const char *gm_row_status_name(gm_row_status s)
 {
     return s <= GM_ROW_ERROR ? status_names[s] : "error";
-}
-
-static const char *const point_columns[] = {"run_id",  "backend",   "device",  "suite",
-                                            "workload", "variant",  "pattern", "precision",
-                                            "batch",   "seq_len",   "bytes",   "model_bytes",
-                                            "measured_bytes"};
-#define N_POINT_COLUMNS (int)(sizeof point_columns / sizeof point_columns[0])
-
-/* mkdir -p; returns 0 or -1 with errno set. */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    if (strlen(path) >= sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
-static void slug(const char *in, char *out, size_t len)
-{
-    size_t j = 0;
-    for (; *in && j + 1 < len && j < 40; in++) {
-        char c = *in;
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-            out[j++] = c;
-        else if (c >= 'A' && c <= 'Z')
-            out[j++] = (char)(c - 'A' + 'a');
-        else if (j && out[j - 1] != '-')
-            out[j++] = '-';
-    }
-    while (j && out[j - 1] == '-')
-        j--;
-    out[j] = '\0';
-}
-
-static FILE *open_csv(gm_run *run, const char *name, const char *const *extra, int n_extra,
-                      char *err, size_t err_len)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", run->dir, name);
-    FILE *f = fopen(path, "wx");
-    if (!f) {
-        snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    const char *header[32];
-    int n = 0;
-    header[n++] = "schema_version";
-    for (int i = 0; i < N_POINT_COLUMNS; i++)
-        header[n++] = point_columns[i];
-    for (int i = 0; i < n_extra; i++)
-        header[n++] = extra[i];
-    if (gm_csv_row(f, header, n) != 0 || fflush(f) != 0) {
-        snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));
-        fclose(f);
-        return NULL;
-    }
-    return f;
-}
-
-int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
-                char *err, size_t err_len)
-{
-    memset(run, 0, sizeof *run);
-    snprintf(run->backend, sizeof run->backend, "%s", backend);
-    snprintf(run->device, sizeof run->device, "%s", device);
-    char stamp[32], dev_slug[48];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    slug(device, dev_slug, sizeof dev_slug);
-    snprintf(run->run_id, sizeof run->run_id, "%s-%s-%s", stamp, backend, dev_slug);
-    if (out) {
-        if (strlen(out) >= sizeof run->dir - 64) {
-            snprintf(err, err_len, "--out path is too long");
-            return -1;
-        }
-        snprintf(run->dir, sizeof run->dir, "%s", out);
-        if (make_dirs(run->dir) != 0) {
-            snprintf(err, err_len, "cannot create output folder %s: %s", run->dir, strerror(errno));
-            return -1;
-        }
-        const char *base = strrchr(out, '/');
-        base = base && base[1] ? base + 1 : out;
-        snprintf(run->run_id, sizeof run->run_id, "%.120s", base);
-    } else {
-        if (make_dirs("results") != 0) {
-            snprintf(err, err_len, "cannot create results/: %s", strerror(errno));
-            return -1;
-        }
-        /* A second run in the same second gets a suffix. */
-        char base[128];
-        snprintf(base, sizeof base, "%s", run->run_id);
-        for (int k = 1;; k++) {
-            snprintf(run->dir, sizeof run->dir, "results/%s", run->run_id);
-            if (mkdir(run->dir, 0777) == 0)
-                break;
-            if (errno != EEXIST || k > 99) {
-                snprintf(err, err_len, "cannot create %s: %s", run->dir, strerror(errno));
-                return -1;
-            }
-            snprintf(run->run_id, sizeof run->run_id, "%.100s-%d", base, k + 1);
-        }
-    }
-    if (access(run->dir, W_OK) != 0) {
-        snprintf(err, err_len, "output folder %s is not writable: %s", run->dir, strerror(errno));
-        return -1;
-    }
-    static const char *const result_cols[] = {"metric", "unit",  "value", "min",  "max",
-                                              "stdev",  "reps",  "status", "note"};
-    static const char *const sample_cols[] = {"metric", "unit", "rep", "value"};
-    run->results = open_csv(run, "results.csv", result_cols, 9, err, err_len);
-    if (!run->results)
-        return -1;
-    run->samples = open_csv(run, "samples.csv", sample_cols, 4, err, err_len);
-    if (!run->samples) {
-        fclose(run->results);
-        run->results = NULL;
-        return -1;
-    }
-    gm_memtrace_start(run->dir);    /* memory.csv: auxiliary, never fails the run */
-    return 0;
 }
 
 static void fmt_u64(char *buf, size_t len, uint64_t v)
@@ -197,9 +63,27 @@ static int point_fields(const gm_run *run, const gm_row *r, const char **f, char
     return n;
 }
 
-static int make_durable(FILE *f)
+/* Appends one whole line to fd at *len (the file's length). A write the
+ * OS cuts short is undone (the file is cut back to *len), so the file
+ * never ends in part of a line. Returns 0 or -1 with errno. */
+static int append_line(int fd, off_t *len, const char *const *fields, int n)
 {
-    return (fflush(f) == 0 && fsync(fileno(f)) == 0) ? 0 : -1;
+    size_t line_len = 0;
+    char *line = gm_csv_line(fields, n, &line_len);
+    if (!line)
+        return -1;
+    int rc = gm_write_whole(fd, line, line_len);
+    int saved = errno;
+    free(line);
+    if (rc != 0) {
+        if (ftruncate(fd, *len) != 0) {
+            /* The error to report is the write's. */
+        }
+        errno = saved;
+        return -1;
+    }
+    *len += (off_t)line_len;
+    return 0;
 }
 
 int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_samples,
@@ -226,7 +110,8 @@ int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_s
     /* Samples first: a row in results.csv implies its samples are there. */
     const char *sf[32];
     memcpy(sf, f, (size_t)base * sizeof *sf);
-    for (size_t i = 0; i < n_samples; i++) {
+    int bad = 0;
+    for (size_t i = 0; i < n_samples && !bad; i++) {
         char rep[24], v[32];
         snprintf(rep, sizeof rep, "%zu", i);
         snprintf(v, sizeof v, "%.9g", samples[i]);
@@ -234,14 +119,13 @@ int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_s
         sf[base + 1] = r->unit;
         sf[base + 2] = rep;
         sf[base + 3] = v;
-        if (gm_csv_row(run->samples, sf, base + 4) != 0)
-            break;
+        bad = append_line(run->samples_fd, &run->samples_len, sf, base + 4) != 0;
     }
-    if (n_samples && make_durable(run->samples) != 0) {
+    if (bad || (n_samples && fsync(run->samples_fd) != 0)) {
         snprintf(err, err_len, "cannot write %s/samples.csv: %s", run->dir, strerror(errno));
         return -1;
     }
-    if (gm_csv_row(run->results, f, n) != 0 || make_durable(run->results) != 0) {
+    if (append_line(run->results_fd, &run->results_len, f, n) != 0 || fsync(run->results_fd) != 0) {
         snprintf(err, err_len, "cannot write %s/results.csv: %s", run->dir, strerror(errno));
         return -1;
     }
@@ -253,11 +137,13 @@ int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_s
 void gm_run_close(gm_run *run)
 {
     gm_memtrace_stop();
-    if (run->results)
-        fclose(run->results);
-    if (run->samples)
-        fclose(run->samples);
-    run->results = run->samples = NULL;
+    if (run->results_fd >= 0)
+        close(run->results_fd);
+    if (run->samples_fd >= 0)
+        close(run->samples_fd);
+    run->results_fd = run->samples_fd = -1;
+    gm_run_unlock(run->lock_fd);
+    run->lock_fd = -1;
 }
 
 int gm_write_file_atomic(const char *path, void (*emit)(FILE *f, void *ctx), void *ctx,

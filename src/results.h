@@ -1,8 +1,10 @@
 /*
  * A run: the folder results/<run-id>/ (or --out) with results.csv (one
  * measurement a row), samples.csv (every repetition) and meta.json.
- * Every row is flushed and fsync'd before gm_run_write returns, so a row
- * is on disk before the next point starts. The schema is documented in
+ * Every line reaches its file in one write(2) on an O_APPEND descriptor
+ * and is fsync'd before gm_run_write returns, so a row is on disk before
+ * the next point starts and a killed process leaves only whole lines; a
+ * write the OS cuts short (full disk, file-size limit) is cut back off. The schema is documented in
  * results/README.md; bump GM_SCHEMA_VERSION with any change to it.
  */
 #ifndef GM_RESULTS_H
@@ -12,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define GM_SCHEMA_VERSION 1
 
@@ -48,19 +51,42 @@ typedef struct {
     char run_id[128];
     char backend[32];
     char device[160];
-    FILE *results;
-    FILE *samples;
+    int results_fd;          /* results.csv and samples.csv, O_APPEND: each */
+    int samples_fd;          /* line reaches the file in one write(2) */
+    off_t results_len;       /* their lengths after the last whole line */
+    off_t samples_len;
+    int lock_fd;             /* the folder's lock (run_lock.h) */
     int rows_written;
     int rows_by_status[GM_ROW_ERROR + 1];
 } gm_run;
 
+/* gm_run_open/gm_run_reopen: the folder is refused (in use by another
+ * gpumem, already holds a run, path too long), as opposed to -1, the OS
+ * failed to create or write it. */
+#define GM_RUN_REFUSED (-2)
+
 /*
  * Creates the run folder: `out` if given (created if missing; it must not
- * already hold a results.csv), else results/<run-id>. Opens both CSVs and
- * writes their headers. On failure returns -1 with the reason in err.
+ * already hold a results.csv), else results/<run-id>, and takes its lock
+ * (refused, naming the holder, while another gpumem writes there). Opens both CSVs and
+ * writes their headers. On failure returns -1 or GM_RUN_REFUSED with the
+ * reason in err.
  */
 int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
                 char *err, size_t err_len);
+
+/*
+ * Opens an existing run folder `dir` to continue it (gpumem bench
+ * --resume): takes its lock, cuts results.csv and samples.csv back to the
+ * given lengths (the end of the last finished point) and appends from
+ * there; rows_written starts at `rows`. The run id is the folder's name.
+ */
+int gm_run_reopen(gm_run *run, const char *dir, const char *backend, const char *device, off_t results_len,
+                  off_t samples_len, int rows, char *err, size_t err_len);
+
+/* Cuts both CSVs back to the given lengths (an abandoned point's rows).
+ * Returns 0 or -1 with errno. */
+int gm_run_cut_back(gm_run *run, off_t results_len, off_t samples_len);
 
 /* Appends a row and its raw samples (may be NULL/0) and makes them durable.
  * Returns 0, or -1 (with err) if the disk refused them. */
@@ -71,7 +97,7 @@ int gm_run_write(gm_run *run, const gm_row *row, const double *samples, size_t n
  * with metric and unit. */
 void gm_row_single(gm_row *row, const char *metric, const char *unit, double value);
 
-/* Closes the files. Safe on a run that failed to open. */
+/* Closes the files and lets go of the lock. Safe on a run that failed to open. */
 void gm_run_close(gm_run *run);
 
 /* Writes path atomically (temp file + rename) with the bytes produced by

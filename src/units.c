@@ -37,6 +37,8 @@ static const struct { const char *suffix; double mult; } size_units[] = {
     {"M", 0x1p20},    {"MiB", 0x1p20}, {"MB", 1e6},
     {"G", 0x1p30},    {"GiB", 0x1p30}, {"GB", 1e9},
     {"T", 0x1p40},    {"TiB", 0x1p40}, {"TB", 1e12},
+    {"P", 0x1p50},    {"PiB", 0x1p50}, {"PB", 1e15},
+    {"E", 0x1p60},    {"EiB", 0x1p60}, {"EB", 1e18},
 };
 
 int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len)
@@ -68,7 +70,7 @@ int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len)
         *out = (uint64_t)bytes;
         return 0;
     }
-    snprintf(err, err_len, "'%s' has an unknown unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", s);
+    snprintf(err, err_len, "'%s' has an unknown unit (use B, KiB, MiB, GiB, TiB, PiB, EiB, KB, MB, GB, TB, PB, EB)", s);
     return -1;
 }
 
@@ -119,6 +121,11 @@ static int parse_step_range(const char *s, int sizes, uint64_t **out, size_t *n,
         return fail(err, err_len, "range '%s' runs backwards (its start exceeds its end)", s);
     if ((op == 'x' && (step < 2 || lo == 0)) || (op == '+' && step == 0))
         return fail(err, err_len, "range '%s' never advances (xK needs K >= 2 and a start above 0; +K needs K > 0)", s);
+    /* Counted before anything is allocated: a linear range arithmetically
+     * (a 10^18-point sweep is refused at once), a geometric one in at
+     * most 64 steps. */
+    if (op == '+' && (hi - lo) / step >= GM_MAX_RANGE_POINTS)
+        return fail(err, err_len, "range '%s' has too many points (at most 4096)", s);
     size_t count = 0;
     for (uint64_t v = lo;; count++) {
         if (count >= GM_MAX_RANGE_POINTS)
@@ -153,7 +160,7 @@ int gm_parse_range(const char *s, int sizes, uint64_t **out, size_t *n, char *er
     for (const char *p = s; *p; p++)
         count += *p == ',';
     if (count > GM_MAX_RANGE_POINTS)
-        return fail(err, err_len, "list '%.200s' has too many values (at most 4096)", s);
+        return fail(err, err_len, "list '%.40s...' has too many values (at most 4096)", s);
     uint64_t *vals = malloc(count * sizeof *vals);
     char *copy = strdup(s);
     if (!vals || !copy) {

@@ -11,7 +11,8 @@
 #define GM_MAX_RANGE_POINTS 4096   /* a range with more points is refused */
 
 /* "4096", "4KiB", "64MiB", "1.5GiB" (binary); "4KB", "1GB" (decimal);
- * "K", "M", "G", "T" alone are binary. Refuses negatives and overflow. */
+ * "K", "M", "G", "T", "P", "E" alone are binary (up to EiB). Refuses
+ * negatives and anything from 2^63 bytes up. */
 int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len);
 
 /* A non-negative decimal integer no larger than max. */

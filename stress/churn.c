@@ -9,6 +9,7 @@
  * after the verdict.
  */
 #include "bench.h"
+#include "interrupt.h"
 #include "stress.h"
 #include "swap_common.h"
 
@@ -76,7 +77,7 @@ static int churn(gm_stress *s, gm_stress_result *r)
     gm_status rc = gm_device_alloc(dev, GM_MEM_HOST, (size_t)MAX_SIZE, &c.staging);
     uint64_t x = s->seed * 0x2545f4914f6cdd1dull + 7, ooms = 0;
     double end = gm_now() + s->duration;
-    while (rc == GM_OK && gm_now() < end) {
+    while (rc == GM_OK && gm_now() < end && !gm_interrupted()) {
         bool grow = c.n == 0 || (c.n < MAX_LIVE && gm_xorshift(&x) % 100 < 55);
         if (grow) {
             double u = (double)(gm_xorshift(&x) >> 11) * 0x1p-53;

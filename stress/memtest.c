@@ -10,6 +10,7 @@
  * a fill and its check.
  */
 #include "bench.h"
+#include "interrupt.h"
 #include "stress.h"
 #include "verify.h"
 
@@ -84,7 +85,7 @@ static gm_status test_chunk(tester *t, gm_buffer *buf, int chunk)
     uint64_t x = t->s->seed * 0x9e3779b97f4a7c15ull + (uint64_t)chunk + 1;
     bool fault = t->s->fault == GM_STRESS_FAULT_FLIP_BITS && chunk == 0;
     gm_status rc = GM_OK;
-    for (unsigned int k = 0; k < 32 && rc == GM_OK; k++) {
+    for (unsigned int k = 0; k < 32 && rc == GM_OK && !gm_interrupted(); k++) {
         rc = pass(t, buf, CONSTANT, 1u << k, 0, fault && k == 3);          /* walking ones */
         if (rc == GM_OK)
             rc = pass(t, buf, CONSTANT, ~(1u << k), 0, false);             /* walking zeros */
@@ -93,7 +94,7 @@ static gm_status test_chunk(tester *t, gm_buffer *buf, int chunk)
         rc = pass(t, buf, ADDRESS, 0, 0, false);
     if (rc == GM_OK)
         rc = pass(t, buf, ADDRESS, ~0u, 0, false);
-    for (int i = 0; i < 4 && rc == GM_OK; i++) {                           /* moving inversions */
+    for (int i = 0; i < 4 && rc == GM_OK && !gm_interrupted(); i++) {                           /* moving inversions */
         uint32_t p = (uint32_t)gm_xorshift(&x);
         rc = launch(t, t->fill, buf, CONSTANT, p, 0, false);
         if (rc == GM_OK)
@@ -106,7 +107,7 @@ static gm_status test_chunk(tester *t, gm_buffer *buf, int chunk)
         t->bytes_verified += 3 * buf->bytes;
     }
     uint32_t p = (uint32_t)gm_xorshift(&x);
-    for (unsigned int off = 0; off < 20 && rc == GM_OK; off++)
+    for (unsigned int off = 0; off < 20 && rc == GM_OK && !gm_interrupted(); off++)
         rc = pass(t, buf, MODULO, p, off, false);
     if (rc == GM_OK)
         rc = pass(t, buf, RANDOM, (uint32_t)gm_xorshift(&x), 0, false);

@@ -13,6 +13,7 @@
  * the iteration's time), as a throttled device would.
  */
 #include "bench.h"
+#include "interrupt.h"
 #include "stats.h"
 #include "stress.h"
 #include "touch.h"
@@ -186,7 +187,7 @@ static int soak(gm_stress *s, gm_stress_result *r)
     int seconds = 0, wrong = 0;
     uint64_t iterations = 0;
     double start = gm_now(), window = start, window_bytes = 0;
-    while (rc == GM_OK && gm_now() - start < s->duration && seconds < MAX_SECONDS) {
+    while (rc == GM_OK && gm_now() - start < s->duration && seconds < MAX_SECONDS && !gm_interrupted()) {
         double t0 = gm_now();
         rc = iterate(k, &t);
         if (rc == GM_OK && s->fault == GM_STRESS_FAULT_THROTTLE && t0 - start >= s->duration / 2)

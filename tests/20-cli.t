@@ -27,7 +27,11 @@ expect_usage "unknown precision" "unknown value 'fp64'" bench $L --precision fp3
 expect_usage "unknown backend" "unknown backend 'rocm'" bench $L --backend rocm
 expect_usage "missing profile" "no profile 'nosuch'" bench --profile nosuch
 expect_usage "device out of range" "--device 63" bench $L --backend opencl --device 63
-expect_usage "unwritable --out" "cannot create output folder /proc/gpumem-test" bench $L --out /proc/gpumem-test/run
+# An output folder the OS refuses is exit 4 (results could not be written).
+run_gpumem bench $L --out /proc/gpumem-test/run
+is "$RC" 4 "unwritable --out: exit status 4"
+is "$(printf '%s\n' "$ERR" | grep -c .)" 1 "unwritable --out: one line on stderr"
+like "$ERR" "cannot create output folder /proc/gpumem-test/run: " "unwritable --out: the message names the folder and the error"
 
 # A profile with a bad line names the file and the line.
 printf '[bench]\nreps = 3\nsizes = 1MiB:x\n' >"$TEST_TMP/bad.ini"

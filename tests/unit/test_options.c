@@ -1,6 +1,7 @@
 /* bench options and profiles (src/options.c), variant defines
  * (src/kernel_sources.c), the JSON writer (src/json.c) and the memory
- * model's arithmetic (bench/model.c). */
+ * model's arithmetic (bench/model.c) and its refusal of overflowing
+ * options (bench/workloads.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "bench.h"
 #include "json.h"
 #include "kernel_sources.h"
 #include "options.h"
@@ -189,6 +191,20 @@ static void test_model(void **state)
     gm_shape huge = {.prec = GM_FP32, .batch = 1u << 24, .seq = 1u << 24, .hidden = 1u << 20, .heads = 1};
     gm_shape_complete(&huge);
     assert_int_equal(gm_workload_find("linear")->tensors(&huge, t), -1);   /* overflow refused */
+
+    /* Options whose largest shape overflows the model: the run is refused. */
+    gm_bench_opts o;
+    gm_opts_init(&o);
+    assert_int_equal(gm_opts_set(&o, "workload", "linear,attention,kvcache", err, sizeof err), 0);
+    assert_int_equal(gm_opts_set(&o, "batch", "1,4", err, sizeof err), 0);
+    assert_int_equal(gm_workloads_check_sizes(&o, err, sizeof err), 0);
+    assert_int_equal(gm_opts_set(&o, "batch", "1,16777216", err, sizeof err), 0);
+    assert_int_equal(gm_opts_set(&o, "seq", "1048576", err, sizeof err), 0);
+    assert_int_equal(gm_opts_set(&o, "hidden", "1048576", err, sizeof err), 0);
+    assert_int_equal(gm_workloads_check_sizes(&o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "batch 16777216, seq 1048576"));
+    assert_non_null(strstr(err, "2^64"));
+    gm_opts_release(&o);
 }
 
 int main(void)

@@ -46,6 +46,14 @@ static void test_sizes(void **state)
     size_bad("0.5", "whole number of bytes");
     size_bad("1e30", "too large");
     size_bad("99999999TiB", "too large");
+    /* Absurd values are refused, never wrapped. */
+    assert_int_equal(size_ok("1EiB"), 1ull << 60);
+    assert_int_equal(size_ok("2PiB"), 2ull << 50);
+    size_bad("8EiB", "too large");
+    size_bad("99999999999EiB", "too large");
+    size_bad("-4MiB", "is not a size");
+    size_bad("1e400", "is not a size");
+    size_bad("nan", "is not a size");
 }
 
 static void test_uint(void **state)
@@ -59,6 +67,10 @@ static void test_uint(void **state)
     assert_int_equal(gm_parse_uint("4x", 100, &v, err, sizeof err), -1);
     assert_int_equal(gm_parse_uint("-4", 100, &v, err, sizeof err), -1);
     assert_int_equal(gm_parse_uint("99999999999999999999999", UINT64_MAX, &v, err, sizeof err), -1);
+    assert_int_equal(gm_parse_uint("18446744073709551616", UINT64_MAX, &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too large"));
+    assert_int_equal(gm_parse_uint("18446744073709551615", UINT64_MAX, &v, err, sizeof err), 0);
+    assert_true(v == UINT64_MAX);
 }
 
 static void test_share(void **state)
@@ -82,7 +94,7 @@ static void range_ok(const char *s, int sizes, const uint64_t *want, size_t n_wa
     size_t n = 0;
     assert_int_equal(gm_parse_range(s, sizes, &v, &n, err, sizeof err), 0);
     assert_int_equal(n, n_want);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; want && i < n; i++)
         assert_int_equal(v[i], want[i]);
     free(v);
 }
@@ -118,6 +130,16 @@ static void test_ranges(void **state)
     range_bad("1,2,", "empty item");
     range_bad("1:2:x2:3", "malformed");
     range_bad("1:100000:+1", "too many points");
+    /* A 10^18-point sweep is counted, not built. */
+    range_bad("1:1000000000000000000:+1", "too many points");
+    range_bad("0:9223372036854775807:+1", "too many points");
+    range_bad("1:99999999999999999999:+1", "too large");
+    range_bad("-1:8:+1", "not a non-negative integer");
+    range_bad("1:8:+-1", "not a non-negative integer");
+    range_ok("1:9223372036854775807:x2", 0, NULL, 63);
+    range_ok("4611686018427387904:9223372036854775807:x2", 0, (const uint64_t[]){1ull << 62}, 1);
+    range_ok("9223372036854775806:9223372036854775807:+1", 0,
+             (const uint64_t[]){9223372036854775806ull, 9223372036854775807ull}, 2);
     range_bad("a:b:x2", "'a'");
     range_bad("", "empty");
 }

@@ -1,0 +1,80 @@
+#!/bin/sh
+# kill -9 at random moments of small real bench runs (PoCL): after every
+# kill results.csv and samples.csv are whole (header intact, every row
+# with the header's field count, quotes balanced, a final newline); the
+# killed run is resumed (its stale lock taken over) and killed again, and
+# once resumed to its end holds exactly the points of an uninterrupted run
+# of the same options: none lost, none twice.
+. tests/lib.sh
+. tests/lib_files.sh
+plan 8
+
+KILLS=${GM_TEST_KILLS:-50}
+A="bench --backend opencl --mem-limit 32MiB --suite stream --sizes 64KiB:4MiB:x2 --precision fp32,fp16
+   --kernels copy,triad,dot --reps 3 --warmup 0 --quiet"
+run_gpumem $A --out "$TEST_TMP/ref"
+is "$RC" 0 "an uninterrupted run of the same options"
+point_keys "$TEST_TMP/ref/results.csv" >"$TEST_TMP/ref.keys"
+
+run=$TEST_TMP/killed
+kills=0 mid=0 cycles=0 broken=0 refused=0 finished=0 mismatched=0
+while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
+    cycles=$((cycles + 1))
+    if grep -q '^end ' "$run/points.journal" 2>/dev/null; then
+        # Killed after its last point: nothing to resume; compare, start over.
+        finished=$((finished + 1))
+        point_keys "$run/results.csv" | cmp -s - "$TEST_TMP/ref.keys" || mismatched=$((mismatched + 1))
+        rm -rf "$run"
+    fi
+    if [ -f "$run/points.journal" ]; then
+        "$GPUMEM" bench --resume "$run" --quiet >"$TEST_TMP/cycle.out" 2>"$TEST_TMP/cycle.err" &
+    else
+        # Killed before its journal existed: nothing finished; start over.
+        rm -rf "$run"
+        "$GPUMEM" $A --out "$run" >"$TEST_TMP/cycle.out" 2>"$TEST_TMP/cycle.err" &
+    fi
+    pid=$!
+    before=$(grep -c '^point ' "$run/points.journal" 2>/dev/null || true)
+    before=${before:-0}
+    sleep "$(awk -v n="$cycles" 'BEGIN { srand(); srand(srand() * 1000 + n); printf "%.3f", 0.05 + rand() * 0.95 }')"
+    kill -9 "$pid" 2>/dev/null && kills=$((kills + 1)) \
+        && [ "$(grep -c '^point ' "$run/points.journal" 2>/dev/null)" -gt "$before" ] && mid=$((mid + 1))
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+    for f in results.csv samples.csv; do
+        [ -f "$run/$f" ] || continue
+        verdict=$(csv_whole "$run/$f")
+        [ "$verdict" = ok ] || { broken=$((broken + 1)); diag "after kill $kills: $f: $verdict"; }
+    done
+    if [ "$rc" -ne 137 ]; then
+        if [ "$rc" -eq 0 ]; then
+            # The run got to its end between two kills: compare, start over.
+            finished=$((finished + 1))
+            point_keys "$run/results.csv" | cmp -s - "$TEST_TMP/ref.keys" || mismatched=$((mismatched + 1))
+            rm -rf "$run"
+        else
+            refused=$((refused + 1))
+            diag "cycle $cycles: exit $rc: $(cat "$TEST_TMP/cycle.err")"
+            rm -rf "$run"
+        fi
+    fi
+done
+diag "$kills kills with kill -9 in $cycles runs, $mid of them after the run had finished points of its own;" \
+     "$finished run(s) reached their end between kills"
+ok "$([ "$kills" -ge "$KILLS" ]; echo $?)" "at least $KILLS kill -9 at random moments ($kills)"
+ok "$([ "$mid" -ge 5 ]; echo $?)" "at least 5 of them in the middle of a run's points ($mid)"
+is "$broken" 0 "every results.csv and samples.csv whole after every kill"
+is "$refused" 0 "every killed run resumed (none refused, none failed)"
+
+# The last killed run, resumed to its end: the same points as the
+# uninterrupted run, none twice.
+if [ -f "$run/points.journal" ]; then
+    run_gpumem bench --resume "$run" --quiet
+else
+    rm -rf "$run"
+    run_gpumem $A --out "$run"
+fi
+is "$RC" 0 "the last killed run resumed to its end"
+point_keys "$run/results.csv" | cmp -s - "$TEST_TMP/ref.keys"
+ok $? "its points equal the uninterrupted run's: same set, no duplicates ($(wc -l <"$TEST_TMP/ref.keys") rows)"
+is "$mismatched" 0 "so do those of every run that reached its end between kills"
