@@ -3,6 +3,7 @@
 #include "stats_compare.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,8 @@
 #define CI_RESAMPLES 2000
 #define CI_SEED 0x6770756d656dULL
 
-static int add_left_out(gm_comparison *c, const gm_cmp_point *p, int run, const char *fmt, const char *a,
-                        const char *b)
+__attribute__((format(printf, 4, 5)))
+static int add_left_out(gm_comparison *c, const gm_cmp_point *p, int run, const char *fmt, ...)
 {
     gm_cmp_left_out *l = realloc(c->left_out, (size_t)(c->n_left_out + 1) * sizeof *l);
     if (!l)
@@ -21,7 +22,10 @@ static int add_left_out(gm_comparison *c, const gm_cmp_point *p, int run, const 
     l = &c->left_out[c->n_left_out++];
     l->point = p;
     l->run = run;
-    snprintf(l->reason, sizeof l->reason, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->reason, sizeof l->reason, fmt, ap);
+    va_end(ap);
     return 0;
 }
 
@@ -111,15 +115,18 @@ int gm_compare(gm_comparison *c)
             const gm_cmp_point *o = gm_cmp_run_find(run, b->key);
             int rc = 0;
             if (b->repeated)
-                rc = add_left_out(c, b, 0, "repeated in %s%s", base->label, "");
+                rc = add_left_out(c, b, 0, "repeated in %s", base->label);
             else if (strcmp(b->status, "ok") != 0)
                 rc = add_left_out(c, b, 0, "status %s in %s", b->status, base->label);
             else if (!o)
-                rc = add_left_out(c, b, k, "not in %s%s", run->label, "");
+                rc = add_left_out(c, b, k, "not in %s", run->label);
             else if (o->repeated)
-                rc = add_left_out(c, b, k, "repeated in %s%s", run->label, "");
+                rc = add_left_out(c, b, k, "repeated in %s", run->label);
             else if (strcmp(o->status, "ok") != 0)
                 rc = add_left_out(c, b, k, "status %s in %s", o->status, run->label);
+            else if (strcmp(b->suite, "oom") != 0 && strcmp(b->model_bytes, o->model_bytes) != 0)
+                rc = add_left_out(c, b, k, "model_bytes %s in %s, %s in %s: another shape or model",
+                                  b->model_bytes, base->label, o->model_bytes, run->label);
             else {
                 gm_cmp_result *r = &c->results[c->n_results++];
                 r->base = b;

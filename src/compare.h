@@ -17,6 +17,7 @@ typedef struct {
     char *key;              /* suite..bytes and metric, joined by '\x1f' */
     const char *suite, *workload, *variant, *pattern, *precision, *batch, *seq_len, *bytes, *metric, *unit,
         *status, *note;
+    const char *model_bytes; /* the memory model's bytes at the point ("" when the file has none) */
     double value;           /* the median (ok rows) */
     int reps;               /* timed repetitions behind it (0 when empty) */
     double *samples;        /* from samples.csv */

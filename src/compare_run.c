@@ -77,6 +77,7 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
     if (gm_csv_table_columns(&r->results, path, names, cols, N_KEY + 5, err, len) != 0)
         return -1;
     const gm_csv_table *t = &r->results;
+    int model_col = gm_csv_table_column(t, "model_bytes");
     r->points = calloc((size_t)t->n_rows + 1, sizeof *r->points);
     r->sorted = calloc((size_t)t->n_rows + 1, sizeof *r->sorted);
     if (!r->points || !r->sorted) {
@@ -91,6 +92,7 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
         for (int c = 0; c < N_KEY + 4; c++)
             if (f[c])
                 *f[c] = row[cols[c]];
+        p->model_bytes = model_col >= 0 ? row[model_col] : "";
         double reps;
         int ok = strcmp(p->status, "ok") == 0;
         const char *value = row[cols[N_KEY + 1]], *reps_text = row[cols[N_KEY + 4]];

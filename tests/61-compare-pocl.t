@@ -3,11 +3,12 @@
 # show no regression at the default settings and pass --gate; the same
 # configuration with PoCL held to one thread (A/B) is flagged and fails
 # --gate, listing the regressions; Markdown, CSV and overlay plots; points
-# only one run has are left out with the reason; a cut or malformed CSV
+# only one run has, or measured on another shape, are left out with the
+# reason; a cut or malformed CSV
 # exits 2 naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 22
+plan 25
 
 # A compute-bound point (about 9 ms a repetition on two threads), 15
 # repetitions a side: enough for the U test to pass Holm when it is slower.
@@ -23,6 +24,9 @@ POCL_MAX_PTHREAD_COUNT=1 bench --batch 16 --reps 15 --out "$TEST_TMP/B"
 is "$RC" 0 "run B, PoCL limited to one thread"
 bench --batch 8,16 --reps 3 --out "$TEST_TMP/C"
 is "$RC" 0 "run C, another batch list"
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload linear --seq 64 --hidden 128 \
+    --precision fp16 --quiet --batch 16 --reps 3 --out "$TEST_TMP/D"
+is "$RC" 0 "run D, another hidden size"
 
 # A/A
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate
@@ -70,6 +74,10 @@ run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/C"
 like "$OUT" "^left out \(4\):\n  workloads linear blocked per-tensor fp16 batch 8 seq 64 time: not in A1 \(only in C\)" \
     "points only in C are left out, with the reason"
 
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/D" --gate
+like "$RC $OUT" "^0 (.|\n)*^left out \(4\):\n  workloads linear blocked per-tensor fp16 batch 16 seq 64 time: model_bytes [0-9]+ in A1, [0-9]+ in D: another shape or model" \
+    "a point whose shape differs (model_bytes) is left out, not compared"
+
 # Bad input
 mkdir -p "$TEST_TMP/cut" && cp "$TEST_TMP/A2/"* "$TEST_TMP/cut/"
 head -c 500 "$TEST_TMP/A2/results.csv" >"$TEST_TMP/cut/results.csv"
@@ -82,4 +90,6 @@ is "$RC $ERR" "2 gpumem compare: $TEST_TMP/cut/samples.csv:5: value 'fast' is no
     "a malformed samples.csv: exit 2, naming the file and line"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/none" --threshold 5%
 like "$RC $ERR" "^2 gpumem compare: .*/none: not a run folder" "a missing folder: exit 2"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --frobnicate
+like "$RC $ERR" "^2 gpumem compare: unexpected argument '--frobnicate'" "an unknown option: exit 2"
 done_testing
