@@ -18,34 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-
-static int render(const char *script, const char *base, const gm_plot_set *set, const char *dir, char *err,
-                  size_t len)
-{
-    char panels[1024] = "", cmd[32768], plotdir[4200];
-    snprintf(plotdir, sizeof plotdir, "%s", script);
-    char *slash = strrchr(plotdir, '/');
-    if (slash)
-        *slash = '\0';
-    for (int i = 0; i < set->n_panels; i++)
-        snprintf(panels + strlen(panels), sizeof panels - strlen(panels), "%s%s", i ? " " : "", set->panels[i]);
-    static const char *const terms[] = {"png", "svg"};
-    for (int t = 0; t < 2; t++) {
-        snprintf(cmd, sizeof cmd,
-                 "gnuplot -e \"term='%s'; out='%s/%s.%s'; base='%s'; panels='%s'; npanels=%d; plotdir='%s'\" '%s' "
-                 "2>'%s/%s.%s.log'",
-                 terms[t], dir, set->kind, terms[t], base, panels, set->n_panels, plotdir, script, dir, set->kind,
-                 terms[t]);
-        int rc = system(cmd);
-        if (rc != 0) {
-            snprintf(err, len, "gnuplot failed on %.200s (%s): see %.300s/%s.%s.log", script, terms[t], dir,
-                     set->kind, terms[t]);
-            return -1;
-        }
-    }
-    return 0;
-}
 
 /* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
  * when the run has no trace (or held nothing), -1 with err. */
@@ -67,7 +39,7 @@ static int render_memory(const char *run, const char *dir, char *err, size_t len
     }
     gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
     snprintf(set.panels[0], sizeof set.panels[0], "all");
-    if (render(script, base, &set, dir, err, len) != 0)
+    if (gm_plot_render(script, base, &set, dir, err, len) != 0)
         return -1;
     printf("%s/memory.png %s/memory.svg\n", dir, dir);
     return 1;
@@ -126,7 +98,7 @@ int gm_cmd_plot(int argc, char **argv)
             rc = GM_EXIT_USAGE;
         } else if (gm_plot_write(&set, base, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
-        } else if (render(script, base, &set, dir, err, sizeof err) != 0) {
+        } else if (gm_plot_render(script, base, &set, dir, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
         } else {
             printf("%s/%s.png %s/%s.svg\n", dir, set.kind, dir, set.kind);

@@ -18,7 +18,7 @@ A="bench --backend opencl --mem-limit 32MiB --suite stream --sizes 64KiB:1MiB:x2
 mnt=$TEST_TMP/small
 mkdir -p "$mnt"
 trap 'umount "$mnt" 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
-if mount -t tmpfs -o size=24k tmpfs "$mnt" 2>/dev/null; then
+if mount -t tmpfs -o size=32k tmpfs "$mnt" 2>/dev/null; then
     run_gpumem $A --out "$mnt/run"
     is "$RC" 4 "full filesystem: exit status 4"
     is "$(printf '%s\n' "$ERR" | grep -c .)" 1 "full filesystem: one line on stderr"

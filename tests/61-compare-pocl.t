@@ -1,0 +1,135 @@
+#!/bin/sh
+# gpumem compare on real PoCL runs: two runs of one configuration (A/A)
+# show no regression at the default settings and pass --gate; the same
+# configuration on a slower driver set-up (A/B) is flagged and fails
+# --gate, listing the regressions; Markdown, CSV and overlay plots; points
+# only one run has, or measured on another shape, are left out with the
+# reason; a cut or malformed CSV exits 2 naming the file and line.
+. tests/lib.sh
+command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
+plan 25
+
+# A compute-bound point (about 9 ms a repetition on two idle cores), 15
+# repetitions a side after 10 untimed: enough for the U test to pass Holm
+# when it is slower.
+bench_args="bench --backend opencl --mem-limit 64MiB --suite workloads --workload linear --seq 64 --hidden 256
+    --precision fp16 --warmup 10 --quiet --batch 16"
+# The machine may be shared. What other work took of its CPUs while the
+# A/A pair ran is measured (/proc/stat's busy time less the runs' own, in
+# cores): a pair that ran beside more than half a core of other work
+# cannot tell gpumem's noise from the neighbours', so its verdict is not
+# judged then (the A/B one still is).
+cpu_busy_total() { awk '/^cpu /{b = $2 + $3 + $4 + $7 + $8 + $9; t = 0; for (i = 2; i <= NF; i++) t += $i; print b, t}' /proc/stat; }
+# timed_bench ARGS: run_gpumem through perl, whose times() gives the CPU
+# seconds the run used; they add up in $TEST_TMP/own-cpu.
+timed_bench() {
+    GPUMEM_REAL=$GPUMEM
+    export GPUMEM_REAL TEST_TMP
+    GPUMEM=perl
+    run_gpumem -e 'my $rc = system $ENV{GPUMEM_REAL}, @ARGV; my @t = times;
+        open my $f, ">>", "$ENV{TEST_TMP}/own-cpu" or die; print $f $t[2] + $t[3], "\n"; exit($rc >> 8)' "$@"
+    GPUMEM=$GPUMEM_REAL
+}
+set -- $(cpu_busy_total)
+busy0=$1 total0=$2
+# A1 and A2 run back to back: the less time between them, the less can change.
+# shellcheck disable=SC2086
+timed_bench $bench_args --reps 15 --out "$TEST_TMP/A1"
+is "$RC" 0 "run A1"
+# shellcheck disable=SC2086
+timed_bench $bench_args --reps 15 --out "$TEST_TMP/A2"
+is "$RC" 0 "run A2, the same configuration"
+set -- $(cpu_busy_total)
+others=$(awk -v b="$busy0 $1" -v t="$total0 $2" -v cpus="$(getconf _NPROCESSORS_ONLN)" -v hz="$(getconf CLK_TCK)" \
+    '{own += $1} END {split(b, B, " "); split(t, T, " "); wall = (T[2] - T[1]) / cpus / hz;
+      printf "%.2f", (wall > 0 ? ((B[2] - B[1]) / hz - own) / wall : 0)}' "$TEST_TMP/own-cpu")
+quiet=$(awk -v o="$others" 'BEGIN {print (o != "" && o <= 0.5) ? 1 : 0}')
+diag "other work beside the A/A pair: $others cores"
+# B: PoCL on one thread, its kernels compiled without the work-group
+# vectorizer (POCL_WORK_GROUP_METHOD=loops): the kind of slowdown a driver
+# upgrade can bring, whether or not the other core is free.
+# shellcheck disable=SC2086
+POCL_MAX_PTHREAD_COUNT=1 POCL_WORK_GROUP_METHOD=loops run_gpumem $bench_args --reps 15 --out "$TEST_TMP/B"
+is "$RC" 0 "run B, PoCL on one thread without its vectorizer"
+# shellcheck disable=SC2086
+run_gpumem $bench_args,8 --reps 3 --out "$TEST_TMP/C"
+is "$RC" 0 "run C, another batch list"
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload linear --seq 64 --hidden 128 \
+    --precision fp16 --quiet --batch 16 --reps 3 --out "$TEST_TMP/D"
+is "$RC" 0 "run D, another hidden size"
+
+# A/A
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate
+diag "A/A verdicts:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
+if [ "$quiet" = 1 ]; then
+    is "$RC" 0 "A/A: exit 0 under --gate"
+    like "$OUT" "^no regression$" "A/A: no regression"
+else
+    skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
+    skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
+fi
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --format csv
+printf '%s\n' "$OUT" >"$TEST_TMP/aa.csv"
+if [ "$quiet" = 1 ]; then
+    is "$(csv_count "$TEST_TMP/aa.csv" '$_->{verdict} eq "regression"')" 0 "A/A CSV: no regression row"
+else
+    skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
+fi
+is "$(csv_count "$TEST_TMP/aa.csv" '$_->{variant} eq "blocked" && $_->{test} eq "mann-whitney" && $_->{n} == 15')" 4 \
+    "A/A CSV: the blocked point's four metrics, each tested on 15 samples a side"
+
+# A/B
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --gate
+is "$RC" 1 "A/B: exit 1 under --gate"
+like "$ERR" "^gpumem compare: [0-9]+ regressions? against A1:\n  B: workloads linear blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms \(\+[0-9.]+%, p=" \
+    "A/B: the regressions listed on stderr, the blocked time first"
+diag "A/B verdicts:" "$OUT"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --format csv
+printf '%s\n' "$OUT" >"$TEST_TMP/ab.csv"
+is "$(csv_count "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{verdict} eq "regression" && $_->{p_holm} < 0.05')" 4 \
+    "A/B CSV: time, throughput, bandwidth and tokens of the blocked point flagged, significant after Holm"
+is "$(csv_value "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{metric} eq "time"' ratio | perl -ne 'print $_ > 1.05 ? "slower" : "not slower"')" \
+    slower "A/B CSV: the one-thread run is slower by more than the threshold"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --format markdown
+like "$OUT" "^## Verdict\n\n[0-9]+ regressions?:\n- B: workloads linear blocked" "A/B Markdown: the verdict lists them"
+like "$OUT" "^\| workloads linear blocked per-tensor fp16 batch 16 seq 64 \| time \| ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.e-]+ \| REGRESSION \|$" \
+    "A/B Markdown: the point's row with medians, ratio, interval, p and verdict"
+
+# Three runs, files and overlay plots
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" "$TEST_TMP/B" --out "$TEST_TMP/cmp"
+like "$RC $OUT" "^0 .*\n(.|\n)*^point +metric +unit +A1 +A2 +ratio \[95% CI\] +p \(Holm\) +verdict +B +ratio" \
+    "three runs: a column group per run against BASE"
+is "$(csv_count "$TEST_TMP/cmp/compare.csv" '$_->{run} eq "B" && $_->{verdict} eq "regression"')-$(csv_count "$TEST_TMP/cmp/compare.csv" '$_->{run} eq "A2" && $_->{verdict} eq "regression"')" \
+    "$(csv_count "$TEST_TMP/ab.csv" '$_->{verdict} eq "regression"')-$(csv_count "$TEST_TMP/aa.csv" '$_->{verdict} eq "regression"')" \
+    "compare.csv: a column group per run, the same verdicts as each pair alone"
+grep -q '^## Results' "$TEST_TMP/cmp/compare.md"
+ok $? "compare.md written"
+png=$(head -c 8 "$TEST_TMP/cmp/throughput.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
+[ "$png" = 89504e470d0a1a0a ] && grep -q '<svg' "$TEST_TMP/cmp/throughput.svg" && \
+    [ "$(grep -c '^"[A-Z0-9]*: ' "$TEST_TMP/cmp/throughput.all.dat")" -ge 3 ]
+ok $? "overlay plot: throughput by batch as PNG and SVG, a line per run"
+
+# Left out
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/C"
+like "$OUT" "^left out \(4\):\n  workloads linear blocked per-tensor fp16 batch 8 seq 64 time: not in A1 \(only in C\)" \
+    "points only in C are left out, with the reason"
+
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/D" --gate
+like "$RC $OUT" "^0 (.|\n)*^left out \(4\):\n  workloads linear blocked per-tensor fp16 batch 16 seq 64 time: model_bytes [0-9]+ in A1, [0-9]+ in D: another shape or model" \
+    "a point whose shape differs (model_bytes) is left out, not compared"
+
+# Bad input
+mkdir -p "$TEST_TMP/cut" && cp "$TEST_TMP/A2/"* "$TEST_TMP/cut/"
+head -c 500 "$TEST_TMP/A2/results.csv" >"$TEST_TMP/cut/results.csv"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/cut"
+like "$RC $ERR" "^2 gpumem compare: .*/cut/results.csv:[0-9]+: (truncated line|malformed row)" \
+    "a truncated results.csv: exit 2, naming the file and line"
+cp "$TEST_TMP/A2/results.csv" "$TEST_TMP/cut/" && sed '5s/,[^,]*$/,fast/' "$TEST_TMP/A2/samples.csv" >"$TEST_TMP/cut/samples.csv"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/cut"
+is "$RC $ERR" "2 gpumem compare: $TEST_TMP/cut/samples.csv:5: value 'fast' is not a number" \
+    "a malformed samples.csv: exit 2, naming the file and line"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/none" --threshold 5%
+like "$RC $ERR" "^2 gpumem compare: .*/none: not a run folder" "a missing folder: exit 2"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --frobnicate
+like "$RC $ERR" "^2 gpumem compare: unexpected argument '--frobnicate'" "an unknown option: exit 2"
+done_testing
