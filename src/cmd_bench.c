@@ -1,5 +1,6 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench.h"
+#include "bench_devices.h"
 #include "commands.h"
 #include "meta.h"
 #include "select.h"
@@ -19,7 +20,10 @@ static void usage(FILE *f)
             "\n"
             "  --profile NAME      options from bench/profiles/NAME.ini (default: quick)\n"
             "  --backend B         auto | cuda | opencl (default: auto, a GPU first)\n"
-            "  --device N          device index within the backend (default: the best)\n"
+            "  --device N          device index within the backend (default: the best);\n"
+            "                      all, or a list (0,2): one worker per device, at once,\n"
+            "                      each into OUT/device<K>/ (see gpumem fleet)\n"
+            "  --serial            with several devices: one after another\n"
             "  --suite LIST        suites to run: stream,workloads,swap,oom\n"
             "  --precision LIST    fp32,fp16,bf16,int8\n"
             "  --reps N            timed repetitions per point (each verified)\n"
@@ -175,6 +179,11 @@ int gm_cmd_bench(int argc, char **argv)
         gm_opts_release(&o);
         return rc;
     }
+    if (o.device_list[0]) {
+        rc = gm_bench_devices(argc, argv, &o);
+        gm_opts_release(&o);
+        return rc;
+    }
     char err[600];
     gm_device dev;
     rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
@@ -186,7 +195,8 @@ int gm_cmd_bench(int argc, char **argv)
     gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : gm_default_mem_limit(&dev.info));
 
     gm_run run;
-    if (gm_run_open(&run, o.out[0] ? o.out : NULL, dev.backend->name, dev.info.name, err, sizeof err) != 0) {
+    if (gm_run_open(&run, o.out[0] ? o.out : NULL, dev.backend->name, dev.info.name, dev.info.uuid, err,
+                    sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
         gm_run_close(&run);
         gm_device_close(&dev);

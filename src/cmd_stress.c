@@ -175,7 +175,8 @@ int gm_cmd_stress(int argc, char **argv)
     }
     gm_device_set_limit(&dev, o.mem_limit ? o.mem_limit : gm_default_mem_limit(&dev.info));
     gm_run run;
-    if (gm_run_open(&run, o.out, dev.backend->name, dev.info.name, err, sizeof err) != 0) {
+    if (gm_run_open(&run, o.out, dev.backend->name, dev.info.name, dev.info.uuid, err,
+                    sizeof err) != 0) {
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);
         gm_device_close(&dev);

@@ -1,47 +1,10 @@
 #include "plot_data.h"
 
+#include "csv.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Splits a CSV line in place (RFC 4180 quoting). Returns the field count,
- * or -1 for a malformed line. */
-static int split(char *s, char **out, int max)
-{
-    int n = 0;
-    for (;;) {
-        if (n == max)
-            return -1;
-        char *w = s;
-        out[n++] = w;
-        if (*s == '"') {
-            s++;
-            for (;;) {
-                if (!*s)
-                    return -1;                   /* unterminated quote */
-                if (*s == '"' && s[1] == '"') {
-                    *w++ = '"';
-                    s += 2;
-                } else if (*s == '"') {
-                    s++;
-                    break;
-                } else {
-                    *w++ = *s++;
-                }
-            }
-            if (*s && *s != ',')
-                return -1;
-        } else {
-            while (*s && *s != ',')
-                *w++ = *s++;
-        }
-        char end = *s;
-        *w = '\0';
-        if (!end)
-            return n;
-        s++;
-    }
-}
 
 static int column(char **head, int n, const char *name)
 {
@@ -68,7 +31,7 @@ int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
         rc = -1;
     } else {
         line[strcspn(line, "\r\n")] = '\0';
-        d->n_cols = split(line, head, 64);
+        d->n_cols = gm_csv_split(line, head, 64);
         const char *need[] = {"backend", "device", "suite", "workload", "variant", "pattern", "precision", "batch",
                               "seq_len", "bytes", "metric", "value", "status", "note"};
         int *cols[] = {&d->col_backend, &d->col_device, &d->col_suite, &d->col_workload, &d->col_variant,
@@ -104,7 +67,7 @@ int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
             }
         }
         char *copy = strdup(line), **f_row = calloc((size_t)d->n_cols + 1, sizeof *f_row);
-        if (!copy || !f_row || split(copy, f_row, d->n_cols + 1) != d->n_cols) {
+        if (!copy || !f_row || gm_csv_split(copy, f_row, d->n_cols + 1) != d->n_cols) {
             free(copy);
             free(f_row);
             snprintf(err, len, "%s:%d: malformed row (expected %d fields)", path, lineno, d->n_cols);

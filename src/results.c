@@ -17,14 +17,13 @@ const char *gm_row_status_name(gm_row_status s)
     return s <= GM_ROW_ERROR ? status_names[s] : "error";
 }
 
-static const char *const point_columns[] = {"run_id",  "backend",   "device",  "suite",
+static const char *const point_columns[] = {"run_id",  "backend",   "device",  "device_id", "suite",
                                             "workload", "variant",  "pattern", "precision",
                                             "batch",   "seq_len",   "bytes",   "model_bytes",
                                             "measured_bytes"};
 #define N_POINT_COLUMNS (int)(sizeof point_columns / sizeof point_columns[0])
 
-/* mkdir -p; returns 0 or -1 with errno set. */
-static int make_dirs(const char *path)
+int gm_make_dirs(const char *path)
 {
     char buf[4096];
     if (strlen(path) >= sizeof buf) {
@@ -88,11 +87,12 @@ static FILE *open_csv(gm_run *run, const char *name, const char *const *extra, i
 }
 
 int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
-                char *err, size_t err_len)
+                const char *device_id, char *err, size_t err_len)
 {
     memset(run, 0, sizeof *run);
     snprintf(run->backend, sizeof run->backend, "%s", backend);
     snprintf(run->device, sizeof run->device, "%s", device);
+    snprintf(run->device_id, sizeof run->device_id, "%s", device_id ? device_id : "");
     char stamp[32], dev_slug[48];
     time_t now = time(NULL);
     struct tm tm;
@@ -106,7 +106,7 @@ int gm_run_open(gm_run *run, const char *out, const char *backend, const char *d
             return -1;
         }
         snprintf(run->dir, sizeof run->dir, "%s", out);
-        if (make_dirs(run->dir) != 0) {
+        if (gm_make_dirs(run->dir) != 0) {
             snprintf(err, err_len, "cannot create output folder %s: %s", run->dir, strerror(errno));
             return -1;
         }
@@ -114,7 +114,7 @@ int gm_run_open(gm_run *run, const char *out, const char *backend, const char *d
         base = base && base[1] ? base + 1 : out;
         snprintf(run->run_id, sizeof run->run_id, "%.120s", base);
     } else {
-        if (make_dirs("results") != 0) {
+        if (gm_make_dirs("results") != 0) {
             snprintf(err, err_len, "cannot create results/: %s", strerror(errno));
             return -1;
         }
@@ -182,6 +182,7 @@ static int point_fields(const gm_run *run, const gm_row *r, const char **f, char
     f[n++] = run->run_id;
     f[n++] = run->backend;
     f[n++] = run->device;
+    f[n++] = run->device_id;
     f[n++] = r->suite;
     f[n++] = r->workload;
     f[n++] = r->variant;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GM_SCHEMA_VERSION 1
+#define GM_SCHEMA_VERSION 2
 
 typedef enum {
     GM_ROW_OK,
@@ -48,6 +48,7 @@ typedef struct {
     char run_id[128];
     char backend[32];
     char device[160];
+    char device_id[64];      /* the device's stable identity (gm_device_info.uuid) */
     FILE *results;
     FILE *samples;
     int rows_written;
@@ -57,10 +58,12 @@ typedef struct {
 /*
  * Creates the run folder: `out` if given (created if missing; it must not
  * already hold a results.csv), else results/<run-id>. Opens both CSVs and
- * writes their headers. On failure returns -1 with the reason in err.
+ * writes their headers. device_id is the device's stable identity (UUID,
+ * PCI bus id or the backend's fallback), written on every row. On failure
+ * returns -1 with the reason in err.
  */
 int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
-                char *err, size_t err_len);
+                const char *device_id, char *err, size_t err_len);
 
 /* Appends a row and its raw samples (may be NULL/0) and makes them durable.
  * Returns 0, or -1 (with err) if the disk refused them. */
@@ -73,6 +76,10 @@ void gm_row_single(gm_row *row, const char *metric, const char *unit, double val
 
 /* Closes the files. Safe on a run that failed to open. */
 void gm_run_close(gm_run *run);
+
+/* mkdir -p: creates path and its missing parents. Returns 0 or -1 with
+ * errno set. */
+int gm_make_dirs(const char *path);
 
 /* Writes path atomically (temp file + rename) with the bytes produced by
  * emit(f, ctx). Returns 0 or -1 with err. */
