@@ -135,6 +135,7 @@ stress: deps
 
 test: deps
 	@scripts/deps.sh test
+	@scripts/deps.sh slurm || echo "note: without slurm-wlm and munge the Slurm fleet test skips"
 	$(MAKE) -j$(NPROC) gpumem
 	$(MAKE) -j$(NPROC) unit-tests
 	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f tests/

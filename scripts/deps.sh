@@ -1,5 +1,5 @@
 #!/bin/sh
-# Usage: scripts/deps.sh GROUP...   (groups: build run bench test peers)
+# Usage: scripts/deps.sh GROUP...   (groups: build run bench test slurm peers)
 # Installs the Debian packages a group needs when run as root; otherwise
 # prints the exact install line and fails. Installs nothing already there.
 set -eu
@@ -7,6 +7,7 @@ pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev"
 pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd libclblast1"
 pkgs_bench="gnuplot-nox"
 pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox"
+pkgs_slurm="slurm-wlm munge"
 pkgs_peers="clpeak"
 want=""
 for group in "$@"; do

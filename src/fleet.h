@@ -4,21 +4,24 @@
  * their `ok` rows joined on the point and metric, and each GPU's value
  * judged against the fleet's median.
  *
- * The outlier rule (gm_fleet_judge): per point and metric measured on two
- * or more GPUs, with m the median of their values,
- *   scale = max(1.4826 x MAD of the values around m (three GPUs or more),
- *               the median over GPUs of their repetitions' spread
- *               (1.4826 x MAD of samples.csv; results.csv's stdev
- *               where a run has no samples),
- *               1% of |m|),
- *   deviation = (value - m) / scale,
+ * The outlier rule (gm_fleet_judge), per point and metric measured on two
+ * GPUs or more: each GPU is judged against the others,
+ *   ref   = the median of the other GPUs' values,
+ *   scale = max(1.4826 x MAD of all the values around their median
+ *                 (three GPUs or more),
+ *               the median of the other GPUs' repetition spreads
+ *                 (1.4826 x MAD of each run's samples.csv; results.csv's
+ *                 stdev where a run has no samples),
+ *               1% of |ref|),
+ *   deviation = (value - ref) / scale,
  * and a GPU is flagged at that point when its deviation exceeds k in the
  * direction that is worse for the metric (metric_direction.h: time up,
- * bandwidth down, ...). Two GPUs have no MAD term: each sits exactly one
- * MAD from their median, so it could never flag either; their
- * repetitions' spread is the yardstick instead.
- * The 1% floor keeps runs of identical repetitions from flagging noise.
- * A scale of 0 (every value 0) makes any other value an infinite deviation.
+ * bandwidth down, ...). Leaving the GPU out keeps a bad (and often noisy)
+ * GPU from moving its own reference or widening its own tolerance. Two
+ * GPUs have no MAD term: each sits exactly one MAD from their median, so
+ * it could never flag either. The 1% floor keeps runs of near-identical
+ * repetitions from flagging noise. A scale of 0 (every value 0) makes any
+ * other value an infinite deviation.
  */
 #ifndef GM_FLEET_H
 #define GM_FLEET_H
@@ -52,7 +55,8 @@ typedef struct {
     char *unit;
     gm_fleet_obs *obs;
     int n_obs, cap_obs;
-    double median, scale;      /* set by gm_fleet_judge; scale 0 when n_obs < 2 */
+    double median, scale;      /* set by gm_fleet_judge: the median and the scale over
+                                * every GPU's spread (each GPU is judged on the others'); 0 when n_obs < 2 */
     int direction;             /* gm_metric_direction */
     int n_flagged;
 } gm_fleet_point;

@@ -112,7 +112,7 @@ static void print_points(const gm_fleet *f, bool md, FILE *out)
     int n = 6 + (per_gpu ? f->n_gpus : 0);
     const char *head[6 + GM_FLEET_GPU_COLUMNS] = {"point", "unit", "better", "median", "scale", "flagged"};
     char names[GM_FLEET_GPU_COLUMNS][16];
-    int w[6 + GM_FLEET_GPU_COLUMNS] = {44, 8, 7, 10, 9, 12};
+    int w[6 + GM_FLEET_GPU_COLUMNS] = {56, 8, 7, 10, 9, 12};
     for (int g = 0; per_gpu && g < f->n_gpus; g++) {
         snprintf(names[g], sizeof names[g], "gpu %d", g + 1);
         head[6 + g] = names[g];
@@ -159,8 +159,8 @@ void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_form
     int flagged = 0;
     for (int g = 0; g < f->n_gpus; g++)
         flagged += f->gpus[g].flagged > 0;
-    fprintf(out, "%sfleet %s: %d GPU%s, %d points, %d GPU%s flagged (worse than the fleet median by more than "
-                 "%g scales)\n\n",
+    fprintf(out, "%sfleet %s: %d GPU%s, %d points, %d GPU%s flagged (worse than the other GPUs' median by more "
+                 "than %g scales)\n\n",
             md ? "# " : "", root, f->n_gpus, f->n_gpus == 1 ? "" : "s", f->n_points, flagged,
             flagged == 1 ? "" : "s", k);
     if (md)
@@ -169,7 +169,8 @@ void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_form
     fputs(md ? "\n## Points\n\n" : "\n", out);
     print_points(f, md, out);
     if (md)
-        fputs("\nDeviation in scales from the fleet median: scale = max(1.4826 x MAD across GPUs, the median "
-              "stdev of the repetitions, 1% of the median); `!` marks a flagged value.\n",
+        fputs("\nEach value's deviation is in scales from the median of the other GPUs: scale = max(1.4826 x MAD "
+              "across GPUs (three or more), the other GPUs' median spread of repetitions, 1% of that median); "
+              "`!` marks a flagged value.\n",
               out);
 }
