@@ -5,21 +5,19 @@
  * judged against the fleet's median.
  *
  * The outlier rule (gm_fleet_judge), per point and metric measured on two
- * GPUs or more: each GPU is judged against the others,
- *   ref   = the median of the other GPUs' values,
- *   scale = max(1.4826 x MAD of all the values around their median
- *                 (three GPUs or more),
+ * GPUs or more, with m the median of every GPU's value:
+ *   scale = max(1.4826 x MAD of the values around m (three GPUs or more),
  *               the median of the other GPUs' repetition spreads
  *                 (1.4826 x MAD of each run's samples.csv; results.csv's
  *                 stdev where a run has no samples),
- *               1% of |ref|),
- *   deviation = (value - ref) / scale,
+ *               1% of |m|),
+ *   deviation = (value - m) / scale,
  * and a GPU is flagged at that point when its deviation exceeds k in the
  * direction that is worse for the metric (metric_direction.h: time up,
- * bandwidth down, ...). Leaving the GPU out keeps a bad (and often noisy)
- * GPU from moving its own reference or widening its own tolerance. Two
- * GPUs have no MAD term: each sits exactly one MAD from their median, so
- * it could never flag either. The 1% floor keeps runs of near-identical
+ * bandwidth down, ...). The spread term leaves out the GPU judged, so a
+ * bad (and often noisy) GPU does not widen its own tolerance. Two GPUs
+ * have no MAD term: each sits exactly one MAD from their median, so it
+ * could never flag either. The 1% floor keeps runs of near-identical
  * repetitions from flagging noise. A scale of 0 (every value 0) makes any
  * other value an infinite deviation.
  */
@@ -55,8 +53,9 @@ typedef struct {
     char *unit;
     gm_fleet_obs *obs;
     int n_obs, cap_obs;
-    double median, scale;      /* set by gm_fleet_judge: the median and the scale over
-                                * every GPU's spread (each GPU is judged on the others'); 0 when n_obs < 2 */
+    double median, scale;      /* set by gm_fleet_judge: the median, and the scale
+                                * with every GPU's spread (each GPU is judged with
+                                * the others'); scale 0 when n_obs < 2 */
     int direction;             /* gm_metric_direction */
     int n_flagged;
 } gm_fleet_point;

@@ -62,7 +62,7 @@ static void judge_point(gm_fleet_point *p, double k, double *work, ranked *rk, i
 {
     int n = p->n_obs;
     double *values = work, *spreads = work + n, *tmp = work + 2 * n;
-    int *value_rank = ranks, *spread_rank = ranks + n;
+    int *value_rank = ranks, *spread_rank = ranks + n;   /* value_rank: sorting's by-product */
     p->direction = gm_metric_direction_of(p->key[GM_FLEET_KEY_FIELDS - 1]);
     p->n_flagged = 0;
     for (int i = 0; i < n; i++)
@@ -83,14 +83,12 @@ static void judge_point(gm_fleet_point *p, double k, double *work, ranked *rk, i
     for (int i = 0; i < n; i++)
         rk[i] = (ranked){p->obs[i].spread, i};
     rank_keys(rk, n, spread_rank, spreads);
-    /* Each GPU is judged against the others: their median and their
-     * repetitions' spread, so that a bad (and often noisy) GPU neither
-     * moves the reference nor widens its own tolerance. */
+    /* Each GPU's tolerance comes from the other GPUs' repetitions, so that
+     * a bad (and often noisy) GPU does not widen its own. */
     for (int i = 0; i < n; i++) {
         gm_fleet_obs *o = &p->obs[i];
-        double ref = median_without(values, n, value_rank[i]);
-        double scale = fmax(fmax(across, median_without(spreads, n, spread_rank[i])), RELATIVE_FLOOR * fabs(ref));
-        double diff = o->value - ref;
+        double scale = fmax(fmax(across, median_without(spreads, n, spread_rank[i])), RELATIVE_FLOOR * fabs(p->median));
+        double diff = o->value - p->median;
         o->deviation = scale > 0 ? diff / scale : diff == 0 ? 0 : copysign(INFINITY, diff);
         /* Positive `worse` is a deviation in the direction bad for the metric. */
         double worse = p->direction == 0 ? 0 : -(double)p->direction * o->deviation;

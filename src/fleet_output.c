@@ -159,8 +159,8 @@ void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_form
     int flagged = 0;
     for (int g = 0; g < f->n_gpus; g++)
         flagged += f->gpus[g].flagged > 0;
-    fprintf(out, "%sfleet %s: %d GPU%s, %d points, %d GPU%s flagged (worse than the other GPUs' median by more "
-                 "than %g scales)\n\n",
+    fprintf(out, "%sfleet %s: %d GPU%s, %d points, %d GPU%s flagged (worse than the fleet median by more than %g "
+                 "scales)\n\n",
             md ? "# " : "", root, f->n_gpus, f->n_gpus == 1 ? "" : "s", f->n_points, flagged,
             flagged == 1 ? "" : "s", k);
     if (md)
@@ -169,8 +169,8 @@ void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_form
     fputs(md ? "\n## Points\n\n" : "\n", out);
     print_points(f, md, out);
     if (md)
-        fputs("\nEach value's deviation is in scales from the median of the other GPUs: scale = max(1.4826 x MAD "
-              "across GPUs (three or more), the other GPUs' median spread of repetitions, 1% of that median); "
-              "`!` marks a flagged value.\n",
+        fputs("\nEach value's deviation is in scales from the fleet median: scale = max(1.4826 x MAD across GPUs "
+              "(three or more), the median spread of the other GPUs' repetitions, 1% of the median); `!` marks a "
+              "flagged value.\n",
               out);
 }
