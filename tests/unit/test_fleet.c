@@ -1,6 +1,7 @@
 /* The fleet's outlier rule (src/fleet_judge.c), the metric-direction
- * table (src/metric_direction.c) and the CSV splitter the fleet reads
- * with (src/csv.c). */
+ * table (src/metric_direction.c), the CSV splitter the fleet reads with
+ * (src/csv.c) and the reader of a multi-device run's devices.csv
+ * (src/run_devices.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,10 +12,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <unistd.h>
 
 #include "csv.h"
 #include "fleet.h"
 #include "metric_direction.h"
+#include "run_devices.h"
 
 /* A fleet of n GPUs with one point of `metric`: values and spreads. */
 static void make_fleet(gm_fleet *f, const char *metric, int n, const double *values, const double *spreads)
@@ -133,6 +136,36 @@ static void test_csv_split(void **state)
     assert_int_equal(gm_csv_split(many, f, 2), -1);
 }
 
+static void test_run_devices(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gpumem-unit-XXXXXX", path[64];
+    char err[256];
+    gm_run_device d[4];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(gm_run_devices(dir, d, 4, err, sizeof err), 0);   /* one device: no devices.csv */
+    snprintf(path, sizeof path, "%s/devices.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("index,backend,device,device_id,folder,exit_status,result\n"
+          "0,opencl,\"cpu, 2 cores\",opencl:1234abcd:0,device0,0,complete\n"
+          "2,opencl,cpu,opencl:1234abcd:2,device2,3,killed by signal 9 (Killed)\n", f);
+    fclose(f);
+    assert_int_equal(gm_run_devices(dir, d, 4, err, sizeof err), 2);
+    assert_string_equal(d[0].device, "cpu, 2 cores");
+    assert_string_equal(d[1].device_id, "opencl:1234abcd:2");
+    assert_string_equal(d[1].folder, "device2");
+    assert_int_equal(d[1].index, 2);
+    assert_int_equal(d[1].exit_status, 3);
+    f = fopen(path, "a");
+    fputs("x,opencl\n", f);
+    fclose(f);
+    assert_int_equal(gm_run_devices(dir, d, 4, err, sizeof err), -1);
+    assert_non_null(strstr(err, "devices.csv:4: malformed row"));
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +175,7 @@ int main(void)
         cmocka_unit_test(test_zero_scale),
         cmocka_unit_test(test_metric_directions),
         cmocka_unit_test(test_csv_split),
+        cmocka_unit_test(test_run_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
