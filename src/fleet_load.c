@@ -82,29 +82,31 @@ static int by_path(const void *a, const void *b)
 }
 
 /* The string value of the first "key": "..." in json (escapes \" and \\
- * undone), or "" when there is none. */
+ * undone), or "" when there is none. A "key" that is not followed by a
+ * colon (a string value, say in the command line) is passed over. */
 static void json_string(const char *json, const char *key, char *out, size_t len)
 {
     char pat[64];
     snprintf(pat, sizeof pat, "\"%s\"", key);
     out[0] = '\0';
-    const char *p = strstr(json, pat);
-    if (!p)
+    for (const char *p = strstr(json, pat); p; p = strstr(p, pat)) {
+        p += strlen(pat);
+        p += strspn(p, " \t\r\n");
+        if (*p != ':')
+            continue;
+        p++;
+        p += strspn(p, " \t\r\n");
+        if (*p++ != '"')
+            return;
+        size_t j = 0;
+        for (; *p && *p != '"' && j + 1 < len; p++) {
+            if (*p == '\\' && p[1])
+                p++;
+            out[j++] = *p;
+        }
+        out[j] = '\0';
         return;
-    p += strlen(pat);
-    p += strspn(p, " \t\r\n");
-    if (*p++ != ':')
-        return;
-    p += strspn(p, " \t\r\n");
-    if (*p++ != '"')
-        return;
-    size_t j = 0;
-    for (; *p && *p != '"' && j + 1 < len; p++) {
-        if (*p == '\\' && p[1])
-            p++;
-        out[j++] = *p;
     }
-    out[j] = '\0';
 }
 
 static int read_meta(gm_fleet_gpu *g, char *err, size_t err_len)
