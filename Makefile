@@ -175,6 +175,7 @@ stress: deps
 
 test: deps
 	@scripts/deps.sh test fuzz
+	@scripts/deps.sh slurm || echo "note: without slurm-wlm and munge the Slurm fleet test skips"
 	$(MAKE) -j$(NPROC) gpumem
 	$(MAKE) -j$(NPROC) unit-tests
 	@# A fuzz target that does not build is reported by tests/72-fuzz.t.

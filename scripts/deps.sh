@@ -1,5 +1,5 @@
 #!/bin/sh
-# Usage: scripts/deps.sh GROUP...   (groups: build run bench test fuzz peers)
+# Usage: scripts/deps.sh GROUP...   (groups: build run bench test fuzz slurm peers)
 # Installs the Debian packages a group needs when run as root; otherwise
 # prints the exact install line and fails. Installs nothing already there.
 set -eu
@@ -9,6 +9,7 @@ pkgs_bench="gnuplot-nox"
 pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox chromium"
 # libFuzzer for Debian's clang 14 is in libclang-rt-14-dev.
 pkgs_fuzz="clang libclang-rt-14-dev"
+pkgs_slurm="slurm-wlm munge"
 pkgs_peers="clpeak"
 want=""
 for group in "$@"; do

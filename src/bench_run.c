@@ -17,10 +17,12 @@ int gm_bench_open_run(gm_run *run, gm_bench *b, const gm_bench_opts *o, const gm
                                j->samples_len, j->rows, err, err_len);
         if (rc != 0)
             return rc;
+        snprintf(run->device_id, sizeof run->device_id, "%s", dev->info.uuid);
         b->journal_fd = resume->journal_fd;
         b->resume_from = b->points_finished = j->points;
     } else {
-        int rc = gm_run_open(run, o->out[0] ? o->out : NULL, dev->backend->name, dev->info.name, err, err_len);
+        int rc = gm_run_open(run, o->out[0] ? o->out : NULL, dev->backend->name, dev->info.name, dev->info.uuid,
+                             err, err_len);
         if (rc != 0)
             return rc;
         if (gm_journal_save_args(run->dir, argc, argv, err, err_len) != 0)

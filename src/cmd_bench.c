@@ -1,5 +1,6 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench.h"
+#include "bench_devices.h"
 #include "bench_run.h"
 #include "commands.h"
 #include "interrupt.h"
@@ -24,7 +25,10 @@ static void usage(FILE *f)
             "\n"
             "  --profile NAME      options from bench/profiles/NAME.ini (default: quick)\n"
             "  --backend B         auto | cuda | opencl (default: auto, a GPU first)\n"
-            "  --device N          device index within the backend (default: the best)\n"
+            "  --device N          device index within the backend (default: the best);\n"
+            "                      all, or a list (0,2): one worker per device, at once,\n"
+            "                      each into OUT/device<K>/ (see gpumem fleet)\n"
+            "  --serial            with several devices: one after another\n"
             "  --suite LIST        suites to run: stream,workloads,swap,oom\n"
             "  --precision LIST    fp32,fp16,bf16,int8\n"
             "  --reps N            timed repetitions per point (each verified)\n"
@@ -213,6 +217,11 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     }
     rc = check_sizes(argc, argv, &o);
     if (rc) {
+        gm_opts_release(&o);
+        return rc;
+    }
+    if (o.device_list[0]) {         /* one worker per device (src/bench_devices.c) */
+        rc = gm_bench_devices(argc, argv, &o);
         gm_opts_release(&o);
         return rc;
     }

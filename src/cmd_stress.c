@@ -181,7 +181,7 @@ int gm_cmd_stress(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     gm_interrupt_install();
     gm_run run;
-    int open_rc = gm_run_open(&run, o.out, dev.backend->name, dev.info.name, err, sizeof err);
+    int open_rc = gm_run_open(&run, o.out, dev.backend->name, dev.info.name, dev.info.uuid, err, sizeof err);
     if (open_rc != 0) {
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);

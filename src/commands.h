@@ -17,6 +17,7 @@ int gm_cmd_plan(int argc, char **argv);
 int gm_cmd_stress(int argc, char **argv);
 int gm_cmd_plot(int argc, char **argv);
 int gm_cmd_compare(int argc, char **argv);
+int gm_cmd_fleet(int argc, char **argv);
 /* Hidden: the probe worker the oom suite starts (bench/worker.c). */
 int gm_cmd_worker(int argc, char **argv);
 

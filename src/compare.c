@@ -132,7 +132,7 @@ int gm_compare(gm_comparison *c)
                 r->base = b;
                 r->other = o;
                 r->run = k;
-                r->direction = gm_metric_direction(b->metric);
+                r->direction = gm_cmp_worse_direction(b->metric);
                 measure(r);
             }
             if (rc != 0)

@@ -44,9 +44,9 @@ gm_cmp_point *gm_cmp_run_find(const gm_cmp_run *r, const char *key);
 
 /* Which way a metric gets worse: +1 when it rises (times, latencies,
  * fragmentation, error counts), -1 when it falls (bandwidth, throughput,
- * largest batch), 0 for informational metrics that are never flagged
- * (probes, the model's values, device_fraction, and any metric not known). */
-int gm_metric_direction(const char *metric);
+ * largest batch), 0 when it is never flagged: the one table of
+ * metric_direction.h, seen from the side of what is worse. */
+int gm_cmp_worse_direction(const char *metric);
 
 enum { GM_TEST_MANN_WHITNEY, GM_TEST_EXACT, GM_TEST_NONE };
 enum { GM_VERDICT_SAME, GM_VERDICT_REGRESSION, GM_VERDICT_IMPROVEMENT, GM_VERDICT_INFO, GM_VERDICT_UNTESTED };
@@ -55,7 +55,7 @@ enum { GM_VERDICT_SAME, GM_VERDICT_REGRESSION, GM_VERDICT_IMPROVEMENT, GM_VERDIC
 typedef struct {
     const gm_cmp_point *base, *other;
     int run;                /* index of the other run */
-    int direction;          /* gm_metric_direction */
+    int direction;          /* gm_cmp_worse_direction */
     int test;               /* GM_TEST_* */
     double ratio;           /* other median / base median (+inf over a zero base) */
     double ci_lo, ci_hi;    /* 95% interval of the ratio (the ratio itself for exact values) */

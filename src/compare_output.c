@@ -272,7 +272,7 @@ int gm_compare_print_csv(FILE *f, const gm_comparison *c)
         const char *run = c->runs[result ? r->run : l->run].label;
         const char *row[N] = {c->runs[0].label, run, p->suite, p->workload, p->variant, p->pattern, p->precision,
                               p->batch, p->seq_len, p->bytes, p->metric, p->unit,
-                              direction_word(gm_metric_direction(p->metric)), nums[0], nums[1], nums[2], nums[3],
+                              direction_word(gm_cmp_worse_direction(p->metric)), nums[0], nums[1], nums[2], nums[3],
                               nums[4], nums[5], nums[6], nums[7], nums[8], result ? test_words[r->test] : "",
                               result ? verdict_csv[r->verdict] : "left-out", result ? "" : l->reason};
         if (gm_csv_row(f, row, N) != 0)

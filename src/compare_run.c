@@ -2,6 +2,7 @@
  * of which way each metric gets worse. */
 #include "compare.h"
 #include "json_read.h"
+#include "metric_direction.h"
 #include "units.h"
 
 #include <errno.h>
@@ -205,24 +206,9 @@ void gm_cmp_run_free(gm_cmp_run *r)
     r->n_points = 0;
 }
 
-int gm_metric_direction(const char *metric)
+int gm_cmp_worse_direction(const char *metric)
 {
-    static const char *const higher_worse[] = {"time", "fragmentation", "max_batch_lost", "errors", "leaked",
-                                               "corrupt_payloads", "wrong_buffers", "offload_penalty"};
-    static const char *const higher_worse_prefix[] = {"latency_", "alloc_latency_", "free_latency_"};
-    static const char *const lower_worse[] = {"bandwidth",   "throughput",        "tokens",        "max_batch",
-                                              "max_batch_halving", "largest_alloc", "largest_total",
-                                              "largest_free_block", "overlap_hidden", "exhausted", "degraded_batch"};
-    for (size_t i = 0; i < sizeof higher_worse / sizeof *higher_worse; i++)
-        if (strcmp(metric, higher_worse[i]) == 0)
-            return 1;
-    for (size_t i = 0; i < sizeof higher_worse_prefix / sizeof *higher_worse_prefix; i++)
-        if (strncmp(metric, higher_worse_prefix[i], strlen(higher_worse_prefix[i])) == 0)
-            return 1;
-    for (size_t i = 0; i < sizeof lower_worse / sizeof *lower_worse; i++)
-        if (strcmp(metric, lower_worse[i]) == 0)
-            return -1;
-    return 0;                         /* probes, allocations, device_fraction, max_batch_model, ... */
+    return -(int)gm_metric_direction_of(metric);   /* lower is better: higher is worse */
 }
 
 void gm_cmp_point_label(const gm_cmp_point *p, char *out, size_t len)

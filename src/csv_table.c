@@ -4,43 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gm_csv_split(char *s, char **out, int max)
-{
-    int n = 0;
-    for (;;) {
-        if (n == max)
-            return -1;
-        char *w = s;
-        out[n++] = w;
-        if (*s == '"') {
-            s++;
-            for (;;) {
-                if (!*s)
-                    return -1;                   /* unterminated quote */
-                if (*s == '"' && s[1] == '"') {
-                    *w++ = '"';
-                    s += 2;
-                } else if (*s == '"') {
-                    s++;
-                    break;
-                } else {
-                    *w++ = *s++;
-                }
-            }
-            if (*s && *s != ',')
-                return -1;
-        } else {
-            while (*s && *s != ',')
-                *w++ = *s++;
-        }
-        char end = *s;
-        *w = '\0';
-        if (!end)
-            return n;
-        s++;
-    }
-}
-
 #define GM_CSV_MAX_COLUMNS 128
 
 int gm_csv_table_load(const char *path, gm_csv_table *t, char *err, size_t len)

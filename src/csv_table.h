@@ -7,6 +7,8 @@
 #ifndef GM_CSV_TABLE_H
 #define GM_CSV_TABLE_H
 
+#include "csv.h"
+
 #include <stddef.h>
 
 typedef struct {
@@ -17,10 +19,7 @@ typedef struct {
     int n_rows, n_cols;
 } gm_csv_table;
 
-/* Splits a CSV line in place into at most max fields (quotes removed,
- * doubled quotes undone). Returns the field count, or -1 for a malformed
- * line (an unterminated quote, text after a closing quote, too many fields). */
-int gm_csv_split(char *s, char **out, int max);
+/* Lines are split with gm_csv_split (csv.h). */
 
 /* Reads `path`: a header line, then rows with as many fields as it has.
  * A line without its end-of-line (a cut file) or with another field count

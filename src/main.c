@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "  plan        print a workload's memory model (its tensors and total bytes)\n"
             "  plot        render a run folder's results as PNG and SVG plots (gnuplot)\n"
             "  compare     compare run folders point by point; --gate fails on a regression\n"
+            "  fleet       merge many run folders (one per GPU) and flag the outlier GPUs\n"
             "  stress      check that a device keeps its data under memory pressure (TAP)\n"
             "  version     print the suite version\n"
             "\n"
@@ -41,6 +42,8 @@ int main(int argc, char **argv)
         return gm_cmd_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return gm_cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "fleet") == 0)
+        return gm_cmd_fleet(argc - 1, argv + 1);
     if (strcmp(cmd, "stress") == 0)
         return gm_cmd_stress(argc - 1, argv + 1);
     if (strcmp(cmd, "__worker") == 0)
@@ -53,6 +56,6 @@ int main(int argc, char **argv)
         usage(stdout);
         return GM_EXIT_OK;
     }
-    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, plan, plot, compare, stress, version)\n", cmd);
+    fprintf(stderr, "gpumem: unknown command '%s' (commands: info, bench, plan, plot, compare, fleet, stress, version)\n", cmd);
     return GM_EXIT_USAGE;
 }

@@ -158,7 +158,7 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"blocks", true},  {"pattern", true},  {"probe-timeout", true},
     {"frag-fill", true}, {"frag-free", true}, {"frag-sizes", true}, {"prealloc", true},
     {"allow-oversubscribe", false}, {"on-oom", true}, {"kv-block-sizes", true}, {"swap-batch", true},
-    {"swap-pressure", true}, {"unified-sizes", true},
+    {"swap-pressure", true}, {"unified-sizes", true}, {"serial", false},
 };
 
 int gm_opts_takes_value(const char *name)
@@ -180,9 +180,18 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
         strcpy(o->backend, value);
     } else if (strcmp(name, "device") == 0) {
         unsigned d;
+        o->device_list[0] = '\0';
+        if (strcmp(value, "all") == 0 || strchr(value, ','))
+            return copy_str(name, value, o->device_list, sizeof o->device_list, err, err_len);
+        if (gm_parse_uint(value, 63, &(uint64_t){0}, why, sizeof why) != 0) {
+            snprintf(err, err_len, "--device '%s': expected a device index (0 to 63), a list (0,2) or all", value);
+            return -1;
+        }
         if (set_uint(name, value, 0, 63, &d, err, err_len))
             return -1;
         o->device = (int)d;
+    } else if (strcmp(name, "serial") == 0) {
+        o->serial = true;
     } else if (strcmp(name, "suite") == 0) {
         unsigned mask;
         int n = 0;

@@ -19,6 +19,9 @@ typedef enum { GM_ACCESS_AUTO, GM_ACCESS_GRID, GM_ACCESS_CHUNKED, GM_ACCESS_BOTH
 typedef struct {
     char backend[16];          /* auto | cuda | opencl */
     int device;                /* -1: the best device of the backend */
+    char device_list[256];     /* --device all or a list (0,2,3): one worker
+                                * per device (bench_devices.c); "" for one */
+    bool serial;               /* with a device list: one device at a time */
     char suites[GM_MAX_SUITES][16];
     int n_suites;
     unsigned precisions;       /* bit (1 << gm_precision) per precision */

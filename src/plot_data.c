@@ -1,6 +1,8 @@
 #include "plot_data.h"
 #include "csv_table.h"
 
+#include "csv.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

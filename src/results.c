@@ -50,6 +50,7 @@ static int point_fields(const gm_run *run, const gm_row *r, const char **f, char
     f[n++] = run->run_id;
     f[n++] = run->backend;
     f[n++] = run->device;
+    f[n++] = run->device_id;
     f[n++] = r->suite;
     f[n++] = r->workload;
     f[n++] = r->variant;

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define GM_SCHEMA_VERSION 1
+#define GM_SCHEMA_VERSION 2
 
 typedef enum {
     GM_ROW_OK,
@@ -51,6 +51,7 @@ typedef struct {
     char run_id[128];
     char backend[32];
     char device[160];
+    char device_id[64];      /* the device's stable identity (gm_device_info.uuid) */
     int results_fd;          /* results.csv and samples.csv, O_APPEND: each */
     int samples_fd;          /* line reaches the file in one write(2) */
     off_t results_len;       /* their lengths after the last whole line */
@@ -69,11 +70,12 @@ typedef struct {
  * Creates the run folder: `out` if given (created if missing; it must not
  * already hold a results.csv), else results/<run-id>, and takes its lock
  * (refused, naming the holder, while another gpumem writes there). Opens both CSVs and
- * writes their headers. On failure returns -1 or GM_RUN_REFUSED with the
- * reason in err.
+ * writes their headers. device_id is the device's stable identity (UUID,
+ * PCI bus id or the backend's fallback), written on every row. On failure
+ * returns -1 or GM_RUN_REFUSED with the reason in err.
  */
 int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
-                char *err, size_t err_len);
+                const char *device_id, char *err, size_t err_len);
 
 /*
  * Opens an existing run folder `dir` to continue it (gpumem bench
@@ -99,6 +101,10 @@ void gm_row_single(gm_row *row, const char *metric, const char *unit, double val
 
 /* Closes the files and lets go of the lock. Safe on a run that failed to open. */
 void gm_run_close(gm_run *run);
+
+/* mkdir -p: creates path and its missing parents. Returns 0 or -1 with
+ * errno set. */
+int gm_make_dirs(const char *path);
 
 /* Writes path atomically (temp file + rename) with the bytes produced by
  * emit(f, ctx). Returns 0 or -1 with err. */

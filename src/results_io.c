@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const gm_point_columns[] = {"run_id",  "backend",   "device",  "suite",
+const char *const gm_point_columns[] = {"run_id",  "backend",   "device",  "device_id", "suite",
                                         "workload", "variant",  "pattern", "precision",
                                         "batch",   "seq_len",   "bytes",   "model_bytes",
                                         "measured_bytes"};

@@ -17,8 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* mkdir -p; returns 0 or -1 with errno set. */
-static int make_dirs(const char *path)
+int gm_make_dirs(const char *path)
 {
     char buf[4096];
     if (strlen(path) >= sizeof buf) {
@@ -117,9 +116,10 @@ static int open_both(gm_run *run, bool append, char *err, size_t err_len)
 }
 
 int gm_run_open(gm_run *run, const char *out, const char *backend, const char *device,
-                char *err, size_t err_len)
+                const char *device_id, char *err, size_t err_len)
 {
     memset(run, 0, sizeof *run);
+    snprintf(run->device_id, sizeof run->device_id, "%s", device_id ? device_id : "");
     run->results_fd = run->samples_fd = run->lock_fd = -1;
     snprintf(run->backend, sizeof run->backend, "%s", backend);
     snprintf(run->device, sizeof run->device, "%s", device);
@@ -136,7 +136,7 @@ int gm_run_open(gm_run *run, const char *out, const char *backend, const char *d
             return GM_RUN_REFUSED;
         }
         snprintf(run->dir, sizeof run->dir, "%s", out);
-        if (make_dirs(run->dir) != 0) {
+        if (gm_make_dirs(run->dir) != 0) {
             snprintf(err, err_len, "cannot create output folder %s: %s", run->dir, strerror(errno));
             return -1;
         }
@@ -144,7 +144,7 @@ int gm_run_open(gm_run *run, const char *out, const char *backend, const char *d
         base = base && base[1] ? base + 1 : out;
         snprintf(run->run_id, sizeof run->run_id, "%.120s", base);
     } else {
-        if (make_dirs("results") != 0) {
+        if (gm_make_dirs("results") != 0) {
             snprintf(err, err_len, "cannot create results/: %s", strerror(errno));
             return -1;
         }

@@ -85,3 +85,36 @@ int gm_select_device(const char *name, int index, gm_device *dev, char *err, siz
         snprintf(err, err_len, "no usable device (%s)", reasons);
     return index >= 0 ? 2 : 3;
 }
+
+int gm_select_backend(const char *name, const gm_backend **be, int *count, char *err, size_t err_len)
+{
+    char why[256] = "", reasons[512] = "";
+    *be = NULL;
+    for (int b = 0; gm_backends[b]; b++) {
+        const gm_backend *cand = gm_backends[b];
+        int n = 0;
+        if (strcmp(name, "auto") != 0 && strcmp(name, cand->name) != 0)
+            continue;
+        if (cand->probe(&n, why, sizeof why) != GM_OK || n == 0) {
+            snprintf(reasons + strlen(reasons), sizeof reasons - strlen(reasons), "%s%s: %s",
+                     reasons[0] ? "; " : "", cand->name, why[0] ? why : "no device");
+            continue;
+        }
+        bool gpu;
+        best_index(cand, n, &gpu);
+        if (!*be || gpu) {
+            *be = cand;
+            *count = n;
+        }
+        if (gpu)
+            break;
+    }
+    if (*be)
+        return 0;
+    if (strcmp(name, "auto") != 0 && !gm_backend_find(name)) {
+        snprintf(err, err_len, "--backend: backend '%s' is not built into this binary", name);
+        return 2;
+    }
+    snprintf(err, err_len, "no usable device (%s)", reasons);
+    return 3;
+}

@@ -12,4 +12,12 @@
  */
 int gm_select_device(const char *name, int index, gm_device *dev, char *err, size_t err_len);
 
+/*
+ * The backend a multi-device run uses: `name`, or for "auto" the first
+ * backend with a GPU, else the first with any device; *count its devices.
+ * Returns 0, 2 (no such backend built in) or 3 (no usable device), with
+ * one line in err on failure.
+ */
+int gm_select_backend(const char *name, const gm_backend **be, int *count, char *err, size_t err_len);
+
 #endif

@@ -137,6 +137,44 @@ static bool free_mem_of(const gm_device_info *info, uint64_t *free_b)
     return *free_b != 0;
 }
 
+/*
+ * The device's stable identity: its PCI bus id (cl_khr_pci_bus_info) or
+ * UUID (cl_khr_device_uuid) where the driver tells one; otherwise (PoCL's
+ * CPU devices) "opencl:" with a hash of the platform and device names and
+ * the device's index, the same on every run of the same machine set-up.
+ */
+#define GM_CL_DEVICE_UUID 0x106A          /* cl_khr_device_uuid */
+#define GM_CL_DEVICE_PCI_BUS_INFO 0x410F  /* cl_khr_pci_bus_info: four cl_uint */
+
+static void device_identity(cl_device_id d, const char *ext, int index, gm_device_info *info)
+{
+    if (strstr(ext, "cl_khr_pci_bus_info")) {
+        cl_uint pci[4];   /* domain, bus, device, function */
+        if (cl->clGetDeviceInfo(d, GM_CL_DEVICE_PCI_BUS_INFO, sizeof pci, pci, NULL) == CL_SUCCESS) {
+            snprintf(info->uuid, sizeof info->uuid, "pci:%04x:%02x:%02x.%x", pci[0], pci[1], pci[2], pci[3]);
+            return;
+        }
+    }
+    unsigned char u[16];
+    if (strstr(ext, "cl_khr_device_uuid")
+        && cl->clGetDeviceInfo(d, GM_CL_DEVICE_UUID, sizeof u, u, NULL) == CL_SUCCESS) {
+        int n = snprintf(info->uuid, sizeof info->uuid, "uuid:");
+        for (int i = 0; i < 16; i++)
+            n += snprintf(info->uuid + n, sizeof info->uuid - (size_t)n, "%02x%s", u[i],
+                          i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
+        return;
+    }
+    uint32_t h = 2166136261u;   /* FNV-1a over platform, NUL, name */
+    for (const char *p = info->platform;; p++) {
+        h = (h ^ (unsigned char)*p) * 16777619u;
+        if (!*p)
+            break;
+    }
+    for (const char *p = info->name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    snprintf(info->uuid, sizeof info->uuid, "opencl:%08x:%d", (unsigned)h, index);
+}
+
 static gm_status cl_describe(int index, gm_device_info *info, gm_error *err)
 {
     memset(info, 0, sizeof *info);
@@ -168,7 +206,7 @@ static gm_status cl_describe(int index, gm_device_info *info, gm_error *err)
     char ext[4096];
     info_str(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);   /* truncated lists only lose the tail */
     info->has_fp16_native = strstr(ext, "cl_khr_fp16") != NULL;
-    snprintf(info->uuid, sizeof info->uuid, "opencl:%d", index);
+    device_identity(d, ext, index, info);
     info->free_mem_known = free_mem_of(info, &info->free_mem);
     return GM_OK;
 }

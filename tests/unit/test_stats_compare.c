@@ -82,13 +82,13 @@ static void test_ratio_ci(void **state)
 static void test_direction(void **state)
 {
     (void)state;
-    assert_int_equal(gm_metric_direction("time"), 1);
-    assert_int_equal(gm_metric_direction("latency_p99"), 1);
-    assert_int_equal(gm_metric_direction("alloc_latency_p50"), 1);
-    assert_int_equal(gm_metric_direction("bandwidth"), -1);
-    assert_int_equal(gm_metric_direction("max_batch"), -1);
-    assert_int_equal(gm_metric_direction("probes"), 0);
-    assert_int_equal(gm_metric_direction("max_batch_model"), 0);
+    assert_int_equal(gm_cmp_worse_direction("time"), 1);
+    assert_int_equal(gm_cmp_worse_direction("latency_p99"), 1);
+    assert_int_equal(gm_cmp_worse_direction("alloc_latency_p50"), 1);
+    assert_int_equal(gm_cmp_worse_direction("bandwidth"), -1);
+    assert_int_equal(gm_cmp_worse_direction("max_batch"), -1);
+    assert_int_equal(gm_cmp_worse_direction("probes"), 0);
+    assert_int_equal(gm_cmp_worse_direction("max_batch_model"), 0);
 }
 
 

@@ -1,0 +1,273 @@
+/*
+ * Loading a fleet (fleet.h): the run folders under a root, found by a
+ * recursive walk that does not follow symbolic links, sorted by path so
+ * the output is the same on every run; each folder's meta.json and
+ * results.csv read once, the CSV streamed line by line keeping only the
+ * ok rows' point, value and stdev (then samples.csv, fleet_samples.c).
+ * Points are found by key in fleet_points.c, so hundreds of folders cost
+ * one pass each.
+ */
+#include "fleet.h"
+
+#include "csv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_COLS 64
+
+typedef struct {
+    char **dirs;
+    int n, cap;
+} dir_list;
+
+static bool is_file(const char *dir, const char *name)
+{
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Adds dir if it is a run folder, then walks its subfolders. */
+static int walk(const char *dir, dir_list *out, int depth, char *err, size_t err_len)
+{
+    if (is_file(dir, "results.csv") && is_file(dir, "meta.json")) {
+        if (out->n == out->cap) {
+            int cap = out->cap ? 2 * out->cap : 64;
+            char **d = realloc(out->dirs, (size_t)cap * sizeof *d);
+            if (!d)
+                return -1;
+            out->dirs = d;
+            out->cap = cap;
+        }
+        if (!(out->dirs[out->n] = strdup(dir)))
+            return -1;
+        out->n++;
+    }
+    if (depth > 32)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (depth == 0) {
+            snprintf(err, err_len, "%s: %s", dir, strerror(errno));
+            return -1;
+        }
+        return 0;   /* an unreadable subfolder holds no run we can read */
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4400];
+        struct stat st;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= 4096)
+            continue;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = walk(path, out, depth + 1, err, err_len);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The string value of the first "key": "..." in json (escapes \" and \\
+ * undone), or "" when there is none. A "key" that is not followed by a
+ * colon (a string value, say in the command line) is passed over. */
+static void json_string(const char *json, const char *key, char *out, size_t len)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    out[0] = '\0';
+    for (const char *p = strstr(json, pat); p; p = strstr(p, pat)) {
+        p += strlen(pat);
+        p += strspn(p, " \t\r\n");
+        if (*p != ':')
+            continue;
+        p++;
+        p += strspn(p, " \t\r\n");
+        if (*p++ != '"')
+            return;
+        size_t j = 0;
+        for (; *p && *p != '"' && j + 1 < len; p++) {
+            if (*p == '\\' && p[1])
+                p++;
+            out[j++] = *p;
+        }
+        out[j] = '\0';
+        return;
+    }
+}
+
+static int read_meta(gm_fleet_gpu *g, char *err, size_t err_len)
+{
+    char path[4400], buf[65536];
+    snprintf(path, sizeof path, "%s/meta.json", g->dir);
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t got = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[got] = '\0';
+    if (got == 0 || buf[strspn(buf, " \t\r\n")] != '{') {
+        snprintf(err, err_len, "%s:1: not a gpumem meta.json (no JSON object)", path);
+        return -1;
+    }
+    json_string(buf, "hostname", g->host, sizeof g->host);
+    json_string(buf, "uuid", g->device_id, sizeof g->device_id);
+    return 0;
+}
+
+static int add_obs(gm_fleet_point *p, int gpu, double value, double spread)
+{
+    if (p->n_obs && p->obs[p->n_obs - 1].gpu == gpu)
+        return 0;   /* a point repeated within a run: its first row counts */
+    if (p->n_obs == p->cap_obs) {
+        int cap = p->cap_obs ? 2 * p->cap_obs : 8;
+        gm_fleet_obs *o = realloc(p->obs, (size_t)cap * sizeof *o);
+        if (!o)
+            return -1;
+        p->obs = o;
+        p->cap_obs = cap;
+    }
+    p->obs[p->n_obs++] = (gm_fleet_obs){.gpu = gpu, .value = value, .spread = spread};
+    return 0;
+}
+
+static bool parse_number(const char *s, bool empty_ok, double *out)
+{
+    if (!*s) {
+        *out = 0;
+        return empty_ok;
+    }
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    return !*end && errno == 0;
+}
+
+/* Column indices a results.csv needs: the key, then unit, value, stdev,
+ * status, device, device_id (optional: schema 1 has none). */
+enum { C_UNIT = GM_FLEET_KEY_FIELDS, C_VALUE, C_STDEV, C_STATUS, C_DEVICE, C_DEVICE_ID, N_NEEDED };
+
+static int read_results(gm_fleet *f, int gi, char *err, size_t err_len)
+{
+    gm_fleet_gpu *g = &f->gpus[gi];
+    char path[4400];
+    snprintf(path, sizeof path, "%s/results.csv", g->dir);
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    static const char *const extra[] = {"unit", "value", "stdev", "status", "device", "device_id"};
+    char *line = NULL, *fields[MAX_COLS];
+    size_t cap = 0;
+    int col[N_NEEDED], n_cols = -1, lineno = 1, rc = 0;
+    ssize_t got = getline(&line, &cap, fp);
+    if (got > 0) {
+        line[strcspn(line, "\r\n")] = '\0';
+        n_cols = gm_csv_split(line, fields, MAX_COLS);
+    }
+    for (int c = 0; c < N_NEEDED && rc == 0; c++) {
+        const char *name = c < GM_FLEET_KEY_FIELDS ? gm_fleet_key_columns[c] : extra[c - GM_FLEET_KEY_FIELDS];
+        col[c] = -1;
+        for (int i = 0; i < n_cols; i++)
+            if (strcmp(fields[i], name) == 0)
+                col[c] = i;
+        if (col[c] < 0 && c != C_DEVICE_ID) {
+            snprintf(err, err_len, "%s:1: not a gpumem results header (no column '%s')", path, name);
+            rc = -1;
+        }
+    }
+    while (rc == 0 && (got = getline(&line, &cap, fp)) > 0) {
+        lineno++;
+        f->rows_read++;
+        if (line[got - 1] != '\n') {
+            snprintf(err, err_len, "%s:%d: truncated line (no end of line)", path, lineno);
+            rc = -1;
+            break;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        if (gm_csv_split(line, fields, MAX_COLS) != n_cols) {
+            snprintf(err, err_len, "%s:%d: malformed row (expected %d fields)", path, lineno, n_cols);
+            rc = -1;
+            break;
+        }
+        if (!g->device[0])
+            snprintf(g->device, sizeof g->device, "%s", fields[col[C_DEVICE]]);
+        if (!g->device_id[0] && col[C_DEVICE_ID] >= 0)
+            snprintf(g->device_id, sizeof g->device_id, "%s", fields[col[C_DEVICE_ID]]);
+        if (strcmp(fields[col[C_STATUS]], "ok") != 0)
+            continue;
+        double value, spread;
+        if (!parse_number(fields[col[C_VALUE]], false, &value) || !parse_number(fields[col[C_STDEV]], true, &spread)) {
+            snprintf(err, err_len, "%s:%d: value '%s' or stdev '%s' is not a number", path, lineno,
+                     fields[col[C_VALUE]], fields[col[C_STDEV]]);
+            rc = -1;
+            break;
+        }
+        char *key[GM_FLEET_KEY_FIELDS];
+        for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
+            key[k] = fields[col[k]];
+        gm_fleet_point *p = gm_fleet_point_find(f, key, fields[col[C_UNIT]]);
+        if (!p || add_obs(p, gi, value, spread) != 0) {
+            snprintf(err, err_len, "out of memory reading %s", path);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && ferror(fp)) {
+        snprintf(err, err_len, "%s: read error", path);
+        rc = -1;
+    }
+    free(line);
+    fclose(fp);
+    return rc;
+}
+
+int gm_fleet_load(gm_fleet *f, const char *root, char *err, size_t err_len)
+{
+    dir_list dirs = {0};
+    err[0] = '\0';
+    int rc = walk(root, &dirs, 0, err, err_len);
+    if (rc != 0 && !err[0])
+        snprintf(err, err_len, "out of memory listing %s", root);
+    if (rc == 0 && dirs.n == 0) {
+        snprintf(err, err_len, "%s: no run folder (a folder with results.csv and meta.json) under it", root);
+        rc = -1;
+    }
+    if (rc == 0 && !(f->gpus = calloc((size_t)dirs.n, sizeof *f->gpus))) {
+        snprintf(err, err_len, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0)
+        qsort(dirs.dirs, (size_t)dirs.n, sizeof *dirs.dirs, by_path);
+    for (int i = 0; i < dirs.n; i++) {
+        if (rc == 0) {
+            gm_fleet_gpu *g = &f->gpus[f->n_gpus++];
+            g->dir = dirs.dirs[i];
+            g->worst_point = -1;
+            rc = read_meta(g, err, err_len);
+            if (rc == 0)
+                rc = read_results(f, f->n_gpus - 1, err, err_len);
+            if (rc == 0)
+                rc = gm_fleet_read_samples(f, f->n_gpus - 1, err, err_len);
+        } else {
+            free(dirs.dirs[i]);
+        }
+    }
+    free(dirs.dirs);
+    return rc;
+}
