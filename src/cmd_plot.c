@@ -4,14 +4,17 @@
  * plots/style.gp), as PNG and SVG into RUN/plots (or DIR). A kind with no
  * rows in the run is left out. The data each script reads is written
  * beside the images (KIND.PANEL.dat: one block per line of the plot).
- * Then writes RUN/report.md (src/report.h), linking the plots when they
- * went to RUN/plots.
+ * Then writes RUN/report.md and report.html (src/report.h), showing the
+ * plots when they went to RUN/plots. A run of several devices (`bench
+ * --device all`: RUN/devices.csv) gets each device's folder rendered and
+ * one report with a column per device.
  */
 #include "commands.h"
 #include "datafile.h"
 #include "plot_data.h"
 #include "plot_memory.h"
 #include "report.h"
+#include "run_devices.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -45,29 +48,11 @@ static int render_memory(const char *run, const char *dir, char *err, size_t len
     return 1;
 }
 
-int gm_cmd_plot(int argc, char **argv)
+/* Renders one run folder (RUN/results.csv) and writes its report;
+ * returns the exit status. */
+static int plot_run(const char *run, const char *out)
 {
-    const char *run = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: gpumem plot RUN [--out DIR]\n"
-                   "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n");
-            return GM_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (argv[i][0] != '-' && !run)
-            run = argv[i];
-        else {
-            fprintf(stderr, "gpumem plot: unexpected argument '%s' (usage: gpumem plot RUN [--out DIR])\n", argv[i]);
-            return GM_EXIT_USAGE;
-        }
-    }
-    if (!run) {
-        fprintf(stderr, "gpumem plot: which run? (usage: gpumem plot RUN [--out DIR])\n");
-        return GM_EXIT_USAGE;
-    }
-    char csv[4200], dir[4200], err[600];
+    char csv[4200], dir[4200], err[600] = "";
     snprintf(csv, sizeof csv, "%s/results.csv", run);
     snprintf(dir, sizeof dir, "%s", out ? out : run);
     if (!out)
@@ -119,5 +104,53 @@ int gm_cmd_plot(int argc, char **argv)
         fprintf(stderr, "gpumem plot: %s\n", err);
     else if (!made)
         fprintf(stderr, "gpumem plot: %s has no rows any plot shows\n", csv);
+    return rc;
+}
+
+int gm_cmd_plot(int argc, char **argv)
+{
+    const char *run = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: gpumem plot RUN [--out DIR]\n"
+                   "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n");
+            return GM_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !run)
+            run = argv[i];
+        else {
+            fprintf(stderr, "gpumem plot: unexpected argument '%s' (usage: gpumem plot RUN [--out DIR])\n", argv[i]);
+            return GM_EXIT_USAGE;
+        }
+    }
+    if (!run) {
+        fprintf(stderr, "gpumem plot: which run? (usage: gpumem plot RUN [--out DIR])\n");
+        return GM_EXIT_USAGE;
+    }
+    gm_run_device devs[GM_REPORT_MAX_DEVICES];
+    char err[600];
+    int n = gm_run_devices(run, devs, GM_REPORT_MAX_DEVICES, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "gpumem plot: %s\n", err);
+        return GM_EXIT_USAGE;
+    }
+    if (n == 0)
+        return plot_run(run, out);
+    /* A run of several devices: each device's folder, then one report
+     * with a column per device. */
+    int rc = GM_EXIT_OK;
+    for (int k = 0; k < n && rc == GM_EXIT_OK; k++) {
+        char sub[4400];
+        snprintf(sub, sizeof sub, "%s/%s", run, devs[k].folder);
+        rc = plot_run(sub, NULL);
+    }
+    if (rc == GM_EXIT_OK && gm_report_write_devices(run, devs, n, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem plot: %s\n", err);
+        rc = GM_EXIT_USAGE;
+    } else if (rc == GM_EXIT_OK) {
+        printf("%s/report.md\n", run);
+    }
     return rc;
 }

@@ -12,6 +12,7 @@
 #define GM_REPORT_H
 
 #include "plot_data.h"
+#include "run_devices.h"
 
 #include <stddef.h>
 
@@ -42,5 +43,13 @@ int gm_report_write(const gm_plot_data *d, const char *run, const char *const *p
 /* report.html alone (src/report_html.c). */
 int gm_report_write_html(const gm_report *r, const char *run, const char *const *plots, int n_plots, char *err,
                          size_t len);
+
+/* A multi-device run (`gpumem bench --device all`): RUN/report.md and
+ * report.html with a column per device (facts and headline numbers, a
+ * measure left blank where a device lacks it), then each device's plots
+ * (the HTML has them inline). Each device's folder must have been plotted.
+ * src/report_devices.c. */
+#define GM_REPORT_MAX_DEVICES 64
+int gm_report_write_devices(const char *run, const gm_run_device *devs, int n, char *err, size_t len);
 
 #endif

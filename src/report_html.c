@@ -6,13 +6,13 @@
  * (data-images="N loaded, M broken"), which the tests read back from a
  * headless browser.
  */
-#include "report.h"
+#include "report_parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void html_text(FILE *f, const char *s)
+void gm_html_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -30,9 +30,9 @@ static void html_table(FILE *f, const char *head, const char *id, const gm_repor
     fprintf(f, "<h2>%s</h2>\n<table id=\"%s\">\n<tr><th>measure</th><th>value</th></tr>\n", head, id);
     for (int i = 0; i < n; i++) {
         fputs("<tr><td>", f);
-        html_text(f, rows[i].label);
+        gm_html_text(f, rows[i].label);
         fputs("</td><td>", f);
-        html_text(f, rows[i].value);
+        gm_html_text(f, rows[i].value);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -73,6 +73,25 @@ static const char script[] =
     "i.insertAdjacentText('afterend',' (this plot failed to load)')}});"
     "document.documentElement.dataset.images=ok+' loaded, '+bad+' broken';});";
 
+void gm_html_head(FILE *f, const char *title)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
+    gm_html_text(f, title);
+    fprintf(f, "</title>\n<style>%s</style>\n<script>%s</script>\n</head>\n<body>\n<h1>", style, script);
+    gm_html_text(f, title);
+    fputs("</h1>\n", f);
+}
+
+int gm_html_plot(FILE *f, const char *svg, const char *id, const char *caption)
+{
+    fprintf(f, "<figure id=\"plot-%s\"><img alt=\"%s\" src=\"data:image/svg+xml;base64,", id, caption);
+    int rc = base64_file(f, svg);
+    fputs("\"><figcaption>", f);
+    gm_html_text(f, caption);
+    fputs("</figcaption></figure>\n", f);
+    return rc;
+}
+
 int gm_report_write_html(const gm_report *r, const char *run, const char *const *plots, int n_plots, char *err,
                          size_t len)
 {
@@ -84,19 +103,15 @@ int gm_report_write_html(const gm_report *r, const char *run, const char *const 
         snprintf(err, len, "cannot write %s", tmp);
         return -1;
     }
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
-    html_text(f, r->title);
-    fprintf(f, "</title>\n<style>%s</style>\n<script>%s</script>\n</head>\n<body>\n<h1>", style, script);
-    html_text(f, r->title);
-    fputs("</h1>\n", f);
+    gm_html_head(f, r->title);
     if (r->device[0]) {
         fputs("<p>Device: ", f);
-        html_text(f, r->device);
+        gm_html_text(f, r->device);
         fputs(".</p>\n", f);
     }
     if (r->facts_note[0]) {
         fputs("<p>", f);
-        html_text(f, r->facts_note);
+        gm_html_text(f, r->facts_note);
         fputs("</p>\n", f);
     }
     if (r->n_facts)
@@ -108,12 +123,10 @@ int gm_report_write_html(const gm_report *r, const char *run, const char *const 
     for (int i = 0; i < n_plots && rc == 0; i++) {
         char svg[4300];
         snprintf(svg, sizeof svg, "%s/plots/%s.svg", run, plots[i]);
-        fprintf(f, "<figure id=\"plot-%s\"><img alt=\"%s\" src=\"data:image/svg+xml;base64,", plots[i], plots[i]);
-        if (base64_file(f, svg) != 0) {
+        if (gm_html_plot(f, svg, plots[i], plots[i]) != 0) {
             snprintf(err, len, "cannot read %s for the HTML report", svg);
             rc = -1;
         }
-        fprintf(f, "\"><figcaption>%s</figcaption></figure>\n", plots[i]);
     }
     fputs("</body>\n</html>\n", f);
     if (fclose(f) != 0 && rc == 0) {

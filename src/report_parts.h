@@ -4,6 +4,8 @@
 
 #include "report.h"
 
+#include <stdio.h>
+
 /* Device and run facts from RUN/meta.json (src/report_facts.c). */
 void gm_report_facts(const char *run, gm_report *r);
 
@@ -12,5 +14,12 @@ void gm_report_stress(const char *run, gm_report *r);
 
 /* Appends a headline row (formatted value); ignored when the table is full. */
 void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* HTML pieces (src/report_html.c): text escaped; the page's head (style,
+ * the image-check script) and its <h1>; a plot's SVG inline as a data URI
+ * in a <figure> (returns -1 when the SVG cannot be read). */
+void gm_html_text(FILE *f, const char *s);
+void gm_html_head(FILE *f, const char *title);
+int gm_html_plot(FILE *f, const char *svg, const char *id, const char *caption);
 
 #endif

@@ -6,7 +6,7 @@
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 13
+plan 17
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -32,12 +32,23 @@ like "$md" "^\| stress: memtest \| ok \|\n\| stress: churn \| ok \|$" "report.md
 like "$md" "^\| transfer latency, pinned host to device, 4KiB: p50 / p99 \| [0-9.]+ µs / [0-9.]+ µs \|$" \
     "report.md: transfer latency at 4KiB, p50 and p99"
 
+# A run of two devices (two PoCL CPU devices): one report, a column each.
+multi=$TEST_TMP/multi
+POCL_DEVICES="pthread pthread" run_gpumem bench --backend opencl --device all --mem-limit 32MiB --suite stream \
+    --sizes 1MiB --kernels copy --precision fp32 --reps 2 --out "$multi" --quiet
+run_gpumem plot "$multi"
+is "$RC" 0 "a two-device run: plot exit status 0"
+like "$(cat "$multi/report.md")" "^\| peak bandwidth \(stream\) \| [0-9.]+ GB/s [^|]+ \| [0-9.]+ GB/s [^|]+ \|$" \
+    "its report.md has a column per device"
+like "$(cat "$multi/report.md")" "^\| identity \| (opencl:[0-9a-f]+:0) \| (opencl:[0-9a-f]+:1) \|$" \
+    "each column names its device's identity"
+
 html=$run/report.html
 nplots=$(ls "$run/plots" | grep -c '\.svg$')
 refs=$(grep -o -E '(src|href)="[^"d][^"]*"' "$html" | head -3)
 is "$refs" "" "report.html refers to no other file"
 if [ -z "$browser" ]; then
-    for i in 1 2 3; do skip "no chromium (Debian: chromium)"; done
+    for i in 1 2 3 4; do skip "no chromium (Debian: chromium)"; done
     done_testing
 fi
 # As root the browser needs --no-sandbox; its profile goes to the test folder.
@@ -47,4 +58,9 @@ is "$(printf '%s' "$dom" | sed -n 's/.*data-images="\([^"]*\)".*/\1/p' | head -1
     "headless Chromium loads every one of the $nplots plots"
 is "$(printf '%s' "$dom" | grep -c '<table id="headline">')" 1 "and finds the headline table"
 like "$dom" "<td>stress: churn</td><td>ok</td>" "with the stress verdicts in it"
+mdom=$(HOME=$TEST_TMP timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --user-data-dir="$TEST_TMP/chromium" --virtual-time-budget=10000 --dump-dom "file://$multi/report.html" 2>>"$TEST_TMP/chromium.log")
+nmulti=$(ls "$multi"/device*/plots/*.svg | wc -l)
+is "$(printf '%s' "$mdom" | sed -n 's/.*data-images="\([^"]*\)".*/\1/p' | head -1)" "$nmulti loaded, 0 broken" \
+    "the two-device report.html loads all $nmulti plots of both devices"
 done_testing
