@@ -7,92 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int column(char **head, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(head[i], name) == 0)
-            return i;
-    return -1;
-}
-
 int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
 {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, len, "cannot read %s", path);
+    if (gm_csv_table_load(path, &d->table, err, len) != 0)
+        return -1;
+    static const char *const need[] = {"backend", "device", "suite", "workload", "variant", "pattern", "precision",
+                                       "batch", "seq_len", "bytes", "metric", "value", "status", "note"};
+    int cols[14];
+    if (gm_csv_table_columns(&d->table, path, need, cols, 14, err, len) != 0) {
+        gm_plot_data_free(d);
         return -1;
     }
-    char *line = NULL, *head[64];
-    size_t cap = 0;
-    ssize_t got = getline(&line, &cap, f);
-    int rc = 0, lineno = 1;
-    if (got <= 0) {
-        snprintf(err, len, "%s:1: empty (no header)", path);
-        rc = -1;
-    } else {
-        line[strcspn(line, "\r\n")] = '\0';
-        d->n_cols = gm_csv_split(line, head, 64);
-        const char *need[] = {"backend", "device", "suite", "workload", "variant", "pattern", "precision", "batch",
-                              "seq_len", "bytes", "metric", "value", "status", "note"};
-        int *cols[] = {&d->col_backend, &d->col_device, &d->col_suite, &d->col_workload, &d->col_variant,
-                       &d->col_pattern, &d->col_precision, &d->col_batch, &d->col_seq, &d->col_bytes,
-                       &d->col_metric, &d->col_value, &d->col_status, &d->col_note};
-        for (int i = 0; i < 14 && rc == 0; i++)
-            if (d->n_cols < 0 || (*cols[i] = column(head, d->n_cols, need[i])) < 0) {
-                snprintf(err, len, "%s:1: not a gpumem results header (no column '%s')", path, need[i]);
-                rc = -1;
-            }
-    }
-    int alloc = 0;
-    while (rc == 0 && (got = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (got > 0 && line[got - 1] != '\n') {
-            snprintf(err, len, "%s:%d: truncated line (no end of line)", path, lineno);
-            rc = -1;
-            break;
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        if (d->n_rows == alloc) {
-            alloc = alloc ? 2 * alloc : 256;
-            char **l = realloc(d->lines, (size_t)alloc * sizeof *l);
-            char ***fl = realloc(d->fields, (size_t)alloc * sizeof *fl);
-            if (l)
-                d->lines = l;
-            if (fl)
-                d->fields = fl;
-            if (!l || !fl) {
-                snprintf(err, len, "out of memory");
-                rc = -1;
-                break;
-            }
-        }
-        char *copy = strdup(line), **f_row = calloc((size_t)d->n_cols + 1, sizeof *f_row);
-        if (!copy || !f_row || gm_csv_split(copy, f_row, d->n_cols + 1) != d->n_cols) {
-            free(copy);
-            free(f_row);
-            snprintf(err, len, "%s:%d: malformed row (expected %d fields)", path, lineno, d->n_cols);
-            rc = -1;
-            break;
-        }
-        d->lines[d->n_rows] = copy;
-        d->fields[d->n_rows++] = f_row;
-    }
-    free(line);
-    fclose(f);
-    if (rc != 0)
-        gm_plot_data_free(d);
-    return rc;
+    int *dst[] = {&d->col_backend, &d->col_device, &d->col_suite, &d->col_workload, &d->col_variant,
+                  &d->col_pattern, &d->col_precision, &d->col_batch, &d->col_seq, &d->col_bytes,
+                  &d->col_metric, &d->col_value, &d->col_status, &d->col_note};
+    for (int i = 0; i < 14; i++)
+        *dst[i] = cols[i];
+    d->fields = d->table.fields;
+    d->n_rows = d->table.n_rows;
+    d->n_cols = d->table.n_cols;
+    return 0;
 }
 
 void gm_plot_data_free(gm_plot_data *d)
 {
-    for (int i = 0; i < d->n_rows; i++) {
-        free(d->lines[i]);
-        free(d->fields[i]);
-    }
-    free(d->lines);
-    free(d->fields);
+    gm_csv_table_free(&d->table);
     memset(d, 0, sizeof *d);
 }
 

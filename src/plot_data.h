@@ -5,12 +5,14 @@
 #ifndef GM_PLOT_DATA_H
 #define GM_PLOT_DATA_H
 
+#include "csv_table.h"
+
 #include <stddef.h>
 
 /* A results.csv in memory: its lines split into fields. */
 typedef struct {
-    char **lines;                 /* every data line, split in place */
-    char ***fields;               /* fields[row][column] */
+    gm_csv_table table;           /* the file (src/csv_table.h) */
+    char ***fields;               /* table.fields: fields[row][column] */
     int n_rows, n_cols;
     int col_backend, col_device, col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
         col_metric, col_value, col_status, col_note;
