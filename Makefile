@@ -180,7 +180,7 @@ test: deps
 	$(MAKE) -j$(NPROC) unit-tests
 	@# A fuzz target that does not build is reported by tests/72-fuzz.t.
 	-$(MAKE) -j$(NPROC) fuzz-targets
-	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f tests/
+	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f --timer tests/
 
 peers: gpumem
 	@scripts/deps.sh peers

@@ -7,6 +7,9 @@
 command -v clang >/dev/null 2>&1 || skip_all "clang is not installed (scripts/deps.sh fuzz)"
 [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-*.a' 2>/dev/null | head -1)" ] ||
     skip_all "libFuzzer is not installed (scripts/deps.sh fuzz: libclang-rt-14-dev)"
+# The fuzz targets are one build (build-fuzz, ASan and UBSan built in)
+# whatever the suite's flavour: the sanitizer pass would run them again.
+case "$GM_BUILD" in build-san*) skip_all "the fuzz targets carry ASan and UBSan themselves: they run in the plain pass" ;; esac
 seconds=${FUZZ_TEST_SECONDS:-10}
 targets=$(ls tests/fuzz/fuzz_*.c | sed 's|tests/fuzz/||; s|\.c$||')
 plan $(($(echo "$targets" | wc -l) + 1))
