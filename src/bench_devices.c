@@ -12,6 +12,7 @@
  * that some worker returned (a worker killed by a signal counts as 3).
  */
 #include "bench_devices.h"
+#include "json_read.h"
 
 #include "commands.h"
 #include "csv.h"
@@ -145,6 +146,17 @@ static void finish(device_job *j, int wstatus)
         j->status = WEXITSTATUS(wstatus);
         snprintf(j->how, sizeof j->how, j->status ? "exit status %d" : "complete", j->status);
     }
+    /* A failed run says why in its meta.json: device-lost, hung, ... */
+    char path[4300], err[300];
+    gm_json_doc meta = {0};
+    snprintf(path, sizeof path, "%s/meta.json", j->dir);
+    if (j->status && gm_json_load(path, &meta, err, sizeof err) == 0) {
+        const char *status = gm_json_get(&meta, "status");
+        size_t used = strlen(j->how);
+        if (status && strcmp(status, "running") != 0)
+            snprintf(j->how + used, sizeof j->how - used, " (%.40s)", status);
+    }
+    gm_json_doc_free(&meta);
 }
 
 /* The last line of the worker's log, for the error row. */

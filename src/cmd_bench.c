@@ -10,6 +10,7 @@
 #include "select.h"
 #include "summary.h"
 #include "units.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -57,6 +58,8 @@ static void usage(FILE *f)
             "                      to a quarter of available host memory)\n"
             "  --probe-timeout S   oom suite: seconds a probe may run before its worker is\n"
             "                      killed (a `timeout` row; default 600)\n"
+            "  --hang-timeout S    seconds one device call may take before the device counts\n"
+            "                      as hung: the run stops, exit status 3 (default 600; 0 off)\n"
             "  --out DIR           results folder (default: results/<run-id>)\n"
             "  --quiet             no progress or summary\n"
             "\n"
@@ -66,6 +69,33 @@ static void usage(FILE *f)
 typedef struct {
     const char *name, *value;
 } cli_opt;
+
+/* What the watchdog's hook needs of a run under way. */
+typedef struct {
+    gm_bench *bench;
+    gm_meta *meta;
+} hang_context;
+
+/* The watchdog's hook (watchdog.h), on its thread while the main thread is
+ * stuck in a device call: cuts the unfinished point's rows off, as an
+ * interrupted run does, and records the end in meta.json. */
+static void record_hang(const char *op, double seconds, void *ctx)
+{
+    hang_context *h = ctx;
+    gm_bench *b = h->bench;
+    gm_run *run = b->run;
+    char err[600];
+    (void)op;
+    (void)seconds;
+    if (!b->output_failed && gm_run_cut_back(run, b->done_results_len, b->done_samples_len) == 0)
+        run->rows_written = b->done_rows;
+    h->meta->end = time(NULL);
+    h->meta->status = "hung";
+    if (gm_meta_write(h->meta, err, sizeof err) != 0)
+        fprintf(stderr, "gpumem bench: %s\n", err);
+    fprintf(stderr, "gpumem bench: %d finished points kept in %s; continue (after a device reset) with "
+                    "gpumem bench --resume %s\n", b->points_finished, run->dir, run->dir);
+}
 
 /* Splits argv into options; returns 0, or 2 with a message printed. */
 static int parse_cli(int argc, char **argv, cli_opt *opts, int *n, bool *help)
@@ -226,10 +256,13 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
         return rc;
     }
     char err[600];
+    if (gm_watchdog_start(o.hang_timeout, "gpumem bench") != 0)
+        fprintf(stderr, "gpumem bench: no hung-device watchdog: %s\n", strerror(errno));
     gm_device dev;
     rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
     if (rc) {
         fprintf(stderr, "gpumem bench: %s\n", err);
+        gm_watchdog_stop();
         gm_opts_release(&o);
         return rc;
     }
@@ -245,6 +278,7 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
             close(b.journal_fd);
         gm_run_close(&run);
         gm_device_close(&dev);
+        gm_watchdog_stop();
         gm_opts_release(&o);
         return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
     }
@@ -268,10 +302,12 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     /* Test-only: corrupt one output value after every kernel. */
     b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;
 
+    hang_context hang = {&b, &meta};
     if (gm_meta_write(&meta, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
         rc = GM_EXIT_OUTPUT;
     } else {
+        gm_watchdog_set_hook(record_hang, &hang);
         char limit[32] = "none";
         if (dev.mem_limit)
             gm_format_size(dev.mem_limit, limit, sizeof limit);
@@ -282,6 +318,7 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
         gm_mem_snapshot_take(&dev, &leak.start);
         int suites_rc = run_suites(&b, dev.mem_limit);
         gm_leak_check(&dev, &leak);
+        gm_watchdog_set_hook(NULL, NULL);   /* the end is this thread's to write */
         meta.leak = &leak;
         meta.end = time(NULL);
         meta.status = gm_bench_finish_run(&b, &run, suites_rc);
@@ -320,6 +357,7 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     gm_summary_release(&summary);
     gm_run_close(&run);
     gm_device_close(&dev);
+    gm_watchdog_stop();
     gm_opts_release(&o);
     return rc;
 }

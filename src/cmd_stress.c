@@ -4,7 +4,7 @@
  * the run folder's stress.tap, with the measurements in its results.csv
  * and the run's facts in meta.json. Exit status 0 when every check
  * passes, 1 when any fails, 2 for bad usage or results that cannot be
- * written, 3 when no device opens or the device is lost.
+ * written, 3 when no device opens or the device is lost or hung.
  */
 #include "commands.h"
 #include "memtrace.h"
@@ -15,7 +15,9 @@
 #include "select.h"
 #include "stress.h"
 #include "units.h"
+#include "watchdog.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@ typedef struct {
     double duration, fill, throttle;
     uint64_t seed, mem_limit;
     const char *out;
+    unsigned hang_timeout;        /* watchdog.h; 0: none */
 } stress_opts;
 
 static void usage(FILE *f)
@@ -51,8 +54,10 @@ static void usage(FILE *f)
                "  --mem-limit SIZE    cap on device memory (CPU devices default to a quarter of\n"
                "                      available host memory)\n"
                "  --out DIR           run folder (default: results/<run-id>)\n"
-               "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device or\n"
-               "the device was lost, 4 results could not be written, 130/143 SIGINT/SIGTERM\n");
+               "  --hang-timeout S    seconds one device call may take before the device counts\n"
+               "                      as hung: the run stops, exit status 3 (default 600; 0 off)\n"
+               "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device, or\n"
+               "the device was lost or hung, 4 results could not be written, 130/143 SIGINT/SIGTERM\n");
 }
 
 static int parse_checks(const char *v, unsigned *mask)
@@ -112,6 +117,10 @@ static int parse(int argc, char **argv, stress_opts *o)
             bad = gm_parse_size(v, &o->mem_limit, why, sizeof why) || o->mem_limit < (1u << 20);
         else if (strcmp(a, "--out") == 0)
             o->out = v;
+        else if (strcmp(a, "--hang-timeout") == 0) {
+            bad = gm_parse_uint(v, 86400, &u, why, sizeof why);
+            o->hang_timeout = (unsigned)u;
+        }
         else {
             fprintf(stderr, "gpumem stress: unknown option '%s' (see gpumem stress --help)\n", a);
             return GM_EXIT_USAGE;
@@ -134,6 +143,26 @@ static void tap(FILE *const *sinks, const char *fmt, const char *a, const char *
         }
 }
 
+/* What the watchdog's hook needs of a run under way. */
+typedef struct {
+    gm_meta *meta;
+    FILE *const *sinks;
+} hang_context;
+
+/* The watchdog's hook (watchdog.h), on its thread while the main thread is
+ * stuck in a device call: ends the TAP stream and records the end. */
+static void record_hang(const char *op, double seconds, void *ctx)
+{
+    hang_context *h = ctx;
+    char err[600];
+    (void)seconds;
+    tap(h->sinks, "Bail out! the device hung in a %s call%s\n", op, "");
+    h->meta->end = time(NULL);
+    h->meta->status = "hung";
+    if (gm_meta_write(h->meta, err, sizeof err) != 0)
+        fprintf(stderr, "gpumem stress: %s\n", err);
+}
+
 static void tap_result(FILE *const *sinks, int n, const gm_stress_check *c, const gm_stress_result *r)
 {
     char head[128];
@@ -154,7 +183,7 @@ static void tap_result(FILE *const *sinks, int n, const gm_stress_check *c, cons
 
 int gm_cmd_stress(int argc, char **argv)
 {
-    stress_opts o = {"auto", -1, 0, 10, 0.9, 0.5, 1, 0, NULL};
+    stress_opts o = {"auto", -1, 0, 10, 0.9, 0.5, 1, 0, NULL, 600};
     for (int i = 0; gm_stress_checks[i]; i++)
         o.checks |= 1u << i;
     int rc = parse(argc, argv, &o);
@@ -170,10 +199,13 @@ int gm_cmd_stress(int argc, char **argv)
         return GM_EXIT_USAGE;
     }
     char err[600];
+    if (gm_watchdog_start(o.hang_timeout, "gpumem stress") != 0)
+        fprintf(stderr, "gpumem stress: no hung-device watchdog: %s\n", strerror(errno));
     gm_device dev;
     rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
     if (rc) {
         fprintf(stderr, "gpumem stress: %s\n", err);
+        gm_watchdog_stop();
         return rc;
     }
     gm_device_set_limit(&dev, o.mem_limit ? o.mem_limit : gm_default_mem_limit(&dev.info));
@@ -186,6 +218,7 @@ int gm_cmd_stress(int argc, char **argv)
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);
         gm_device_close(&dev);
+        gm_watchdog_stop();
         return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
     }
     /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
@@ -194,6 +227,7 @@ int gm_cmd_stress(int argc, char **argv)
         fprintf(stderr, "gpumem stress: %s\n", err);
         gm_run_close(&run);
         gm_device_close(&dev);
+        gm_watchdog_stop();
         return GM_EXIT_OUTPUT;
     }
     char path[4200];
@@ -209,6 +243,8 @@ int gm_cmd_stress(int argc, char **argv)
     char dev_line[400];
     snprintf(dev_line, sizeof dev_line, "%s device %d: %s", dev.backend->name, dev.index, dev.info.name);
     tap(sinks, "# %s%s\n", dev_line, "");
+    hang_context hang = {&meta, sinks};
+    gm_watchdog_set_hook(record_hang, &hang);
     gm_leak_report leak = {0};
     gm_mem_snapshot_take(&dev, &leak.start);
     bool stop = false, lost = false;
@@ -234,6 +270,7 @@ int gm_cmd_stress(int argc, char **argv)
     }
     if (gm_leak_check(&dev, &leak))
         tap(sinks, "# device memory leak: %s%s\n", leak.detail, "");
+    gm_watchdog_set_hook(NULL, NULL);   /* the end is this thread's to write */
     if (sinks[1])
         fclose(sinks[1]);
     meta.leak = &leak;
@@ -254,6 +291,7 @@ int gm_cmd_stress(int argc, char **argv)
         fprintf(stderr, "gpumem stress: device memory leak: %s\n", leak.detail);
     gm_run_close(&run);
     gm_device_close(&dev);
+    gm_watchdog_stop();
     return s.output_failed ? GM_EXIT_OUTPUT : interrupted ? 128 + interrupted : lost ? GM_EXIT_DEVICE
            : failed || leak.leaked ? GM_EXIT_CHECK : GM_EXIT_OK;
 }

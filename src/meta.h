@@ -17,7 +17,7 @@ typedef struct {
     time_t start;
     time_t end;             /* 0 while the run is going */
     const char *status;     /* "running", "complete", "failed", "device-lost",
-                               "output-failed", "interrupted" */
+                               "hung", "output-failed", "interrupted" */
     const gm_leak_report *leak;   /* the device leak check; NULL until it ran */
 } gm_meta;
 

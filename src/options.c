@@ -35,6 +35,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->workloads = 1u;
     o->patterns = 1u;
     o->probe_timeout = 600;
+    o->hang_timeout = 600;
     o->frag_fill = 0.5;
     o->frag_free = 0.5;
     o->frag_min = 64u << 10;
@@ -155,7 +156,7 @@ static const struct { const char *name; bool value; } option_table[] = {
     {"reps", true},    {"warmup", true},   {"out", true},       {"profile", true},
     {"sizes", true},   {"kernels", true},  {"mem-limit", true}, {"access", true},
     {"quiet", false},  {"workload", true}, {"batch", true},     {"seq", true},
-    {"blocks", true},  {"pattern", true},  {"probe-timeout", true},
+    {"blocks", true},  {"pattern", true},  {"probe-timeout", true}, {"hang-timeout", true},
     {"frag-fill", true}, {"frag-free", true}, {"frag-sizes", true}, {"prealloc", true},
     {"allow-oversubscribe", false}, {"on-oom", true}, {"kv-block-sizes", true}, {"swap-batch", true},
     {"swap-pressure", true}, {"unified-sizes", true}, {"serial", false},
@@ -293,6 +294,8 @@ int gm_opts_set(gm_bench_opts *o, const char *name, const char *value, char *err
         o->on_oom_shrink = strcmp(value, "shrink") == 0;
     } else if (strcmp(name, "probe-timeout") == 0) {
         return set_uint(name, value, 1, 86400, &o->probe_timeout, err, err_len);
+    } else if (strcmp(name, "hang-timeout") == 0) {
+        return set_uint(name, value, 0, 86400, &o->hang_timeout, err, err_len);
     } else if (strcmp(name, "batch") == 0) {
         return set_axis(name, value, &o->batches, &o->n_batches, err, err_len);
     } else if (strcmp(name, "seq") == 0) {

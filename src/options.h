@@ -44,6 +44,9 @@ typedef struct {
     gm_shape shape;
     /* The oom suite: seconds a probe may take before its worker is killed. */
     unsigned probe_timeout;
+    /* Seconds one device call may take before the device counts as hung
+     * (watchdog.h); 0: never. */
+    unsigned hang_timeout;
     /* Allocation patterns (bench/pattern.h): fragmented fills frag_fill of
      * free memory with sizes from frag_min to frag_max and frees frag_free
      * of them; prealloc reserves prealloc_share of free memory; managed

@@ -24,7 +24,7 @@ int gm_inject_parse(const char *text, gm_inject_spec *spec, char *err, size_t er
         return 0;
     const char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (!c1 || !c2) {
-        snprintf(err, err_len, "GPUMEM_BACKEND_FAULT '%.80s': expected OP:N:lost|oom|leak", text);
+        snprintf(err, err_len, "GPUMEM_BACKEND_FAULT '%.80s': expected OP:N:lost|oom|leak|hang", text);
         return -1;
     }
     size_t len = (size_t)(c1 - text);
@@ -48,14 +48,15 @@ int gm_inject_parse(const char *text, gm_inject_spec *spec, char *err, size_t er
     gm_inject_mode m = strcmp(mode, "lost") == 0 ? GM_INJECT_LOST
                        : strcmp(mode, "oom") == 0 ? GM_INJECT_OOM
                        : strcmp(mode, "leak") == 0 ? GM_INJECT_LEAK
+                       : strcmp(mode, "hang") == 0 ? GM_INJECT_HANG
                                                    : GM_INJECT_NONE;
     if (m == GM_INJECT_NONE) {
-        snprintf(err, err_len, "GPUMEM_BACKEND_FAULT '%.80s': the mode must be lost, oom or leak", text);
+        snprintf(err, err_len, "GPUMEM_BACKEND_FAULT '%.80s': the mode must be lost, oom, leak or hang", text);
         return -1;
     }
-    if ((m == GM_INJECT_LEAK) != (op == GM_OP_FREE)) {
+    if (m != GM_INJECT_HANG && (m == GM_INJECT_LEAK) != (op == GM_OP_FREE)) {
         snprintf(err, err_len, "GPUMEM_BACKEND_FAULT '%.80s': %s", text,
-                 m == GM_INJECT_LEAK ? "only free can leak" : "free cannot fail, only leak");
+                 m == GM_INJECT_LEAK ? "only free can leak" : "free cannot fail, only leak or hang");
         return -1;
     }
     spec->op = (gm_backend_op)op;

@@ -1,23 +1,45 @@
 /* The backend shim (shim.h): forwarding, accounting, injected faults. */
 #include "backend/shim.h"
 #include "device.h"
+#include "watchdog.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SHIM(dev) (&(dev)->shim)
 #define INNER(dev) ((dev)->shim.inner)
 
-/* Counts a call of `op`; returns the failure it must report (recorded in
- * dev->err), or GM_OK to go on. */
+/* Marks the start of a call of `op` for the watchdog (watchdog.h); a
+ * `hang` fault stops answering there, as a hung device does. */
+static long begin(gm_device *dev, gm_backend_op op)
+{
+    gm_backend_shim *s = SHIM(dev);
+    gm_watchdog_call_begin(gm_backend_op_name(op));
+    long n = ++s->calls[op];
+    if (s->spec.mode == GM_INJECT_HANG && s->spec.op == op && s->spec.at == n)
+        for (;;)
+            pause();
+    return n;
+}
+
+/* Marks the end of the call begun last; returns st. */
+static gm_status settle(gm_status st)
+{
+    gm_watchdog_call_end();
+    return st;
+}
+
+/* Begins a call of `op` (begin) and counts it; returns the failure it must
+ * report (recorded in dev->err), or GM_OK to go on. The caller settles. */
 static gm_status strike(gm_device *dev, gm_backend_op op)
 {
     gm_backend_shim *s = SHIM(dev);
-    long n = ++s->calls[op];
+    long n = begin(dev, op);
     if (s->lost)
         return gm_device_fail(dev, GM_ERR_DEVICE_LOST, 0, "device lost (injected fault at %s); %s refused",
                               s->lost_at, gm_backend_op_name(op));
-    if (s->spec.op != op || s->spec.at != n || s->spec.mode == GM_INJECT_NONE || s->spec.mode == GM_INJECT_LEAK)
+    if (s->spec.op != op || s->spec.at != n || (s->spec.mode != GM_INJECT_LOST && s->spec.mode != GM_INJECT_OOM))
         return GM_OK;
     if (s->spec.mode == GM_INJECT_OOM)
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of memory (injected fault at %s call %ld)", gm_backend_op_name(op), n);
@@ -29,7 +51,7 @@ static gm_status strike(gm_device *dev, gm_backend_op op)
 static gm_status shim_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b)
 {
     gm_status st = strike(dev, GM_OP_MEM_INFO);
-    return st != GM_OK ? st : INNER(dev)->mem_info(dev, free_b, total_b);
+    return settle(st != GM_OK ? st : INNER(dev)->mem_info(dev, free_b, total_b));
 }
 
 static gm_status shim_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
@@ -42,15 +64,16 @@ static gm_status shim_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_b
         SHIM(dev)->live.bytes += bytes;
         SHIM(dev)->async_allocs += kind == GM_MEM_ASYNC;
     }
-    return st;
+    return settle(st);
 }
 
 static void shim_free(gm_device *dev, gm_buffer *buf)
 {
     gm_backend_shim *s = SHIM(dev);
-    long n = ++s->calls[GM_OP_FREE];
+    long n = begin(dev, GM_OP_FREE);
     if (s->spec.mode == GM_INJECT_LEAK && s->spec.at == n && !buf->is_view) {
         s->held = *buf;          /* still live: handed back at close */
+        settle(GM_OK);
         return;
     }
     if (buf->is_view) {
@@ -60,6 +83,7 @@ static void shim_free(gm_device *dev, gm_buffer *buf)
         s->live.bytes -= buf->bytes;
     }
     INNER(dev)->free(dev, buf);
+    settle(GM_OK);
 }
 
 static gm_status shim_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out)
@@ -68,21 +92,21 @@ static gm_status shim_view(gm_device *dev, const gm_buffer *parent, size_t offse
     if (st == GM_OK)
         st = INNER(dev)->view(dev, parent, offset, bytes, out);
     SHIM(dev)->live.views += st == GM_OK;
-    return st;
+    return settle(st);
 }
 
 static gm_status shim_fill(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes,
                            const void *pattern, size_t pattern_size)
 {
     gm_status st = strike(dev, GM_OP_FILL);
-    return st != GM_OK ? st : INNER(dev)->fill(dev, queue, buf, off, bytes, pattern, pattern_size);
+    return settle(st != GM_OK ? st : INNER(dev)->fill(dev, queue, buf, off, bytes, pattern, pattern_size));
 }
 
 static gm_status shim_copy(gm_device *dev, int queue, gm_buffer *dst, size_t dst_off, const gm_buffer *src,
                            size_t src_off, size_t bytes, bool async)
 {
     gm_status st = strike(dev, GM_OP_COPY);
-    return st != GM_OK ? st : INNER(dev)->copy(dev, queue, dst, dst_off, src, src_off, bytes, async);
+    return settle(st != GM_OK ? st : INNER(dev)->copy(dev, queue, dst, dst_off, src, src_off, bytes, async));
 }
 
 static gm_status shim_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
@@ -92,7 +116,7 @@ static gm_status shim_map(gm_device *dev, int queue, gm_buffer *buf, size_t off,
     if (st == GM_OK)
         st = INNER(dev)->map(dev, queue, buf, off, bytes, write, ptr);
     SHIM(dev)->live.maps += st == GM_OK;
-    return st;
+    return settle(st);
 }
 
 /* A release: the mapping is handed back even when the call reports a
@@ -105,15 +129,15 @@ static gm_status shim_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr
     SHIM(dev)->live.maps--;
     if (injected != GM_OK) {
         dev->err = saved;
-        return injected;
+        return settle(injected);
     }
-    return st;
+    return settle(st);
 }
 
 static gm_status shim_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_device)
 {
     gm_status st = strike(dev, GM_OP_PREFETCH);
-    return st != GM_OK ? st : INNER(dev)->prefetch(dev, queue, buf, to_device);
+    return settle(st != GM_OK ? st : INNER(dev)->prefetch(dev, queue, buf, to_device));
 }
 
 static gm_status shim_program_build(gm_device *dev, const char *program, const char *variant,
@@ -123,7 +147,7 @@ static gm_status shim_program_build(gm_device *dev, const char *program, const c
     if (st == GM_OK)
         st = INNER(dev)->program_build(dev, program, variant, extra_defines, out);
     SHIM(dev)->live.programs += st == GM_OK;
-    return st;
+    return settle(st);
 }
 
 static void shim_program_release(gm_device *dev, gm_program *prog)
@@ -131,7 +155,9 @@ static void shim_program_release(gm_device *dev, gm_program *prog)
     if (!prog)
         return;
     SHIM(dev)->live.programs--;
+    gm_watchdog_call_begin("program_release");
     INNER(dev)->program_release(dev, prog);
+    gm_watchdog_call_end();
 }
 
 static gm_status shim_kernel_get(gm_device *dev, gm_program *prog, const char *name, gm_kernel **out)
@@ -140,7 +166,7 @@ static gm_status shim_kernel_get(gm_device *dev, gm_program *prog, const char *n
     if (st == GM_OK)
         st = INNER(dev)->kernel_get(dev, prog, name, out);
     SHIM(dev)->live.kernels += st == GM_OK;
-    return st;
+    return settle(st);
 }
 
 static void shim_kernel_release(gm_device *dev, gm_kernel *k)
@@ -148,14 +174,16 @@ static void shim_kernel_release(gm_device *dev, gm_kernel *k)
     if (!k)
         return;
     SHIM(dev)->live.kernels--;
+    gm_watchdog_call_begin("kernel_release");
     INNER(dev)->kernel_release(dev, k);
+    gm_watchdog_call_end();
 }
 
 static gm_status shim_launch(gm_device *dev, int queue, gm_kernel *k, size_t global, size_t local,
                              const gm_arg *args, int nargs)
 {
     gm_status st = strike(dev, GM_OP_LAUNCH);
-    return st != GM_OK ? st : INNER(dev)->launch(dev, queue, k, global, local, args, nargs);
+    return settle(st != GM_OK ? st : INNER(dev)->launch(dev, queue, k, global, local, args, nargs));
 }
 
 static gm_status shim_event_record(gm_device *dev, int queue, gm_event **out)
@@ -164,13 +192,13 @@ static gm_status shim_event_record(gm_device *dev, int queue, gm_event **out)
     if (st == GM_OK)
         st = INNER(dev)->event_record(dev, queue, out);
     SHIM(dev)->live.events += st == GM_OK;
-    return st;
+    return settle(st);
 }
 
 static gm_status shim_event_elapsed_ms(gm_device *dev, gm_event *start, gm_event *end, double *ms)
 {
     gm_status st = strike(dev, GM_OP_EVENT_ELAPSED_MS);
-    return st != GM_OK ? st : INNER(dev)->event_elapsed_ms(dev, start, end, ms);
+    return settle(st != GM_OK ? st : INNER(dev)->event_elapsed_ms(dev, start, end, ms));
 }
 
 static void shim_event_release(gm_device *dev, gm_event *ev)
@@ -178,13 +206,15 @@ static void shim_event_release(gm_device *dev, gm_event *ev)
     if (!ev)
         return;
     SHIM(dev)->live.events--;
+    gm_watchdog_call_begin("event_release");
     INNER(dev)->event_release(dev, ev);
+    gm_watchdog_call_end();
 }
 
 static gm_status shim_synchronize(gm_device *dev, int queue)
 {
     gm_status st = strike(dev, GM_OP_SYNCHRONIZE);
-    return st != GM_OK ? st : INNER(dev)->synchronize(dev, queue);
+    return settle(st != GM_OK ? st : INNER(dev)->synchronize(dev, queue));
 }
 
 static gm_status shim_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
@@ -194,7 +224,7 @@ static gm_status shim_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, 
     if (st == GM_OK)
         st = INNER(dev)->blas_sgemm(dev, queue, m, n, k, a, b, c);
     SHIM(dev)->blas_calls += st == GM_OK;
-    return st;
+    return settle(st);
 }
 
 gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const gm_backend_shim *before)
@@ -234,7 +264,7 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
         s->table.blas_sgemm = shim_blas_sgemm;
     dev->backend = &s->table;
     gm_status st = strike(dev, GM_OP_OPEN);
-    return st != GM_OK ? st : inner->open(dev, index);
+    return settle(st != GM_OK ? st : inner->open(dev, index));
 }
 
 void gm_shim_close(gm_device *dev)
@@ -243,8 +273,12 @@ void gm_shim_close(gm_device *dev)
     if (s->held.handle || s->held.host) {
         s->live.buffers--;
         s->live.bytes -= s->held.bytes;
+        gm_watchdog_call_begin("free");
         s->inner->free(dev, &s->held);
+        gm_watchdog_call_end();
         memset(&s->held, 0, sizeof s->held);
     }
+    gm_watchdog_call_begin("close");
     s->inner->close(dev);
+    gm_watchdog_call_end();
 }

@@ -2,7 +2,8 @@
  * The backend shim: one wrapper around whichever backend a device opens
  * (gm_device_open installs it; dev->backend is then the shim's table and
  * the vendor backend sits behind it). It forwards every op and does two
- * things no vendor backend has to know about:
+ * things no vendor backend has to know about (and marks each call's start
+ * and end for the hung-device watchdog, watchdog.h):
  *
  *   - accounting of what the driver holds for this process: live buffers
  *     (and their bytes), views, mappings, programs, kernels and events,
@@ -21,7 +22,9 @@
  *               (releases still release: the host side must not leak);
  *         oom   that one call fails with GM_ERR_OOM;
  *         leak  (free only) the buffer is not handed back to the driver
- *               until the device closes: a deliberate leak for the check.
+ *               until the device closes: a deliberate leak for the check;
+ *         hang  that call never returns, as on a device that stopped
+ *               answering: the watchdog's case (watchdog.h).
  *     Each process counts its own calls: the oom suite's probe workers
  *     (gpumem __worker) inherit the switch and fail at their own N-th call.
  *     GPUMEM_FAULT (bench, stress and worker faults) is a separate switch.
@@ -38,7 +41,7 @@ typedef enum {
     GM_OP_COUNT
 } gm_backend_op;
 
-typedef enum { GM_INJECT_NONE, GM_INJECT_LOST, GM_INJECT_OOM, GM_INJECT_LEAK } gm_inject_mode;
+typedef enum { GM_INJECT_NONE, GM_INJECT_LOST, GM_INJECT_OOM, GM_INJECT_LEAK, GM_INJECT_HANG } gm_inject_mode;
 
 typedef struct {
     gm_backend_op op;
