@@ -1,15 +1,17 @@
 /*
  * Loading a fleet (fleet.h): the run folders under a root, found by a
  * recursive walk that does not follow symbolic links, sorted by path so
- * the output is the same on every run; each folder's meta.json and
- * results.csv read once, the CSV streamed line by line keeping only the
- * ok rows' point, value and stdev (then samples.csv, fleet_samples.c).
+ * the output is the same on every run; each folder's meta.json (parsed
+ * whole, json_read.h) and results.csv read once, the CSV streamed line by
+ * line keeping only the ok rows' point, value and stdev (then samples.csv,
+ * fleet_samples.c).
  * Points are found by key in fleet_points.c, so hundreds of folders cost
  * one pass each.
  */
 #include "fleet.h"
 
 #include "csv.h"
+#include "json_read.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -81,53 +83,25 @@ static int by_path(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The string value of the first "key": "..." in json (escapes \" and \\
- * undone), or "" when there is none. A "key" that is not followed by a
- * colon (a string value, say in the command line) is passed over. */
-static void json_string(const char *json, const char *key, char *out, size_t len)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    out[0] = '\0';
-    for (const char *p = strstr(json, pat); p; p = strstr(p, pat)) {
-        p += strlen(pat);
-        p += strspn(p, " \t\r\n");
-        if (*p != ':')
-            continue;
-        p++;
-        p += strspn(p, " \t\r\n");
-        if (*p++ != '"')
-            return;
-        size_t j = 0;
-        for (; *p && *p != '"' && j + 1 < len; p++) {
-            if (*p == '\\' && p[1])
-                p++;
-            out[j++] = *p;
-        }
-        out[j] = '\0';
-        return;
-    }
-}
-
+/* The GPU's host and identity from its meta.json (json_read.h). */
 static int read_meta(gm_fleet_gpu *g, char *err, size_t err_len)
 {
-    char path[4400], buf[65536];
+    char path[4400];
     snprintf(path, sizeof path, "%s/meta.json", g->dir);
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+    gm_json_doc meta;
+    if (gm_json_load(path, &meta, err, err_len) != 0)
         return -1;
+    int rc = 0;
+    if (!gm_json_get(&meta, "schema_version")) {
+        snprintf(err, err_len, "%s:1: not a gpumem meta.json (no schema_version)", path);
+        rc = -1;
+    } else {
+        const char *host = gm_json_get(&meta, "host.hostname"), *id = gm_json_get(&meta, "device.uuid");
+        snprintf(g->host, sizeof g->host, "%s", host ? host : "");
+        snprintf(g->device_id, sizeof g->device_id, "%s", id ? id : "");
     }
-    size_t got = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[got] = '\0';
-    if (got == 0 || buf[strspn(buf, " \t\r\n")] != '{') {
-        snprintf(err, err_len, "%s:1: not a gpumem meta.json (no JSON object)", path);
-        return -1;
-    }
-    json_string(buf, "hostname", g->host, sizeof g->host);
-    json_string(buf, "uuid", g->device_id, sizeof g->device_id);
-    return 0;
+    gm_json_doc_free(&meta);
+    return rc;
 }
 
 static int add_obs(gm_fleet_point *p, int gpu, double value, double spread)
