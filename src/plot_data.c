@@ -39,6 +39,8 @@ void gm_plot_data_free(gm_plot_data *d)
 static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
                                                  "swap_bandwidth", "allocator", "fragmentation"};
 
+const char *gm_plot_kind_name(int k) { return kinds[k]; }
+
 /* Fills p from row r for plot kind k; returns 0 when the row is not shown. */
 static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
 {

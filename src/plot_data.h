@@ -42,6 +42,11 @@ typedef struct {
     int n_points;
 } gm_plot_set;
 
+/* The name of plot kind k (0 to GM_PLOT_KINDS - 1): its script is
+ * plots/NAME.gp. The memory-over-time plot ("memory", plot_memory.h) is
+ * drawn apart from these. */
+const char *gm_plot_kind_name(int k);
+
 /* The points of plot kind k (0 to GM_PLOT_KINDS - 1). Returns 0 or -1
  * (out of memory). */
 int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set);

@@ -139,8 +139,7 @@ void gm_report_collect(const gm_plot_data *d, const char *run, gm_report *r)
     gm_report_stress(run, r);
 }
 
-/* Markdown table cells: a '|' would end the cell. */
-static void md_cell(FILE *f, const char *s)
+void gm_md_cell(FILE *f, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|')
@@ -155,9 +154,9 @@ static void md_table(FILE *f, const char *head, const gm_report_row *rows, int n
     fprintf(f, "%s\n\n| measure | value |\n| --- | --- |\n", head);
     for (int i = 0; i < n; i++) {
         fputs("| ", f);
-        md_cell(f, rows[i].label);
+        gm_md_cell(f, rows[i].label);
         fputs(" | ", f);
-        md_cell(f, rows[i].value);
+        gm_md_cell(f, rows[i].value);
         fputs(" |\n", f);
     }
     fputs("\n", f);

@@ -45,28 +45,42 @@ static void column_title(const gm_run_device *d, char *out, size_t len)
     snprintf(out, len, "device %d: %s (%s)", d->index, d->device, d->device_id);
 }
 
-static void md_escaped(FILE *f, const char *s)
+/* One of a report's tables: its facts (facts != 0) or its headline. */
+static const gm_report_row *table_rows(const gm_report *r, int facts, int *n)
 {
-    for (; *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else
-            fputc(*s, f);
+    *n = facts ? r->n_facts : r->n_headline;
+    return facts ? r->facts : r->headline;
+}
+
+/* The rows of a table across the devices: the union of their labels. */
+static void union_labels(const device_reports *dr, int facts, label_set *set)
+{
+    set->n = 0;
+    for (int k = 0; k < dr->n; k++) {
+        int n;
+        const gm_report_row *rows = table_rows(&dr->reps[k], facts, &n);
+        add_labels(set, rows, n);
     }
+}
+
+/* Device k's value of the row `label` ("" where it has none). */
+static const char *device_value(const device_reports *dr, int k, int facts, const char *label)
+{
+    int n;
+    const gm_report_row *rows = table_rows(&dr->reps[k], facts, &n);
+    return value_of(rows, n, label);
 }
 
 static void md_table(FILE *f, const char *head, const device_reports *dr, int facts)
 {
-    label_set set = {.n = 0};
-    for (int k = 0; k < dr->n; k++)
-        add_labels(&set, facts ? dr->reps[k].facts : dr->reps[k].headline,
-                   facts ? dr->reps[k].n_facts : dr->reps[k].n_headline);
+    label_set set;
+    union_labels(dr, facts, &set);
     fprintf(f, "%s\n\n| measure |", head);
     for (int k = 0; k < dr->n; k++) {
         char title[400];
         column_title(&dr->devs[k], title, sizeof title);
         fputc(' ', f);
-        md_escaped(f, title);
+        gm_md_cell(f, title);
         fputs(" |", f);
     }
     fputs("\n| --- |", f);
@@ -75,12 +89,11 @@ static void md_table(FILE *f, const char *head, const device_reports *dr, int fa
     fputc('\n', f);
     for (int i = 0; i < set.n; i++) {
         fputs("| ", f);
-        md_escaped(f, set.labels[i]);
+        gm_md_cell(f, set.labels[i]);
         fputs(" |", f);
         for (int k = 0; k < dr->n; k++) {
-            const gm_report *r = &dr->reps[k];
             fputc(' ', f);
-            md_escaped(f, value_of(facts ? r->facts : r->headline, facts ? r->n_facts : r->n_headline, set.labels[i]));
+            gm_md_cell(f, device_value(dr, k, facts, set.labels[i]));
             fputs(" |", f);
         }
         fputc('\n', f);
@@ -90,10 +103,8 @@ static void md_table(FILE *f, const char *head, const device_reports *dr, int fa
 
 static void html_table(FILE *f, const char *head, const char *id, const device_reports *dr, int facts)
 {
-    label_set set = {.n = 0};
-    for (int k = 0; k < dr->n; k++)
-        add_labels(&set, facts ? dr->reps[k].facts : dr->reps[k].headline,
-                   facts ? dr->reps[k].n_facts : dr->reps[k].n_headline);
+    label_set set;
+    union_labels(dr, facts, &set);
     fprintf(f, "<h2>%s</h2>\n<table id=\"%s\">\n<tr><th>measure</th>", head, id);
     for (int k = 0; k < dr->n; k++) {
         char title[400];
@@ -108,9 +119,8 @@ static void html_table(FILE *f, const char *head, const char *id, const device_r
         gm_html_text(f, set.labels[i]);
         fputs("</td>", f);
         for (int k = 0; k < dr->n; k++) {
-            const gm_report *r = &dr->reps[k];
             fputs("<td>", f);
-            gm_html_text(f, value_of(facts ? r->facts : r->headline, facts ? r->n_facts : r->n_headline, set.labels[i]));
+            gm_html_text(f, device_value(dr, k, facts, set.labels[i]));
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);
@@ -118,9 +128,9 @@ static void html_table(FILE *f, const char *head, const char *id, const device_r
     fputs("</table>\n", f);
 }
 
-/* The plots a device's folder has, in the order gpumem plot draws them. */
-static const char *const plot_kinds[] = {"bandwidth", "throughput", "oom_frontier", "swap_latency", "swap_bandwidth",
-                                         "allocator", "fragmentation", "memory"};
+/* The plot kinds, in the order gpumem plot draws them: the results.csv
+ * kinds, then memory over time. */
+static const char *plot_kind(int p) { return p < GM_PLOT_KINDS ? gm_plot_kind_name(p) : "memory"; }
 
 static int write_both(const char *run, const char *title, const device_reports *dr, char *err, size_t len)
 {
@@ -147,16 +157,17 @@ static int write_both(const char *run, const char *title, const device_reports *
             fputs("<h2>Plots of ", html);
             gm_html_text(html, title_k);
             fputs("</h2>\n", html);
-            for (size_t p = 0; p < sizeof plot_kinds / sizeof plot_kinds[0] && rc == 0; p++) {
+            for (int p = 0; p <= GM_PLOT_KINDS && rc == 0; p++) {
+                const char *kind = plot_kind(p);
                 char svg[4600], id[300];
-                snprintf(svg, sizeof svg, "%s/%s/plots/%s.svg", run, dr->devs[k].folder, plot_kinds[p]);
+                snprintf(svg, sizeof svg, "%s/%s/plots/%s.svg", run, dr->devs[k].folder, kind);
                 FILE *probe = fopen(svg, "r");
                 if (!probe)
                     continue;             /* the device has no plot of this kind */
                 fclose(probe);
-                fprintf(md, "![%s](%s/plots/%s.svg)\n\n", plot_kinds[p], dr->devs[k].folder, plot_kinds[p]);
-                snprintf(id, sizeof id, "%s-%d", plot_kinds[p], k);
-                if (gm_html_plot(html, svg, id, plot_kinds[p]) != 0) {
+                fprintf(md, "![%s](%s/plots/%s.svg)\n\n", kind, dr->devs[k].folder, kind);
+                snprintf(id, sizeof id, "%s-%d", kind, k);
+                if (gm_html_plot(html, svg, id, kind) != 0) {
                     snprintf(err, len, "cannot read %s for the HTML report", svg);
                     rc = -1;
                 }

@@ -15,6 +15,10 @@ void gm_report_stress(const char *run, gm_report *r);
 /* Appends a headline row (formatted value); ignored when the table is full. */
 void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Writes s as the text of a Markdown table cell: a '|' would end the cell
+ * (src/report.c). */
+void gm_md_cell(FILE *f, const char *s);
+
 /* HTML pieces (src/report_html.c): text escaped; the page's head (style,
  * the image-check script) and its <h1>; a plot's SVG inline as a data URI
  * in a <figure> (returns -1 when the SVG cannot be read). */
