@@ -9,21 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define MAD_TO_SIGMA 1.4826   /* MAD of a normal sample to its standard deviation */
 #define RELATIVE_FLOOR 0.01   /* no scale below 1% of the median */
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n), which it sorts. */
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return gm_quantile_sorted(v, (size_t)n, 0.5);
-}
 
 /* The median of sorted[0..n) without its element at rank `skip`. */
 static double median_without(const double *sorted, int n, int skip)
@@ -56,30 +42,26 @@ static void rank_keys(ranked *rk, int n, int *rank, double *sorted)
     }
 }
 
-/* Judges one point; work holds 4 x n_obs doubles, rk n_obs entries and
- * ranks 2 x n_obs ints. */
-static void judge_point(gm_fleet_point *p, double k, double *work, ranked *rk, int *ranks)
+/* Judges one point; work holds 2 x n_obs doubles, rk n_obs entries and
+ * spread_rank n_obs ints. */
+static void judge_point(gm_fleet_point *p, double k, double *work, ranked *rk, int *spread_rank)
 {
     int n = p->n_obs;
-    double *values = work, *spreads = work + n, *tmp = work + 2 * n;
-    int *value_rank = ranks, *spread_rank = ranks + n;   /* value_rank: sorting's by-product */
+    double *values = work, *spreads = work + n;
     p->direction = gm_metric_direction_of(p->key[GM_FLEET_KEY_FIELDS - 1]);
     p->n_flagged = 0;
     for (int i = 0; i < n; i++)
-        rk[i] = (ranked){p->obs[i].value, i};
-    rank_keys(rk, n, value_rank, values);
-    p->median = gm_quantile_sorted(values, (size_t)n, 0.5);
+        values[i] = p->obs[i].value;
+    p->median = gm_median_in_place(values, (size_t)n);
     p->scale = 0;
     if (n < 2) {
         p->obs[0].deviation = 0;
         p->obs[0].flagged = false;
         return;
     }
-    for (int i = 0; i < n; i++)
-        tmp[i] = fabs(p->obs[i].value - p->median);
     /* Two GPUs sit exactly one MAD from their median: no spread across
      * GPUs can be measured, so the repetitions' spread alone scales. */
-    double across = n >= 3 ? MAD_TO_SIGMA * median_of(tmp, n) : 0;
+    double across = n >= 3 ? GM_MAD_TO_SIGMA * gm_mad_in_place(values, (size_t)n, p->median) : 0;
     for (int i = 0; i < n; i++)
         rk[i] = (ranked){p->obs[i].spread, i};
     rank_keys(rk, n, spread_rank, spreads);
@@ -104,9 +86,9 @@ int gm_fleet_judge(gm_fleet *f, double k)
     for (int i = 0; i < f->n_points; i++)
         if (f->points[i].n_obs > most)
             most = f->points[i].n_obs;
-    double *work = malloc(4 * (size_t)most * sizeof *work);
+    double *work = malloc(2 * (size_t)most * sizeof *work);
     ranked *rk = malloc((size_t)most * sizeof *rk);
-    int *ranks = malloc(2 * (size_t)most * sizeof *ranks);
+    int *ranks = malloc((size_t)most * sizeof *ranks);
     if (!work || !rk || !ranks) {
         free(work);
         free(rk);

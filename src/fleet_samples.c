@@ -11,7 +11,6 @@
 #include "stats.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,24 +23,14 @@ typedef struct {
     char key[4096];            /* the group's joined key, "" before the first */
 } group;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sets the spread of the group's point on `gpu`, then empties the group. */
 static void close_group(gm_fleet *f, int gpu, group *g, char **key)
 {
     if (g->n >= 2) {
         gm_fleet_point *p = gm_fleet_point_find(f, key, NULL);
         if (p && p->n_obs && p->obs[p->n_obs - 1].gpu == gpu) {
-            qsort(g->v, (size_t)g->n, sizeof *g->v, cmp_double);
-            double m = gm_quantile_sorted(g->v, (size_t)g->n, 0.5);
-            for (int i = 0; i < g->n; i++)
-                g->v[i] = fabs(g->v[i] - m);
-            qsort(g->v, (size_t)g->n, sizeof *g->v, cmp_double);
-            p->obs[p->n_obs - 1].spread = 1.4826 * gm_quantile_sorted(g->v, (size_t)g->n, 0.5);
+            double m = gm_median_in_place(g->v, (size_t)g->n);
+            p->obs[p->n_obs - 1].spread = GM_MAD_TO_SIGMA * gm_mad_in_place(g->v, (size_t)g->n, m);
         }
     }
     g->n = 0;

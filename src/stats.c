@@ -10,6 +10,21 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void gm_sort_doubles(double *v, size_t n) { qsort(v, n, sizeof *v, cmp_double); }
+
+double gm_median_in_place(double *v, size_t n)
+{
+    gm_sort_doubles(v, n);
+    return gm_quantile_sorted(v, n, 0.5);
+}
+
+double gm_mad_in_place(double *v, size_t n, double center)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - center);
+    return gm_median_in_place(v, n);
+}
+
 double gm_quantile_sorted(const double *sorted, size_t n, double q)
 {
     if (n == 0)
@@ -30,7 +45,7 @@ void gm_stats_compute(const double *v, size_t n, gm_stats *s)
     if (!sorted)
         return;
     memcpy(sorted, v, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    gm_sort_doubles(sorted, n);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += sorted[i];

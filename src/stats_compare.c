@@ -5,11 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* P(W <= q) under the null hypothesis, with no ties: the number of
  * arrangements of nx x-values among nx+ny ranks whose W is u, by the
@@ -59,7 +54,7 @@ double gm_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, d
         return -1;
     for (size_t i = 0; i < n; i++)
         sorted[i] = i < nx ? x[i] : y[i - nx];
-    qsort(sorted, n, sizeof *sorted, by_value);
+    gm_sort_doubles(sorted, n);
     /* Rank sum of x with mid-ranks, and the tie term sum(t^3 - t). */
     double rank_sum = 0, ties = 0;
     for (size_t i = 0; i < nx; i++) {
@@ -157,7 +152,7 @@ static double resampled_median(const double *v, size_t n, double *scratch, uint6
 {
     for (size_t i = 0; i < n; i++)
         scratch[i] = v[splitmix(rng) % n];
-    qsort(scratch, n, sizeof *scratch, by_value);
+    gm_sort_doubles(scratch, n);
     return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
 }
 
@@ -178,7 +173,7 @@ int gm_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, double l
         double mx = resampled_median(x, nx, scratch, &rng), my = resampled_median(y, ny, scratch, &rng);
         ratios[b] = mx != 0 ? my / mx : my == 0 ? 1.0 : INFINITY;
     }
-    qsort(ratios, (size_t)resamples, sizeof *ratios, by_value);
+    gm_sort_doubles(ratios, (size_t)resamples);
     *lo = gm_quantile_sorted(ratios, (size_t)resamples, (1 - level) / 2);
     *hi = gm_quantile_sorted(ratios, (size_t)resamples, (1 + level) / 2);
     free(ratios);
