@@ -14,7 +14,7 @@
 /* One metric at one point of a run (a results.csv row). The strings point
  * into the run's table. */
 typedef struct {
-    char *key;              /* suite..bytes and metric, joined by '\x1f' */
+    char *key;              /* the point key, gm_point_key_join (point_key.h) */
     const char *suite, *workload, *variant, *pattern, *precision, *batch, *seq_len, *bytes, *metric, *unit,
         *status, *note;
     const char *model_bytes; /* the memory model's bytes at the point ("" when the file has none) */

@@ -3,28 +3,29 @@
 #include "compare.h"
 #include "json_read.h"
 #include "metric_direction.h"
-#include "units.h"
+#include "point_key.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The columns that make a point's key, in key order, then the metric. */
-static const char *const key_columns[] = {"suite", "workload", "variant", "pattern", "precision",
-                                          "batch", "seq_len",  "bytes",   "metric"};
-#define N_KEY 9
+/* The columns that make a point's key (point_key.h): cols[0..N_KEY). */
+#define N_KEY GM_POINT_KEY_FIELDS
 
+/* The point key of a row (gm_point_key_join), malloc'd; NULL when out of
+ * memory. */
 static char *make_key(char **row, const int *cols)
 {
-    size_t n = 0;
+    const char *fields[N_KEY];
+    size_t len = 1;
     for (int i = 0; i < N_KEY; i++)
-        n += strlen(row[cols[i]]) + 1;
-    char *key = malloc(n + 1), *w = key;
-    if (!key)
-        return NULL;
-    for (int i = 0; i < N_KEY; i++)
-        w += sprintf(w, "%s%s", i ? "\x1f" : "", row[cols[i]]);
+        len += strlen(fields[i] = row[cols[i]]) + 1;
+    char *key = malloc(len);
+    if (key && gm_point_key_join(fields, key, len) != 0) {
+        free(key);
+        key = NULL;
+    }
     return key;
 }
 
@@ -72,7 +73,7 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
         return -1;
     int cols[N_KEY + 5];
     const char *names[N_KEY + 5];
-    memcpy(names, key_columns, sizeof key_columns);
+    memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
     names[N_KEY] = "unit", names[N_KEY + 1] = "value", names[N_KEY + 2] = "status", names[N_KEY + 3] = "note",
     names[N_KEY + 4] = "reps";
     if (gm_csv_table_columns(&r->results, path, names, cols, N_KEY + 5, err, len) != 0)
@@ -124,7 +125,7 @@ static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
         return -1;
     int cols[N_KEY + 1];
     const char *names[N_KEY + 1];
-    memcpy(names, key_columns, sizeof key_columns);
+    memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
     names[N_KEY] = "value";
     int rc = gm_csv_table_columns(&t, path, names, cols, N_KEY + 1, err, len);
     for (int i = 0; rc == 0 && i < t.n_rows; i++) {
@@ -213,20 +214,7 @@ int gm_cmp_worse_direction(const char *metric)
 
 void gm_cmp_point_label(const gm_cmp_point *p, char *out, size_t len)
 {
-    size_t n = 0;
-    const char *words[] = {p->suite, p->workload, p->variant, p->pattern, p->precision};
-    out[0] = '\0';
-    for (int i = 0; i < 5; i++)
-        if (*words[i] && n < len)
-            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? " " : "", words[i]);
-    if (*p->batch && n < len)
-        n += (size_t)snprintf(out + n, len - n, " batch %s", p->batch);
-    if (*p->seq_len && n < len)
-        n += (size_t)snprintf(out + n, len - n, " seq %s", p->seq_len);
-    if (*p->bytes && n < len) {
-        char size[32];
-        uint64_t b = strtoull(p->bytes, NULL, 10);
-        n += (size_t)snprintf(out + n, len - n, " %s", strcmp(p->suite, "stress") == 0 && strcmp(p->workload, "soak") == 0
-                                                          ? p->bytes : gm_format_size(b, size, sizeof size));
-    }
+    const char *const key[] = {p->suite, p->workload, p->variant, p->pattern, p->precision, p->batch, p->seq_len,
+                               p->bytes};
+    gm_point_label(key, out, len);
 }

@@ -1,5 +1,6 @@
 #include "csv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void gm_csv_field(FILE *f, const char *s)
@@ -69,3 +70,28 @@ int gm_csv_split(char *s, char **out, int max)
     }
 }
 
+int gm_csv_find_columns(char *const *header, int n_header, const char *const *names, int *cols, int n)
+{
+    int missing = -1;
+    for (int i = 0; i < n; i++) {
+        cols[i] = -1;
+        for (int c = 0; c < n_header && cols[i] < 0; c++)
+            if (strcmp(header[c], names[i]) == 0)
+                cols[i] = c;
+        if (cols[i] < 0 && missing < 0)
+            missing = i;
+    }
+    return missing;
+}
+
+int gm_csv_require_columns(char *const *header, int n_header, const char *path, const char *const *names, int *cols,
+                           int n, char *err, size_t err_len)
+{
+    int missing = gm_csv_find_columns(header, n_header, names, cols, n);
+    if (missing < 0)
+        return 0;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    snprintf(err, err_len, "%s:1: not a gpumem %.*s header (no column '%s')", path, (int)strcspn(base, "."), base,
+             names[missing]);
+    return -1;
+}

@@ -18,4 +18,15 @@ int gm_csv_row(FILE *f, const char *const *fields, int n);
  * fields). */
 int gm_csv_split(char *s, char **out, int max);
 
+/* Finds names[0..n) among header[0..n_header): cols[i] is the column of
+ * names[i], or -1. Returns the index in names of the first name not found,
+ * or -1 when every one is there. */
+int gm_csv_find_columns(char *const *header, int n_header, const char *const *names, int *cols, int n);
+
+/* gm_csv_find_columns where every name is required: returns 0, or -1 with
+ * "FILE:1: not a gpumem KIND header (no column 'NAME')" in err, KIND being
+ * path's file name up to its first dot (results, samples, devices). */
+int gm_csv_require_columns(char *const *header, int n_header, const char *path, const char *const *names, int *cols,
+                           int n, char *err, size_t err_len);
+
 #endif

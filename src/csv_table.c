@@ -97,13 +97,5 @@ int gm_csv_table_column(const gm_csv_table *t, const char *name)
 int gm_csv_table_columns(const gm_csv_table *t, const char *path, const char *const *names, int *cols, int n,
                          char *err, size_t len)
 {
-    /* The kind of file, for the message: "results" for .../results.csv. */
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    int kind_len = (int)strcspn(base, ".");
-    for (int i = 0; i < n; i++)
-        if ((cols[i] = gm_csv_table_column(t, names[i])) < 0) {
-            snprintf(err, len, "%s:1: not a gpumem %.*s header (no column '%s')", path, kind_len, base, names[i]);
-            return -1;
-        }
-    return 0;
+    return gm_csv_require_columns(t->header, t->n_cols, path, names, cols, n, err, len);
 }

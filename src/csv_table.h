@@ -30,9 +30,7 @@ void gm_csv_table_free(gm_csv_table *t);
 /* The index of the column called `name`, or -1. */
 int gm_csv_table_column(const gm_csv_table *t, const char *name);
 
-/* Finds each of the n names; returns 0, or -1 with "FILE:1: not a gpumem
- * KIND header (no column 'NAME')" in err, KIND being the file's name up to
- * its first dot (results, samples, devices). */
+/* gm_csv_require_columns (csv.h) on t's header. */
 int gm_csv_table_columns(const gm_csv_table *t, const char *path, const char *const *names, int *cols, int n,
                          char *err, size_t len);
 

@@ -24,6 +24,8 @@
 #ifndef GM_FLEET_H
 #define GM_FLEET_H
 
+#include "point_key.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -44,12 +46,9 @@ typedef struct {
     bool flagged;
 } gm_fleet_obs;
 
-/* The point columns of results.csv, in this order, then the metric. */
-#define GM_FLEET_KEY_FIELDS 9
-extern const char *const gm_fleet_key_columns[GM_FLEET_KEY_FIELDS];
 
 typedef struct {
-    char *key[GM_FLEET_KEY_FIELDS];
+    char *key[GM_POINT_KEY_FIELDS];   /* gm_point_key_columns' values */
     char *unit;
     gm_fleet_obs *obs;
     int n_obs, cap_obs;
@@ -79,9 +78,9 @@ void gm_fleet_release(gm_fleet *f);
  * when no run folder is found. */
 int gm_fleet_load(gm_fleet *f, const char *root, char *err, size_t err_len);
 
-/* The point whose key is fields[0..GM_FLEET_KEY_FIELDS): made (with
- * `unit`) if new; with unit NULL only looked up. NULL when absent or out
- * of memory. */
+/* The point whose key is fields[0..GM_POINT_KEY_FIELDS): made (with
+ * `unit`) if new; with unit NULL only looked up (points never move then).
+ * NULL when absent, out of memory, or the key joined is over 4 KiB. */
 gm_fleet_point *gm_fleet_point_find(gm_fleet *f, char **fields, const char *unit);
 
 /* Reads gpu's samples.csv once, if there is one, and replaces the spread

@@ -48,7 +48,7 @@ static void judge_point(gm_fleet_point *p, double k, double *work, ranked *rk, i
 {
     int n = p->n_obs;
     double *values = work, *spreads = work + n;
-    p->direction = gm_metric_direction_of(p->key[GM_FLEET_KEY_FIELDS - 1]);
+    p->direction = gm_metric_direction_of(p->key[GM_POINT_KEY_FIELDS - 1]);
     p->n_flagged = 0;
     for (int i = 0; i < n; i++)
         values[i] = p->obs[i].value;

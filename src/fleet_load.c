@@ -134,7 +134,7 @@ static bool parse_number(const char *s, bool empty_ok, double *out)
 
 /* Column indices a results.csv needs: the key, then unit, value, stdev,
  * status, device, device_id (optional: schema 1 has none). */
-enum { C_UNIT = GM_FLEET_KEY_FIELDS, C_VALUE, C_STDEV, C_STATUS, C_DEVICE, C_DEVICE_ID, N_NEEDED };
+enum { C_UNIT = GM_POINT_KEY_FIELDS, C_VALUE, C_STDEV, C_STATUS, C_DEVICE, C_DEVICE_ID, N_NEEDED };
 
 static int read_results(gm_fleet *f, int gi, char *err, size_t err_len)
 {
@@ -146,26 +146,19 @@ static int read_results(gm_fleet *f, int gi, char *err, size_t err_len)
         snprintf(err, err_len, "%s: %s", path, strerror(errno));
         return -1;
     }
-    static const char *const extra[] = {"unit", "value", "stdev", "status", "device", "device_id"};
+    const char *names[N_NEEDED] = {[C_UNIT] = "unit", "value", "stdev", "status", "device", "device_id"};
+    memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
     char *line = NULL, *fields[MAX_COLS];
     size_t cap = 0;
-    int col[N_NEEDED], n_cols = -1, lineno = 1, rc = 0;
+    int col[N_NEEDED], n_cols = -1, lineno = 1, rc;
     ssize_t got = getline(&line, &cap, fp);
     if (got > 0) {
         line[strcspn(line, "\r\n")] = '\0';
         n_cols = gm_csv_split(line, fields, MAX_COLS);
     }
-    for (int c = 0; c < N_NEEDED && rc == 0; c++) {
-        const char *name = c < GM_FLEET_KEY_FIELDS ? gm_fleet_key_columns[c] : extra[c - GM_FLEET_KEY_FIELDS];
-        col[c] = -1;
-        for (int i = 0; i < n_cols; i++)
-            if (strcmp(fields[i], name) == 0)
-                col[c] = i;
-        if (col[c] < 0 && c != C_DEVICE_ID) {
-            snprintf(err, err_len, "%s:1: not a gpumem results header (no column '%s')", path, name);
-            rc = -1;
-        }
-    }
+    /* device_id is optional (schema 1 has none); it is the last name. */
+    rc = gm_csv_require_columns(fields, n_cols, path, names, col, C_DEVICE_ID, err, err_len);
+    gm_csv_find_columns(fields, n_cols, &names[C_DEVICE_ID], &col[C_DEVICE_ID], 1);
     while (rc == 0 && (got = getline(&line, &cap, fp)) > 0) {
         lineno++;
         f->rows_read++;
@@ -193,12 +186,12 @@ static int read_results(gm_fleet *f, int gi, char *err, size_t err_len)
             rc = -1;
             break;
         }
-        char *key[GM_FLEET_KEY_FIELDS];
-        for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
+        char *key[GM_POINT_KEY_FIELDS];
+        for (int k = 0; k < GM_POINT_KEY_FIELDS; k++)
             key[k] = fields[col[k]];
         gm_fleet_point *p = gm_fleet_point_find(f, key, fields[col[C_UNIT]]);
         if (!p || add_obs(p, gi, value, spread) != 0) {
-            snprintf(err, err_len, "out of memory reading %s", path);
+            snprintf(err, err_len, "%s:%d: cannot hold the point (out of memory, or a key over 4 KiB)", path, lineno);
             rc = -1;
         }
     }

@@ -2,30 +2,16 @@
 #include "fleet_output.h"
 
 #include "csv.h"
-#include "units.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A point's name: its non-empty key fields, sizes in binary units. */
+/* A point's name: gm_point_label and its metric. */
 static void point_label(const gm_fleet_point *p, char *buf, size_t len)
 {
-    size_t j = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < GM_FLEET_KEY_FIELDS && j < len; k++) {
-        const char *v = p->key[k], *col = gm_fleet_key_columns[k];
-        char tmp[64];
-        if (!*v)
-            continue;
-        if (strcmp(col, "bytes") == 0) {
-            v = gm_format_size(strtoull(v, NULL, 10), tmp, sizeof tmp);
-        } else if (strcmp(col, "batch") == 0 || strcmp(col, "seq_len") == 0) {
-            snprintf(tmp, sizeof tmp, "%s=%s", strcmp(col, "batch") == 0 ? "batch" : "seq", v);
-            v = tmp;
-        }
-        j += (size_t)snprintf(buf + j, len - j, "%s%s", j ? " " : "", v);
-    }
+    gm_point_label((const char *const *)p->key, buf, len);
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, " %s", p->key[GM_POINT_KEY_FIELDS - 1]);
 }
 
 static const char *direction_name(int d)
@@ -36,8 +22,8 @@ static const char *direction_name(int d)
 static void print_csv(const gm_fleet *f, FILE *out)
 {
     fputs("gpu,host,device_id,device,run_dir", out);
-    for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
-        fprintf(out, ",%s", gm_fleet_key_columns[k]);
+    for (int k = 0; k < GM_POINT_KEY_FIELDS; k++)
+        fprintf(out, ",%s", gm_point_key_columns[k]);
     fputs(",unit,value,fleet_median,scale,deviation,better,flagged\n", out);
     for (int i = 0; i < f->n_points; i++) {
         const gm_fleet_point *p = &f->points[i];
@@ -50,7 +36,7 @@ static void print_csv(const gm_fleet *f, FILE *out)
                 gm_csv_field(out, s[k]);
                 fputc(',', out);
             }
-            for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++) {
+            for (int k = 0; k < GM_POINT_KEY_FIELDS; k++) {
                 gm_csv_field(out, p->key[k]);
                 fputc(',', out);
             }

@@ -11,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEY_SEP '\x1f'
-
-const char *const gm_fleet_key_columns[GM_FLEET_KEY_FIELDS] = {
-    "suite", "workload", "variant", "pattern", "precision", "batch", "seq_len", "bytes", "metric"};
-
 void gm_fleet_init(gm_fleet *f) { memset(f, 0, sizeof *f); }
 
 void gm_fleet_release(gm_fleet *f)
@@ -50,9 +45,7 @@ static int grow_slots(gm_fleet *f)
         return -1;
     for (int i = 0; i < f->n_points; i++) {
         char joined[4096];
-        size_t j = 0;
-        for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
-            j += (size_t)snprintf(joined + j, sizeof joined - j, "%s%c", f->points[i].key[k], KEY_SEP);
+        gm_point_key_join((const char *const *)f->points[i].key, joined, sizeof joined);
         size_t at = hash_key(joined) & (n - 1);
         while (s[at])
             at = (at + 1) & (n - 1);
@@ -66,7 +59,7 @@ static int grow_slots(gm_fleet *f)
 
 static bool same_key(const gm_fleet_point *p, char **fields)
 {
-    for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
+    for (int k = 0; k < GM_POINT_KEY_FIELDS; k++)
         if (strcmp(p->key[k], fields[k]) != 0)
             return false;
     return true;
@@ -79,9 +72,8 @@ gm_fleet_point *gm_fleet_point_find(gm_fleet *f, char **fields, const char *unit
     if (!f->n_slots)
         return NULL;
     char joined[4096];
-    size_t j = 0;
-    for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
-        j += (size_t)snprintf(joined + j, sizeof joined - j, "%s%c", fields[k], KEY_SEP);
+    if (gm_point_key_join((const char *const *)fields, joined, sizeof joined) != 0)
+        return NULL;    /* no row gpumem writes has a key this long */
     size_t at = hash_key(joined) & (f->n_slots - 1);
     while (f->slots[at]) {
         gm_fleet_point *p = &f->points[f->slots[at] - 1];
@@ -109,9 +101,9 @@ gm_fleet_point *gm_fleet_point_find(gm_fleet *f, char **fields, const char *unit
         return NULL;
     }
     char *s = copy;
-    for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++) {
+    for (int k = 0; k < GM_POINT_KEY_FIELDS; k++) {
         p->key[k] = s;
-        s = strchr(s, KEY_SEP);
+        s = strchr(s, GM_POINT_KEY_SEP);
         *s++ = '\0';
     }
     f->slots[at] = ++f->n_points;

@@ -18,30 +18,22 @@
 #define MAX_COLS 64
 
 typedef struct {
+    gm_fleet_point *point;     /* the group's point (NULL: none ok in results.csv) */
     double *v;
     int n, cap;
     char key[4096];            /* the group's joined key, "" before the first */
 } group;
 
-/* Sets the spread of the group's point on `gpu`, then empties the group. */
-static void close_group(gm_fleet *f, int gpu, group *g, char **key)
+/* Sets the spread of the group's point on `gpu`, then empties the group.
+ * The point stays where it is: looking points up never adds one. */
+static void close_group(int gpu, group *g)
 {
-    if (g->n >= 2) {
-        gm_fleet_point *p = gm_fleet_point_find(f, key, NULL);
-        if (p && p->n_obs && p->obs[p->n_obs - 1].gpu == gpu) {
-            double m = gm_median_in_place(g->v, (size_t)g->n);
-            p->obs[p->n_obs - 1].spread = GM_MAD_TO_SIGMA * gm_mad_in_place(g->v, (size_t)g->n, m);
-        }
+    gm_fleet_point *p = g->point;
+    if (g->n >= 2 && p && p->n_obs && p->obs[p->n_obs - 1].gpu == gpu) {
+        double m = gm_median_in_place(g->v, (size_t)g->n);
+        p->obs[p->n_obs - 1].spread = GM_MAD_TO_SIGMA * gm_mad_in_place(g->v, (size_t)g->n, m);
     }
     g->n = 0;
-}
-
-static void join(char **key, char *out, size_t len)
-{
-    size_t j = 0;
-    out[0] = '\0';
-    for (int k = 0; k < GM_FLEET_KEY_FIELDS && j < len; k++)
-        j += (size_t)snprintf(out + j, len - j, "%s\x1f", key[k]);
 }
 
 int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len)
@@ -51,27 +43,19 @@ int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len)
     FILE *fp = fopen(path, "r");
     if (!fp)
         return 0;   /* no samples: the stdev of results.csv stands */
-    char *line = NULL, *fields[MAX_COLS], *key[GM_FLEET_KEY_FIELDS], *prev[GM_FLEET_KEY_FIELDS];
+    const char *names[GM_POINT_KEY_FIELDS + 1];
+    memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
+    names[GM_POINT_KEY_FIELDS] = "value";
+    char *line = NULL, *fields[MAX_COLS], *key[GM_POINT_KEY_FIELDS];
     size_t cap = 0;
-    int col[GM_FLEET_KEY_FIELDS + 1], n_cols = -1, lineno = 1, rc = 0;
+    int col[GM_POINT_KEY_FIELDS + 1], n_cols = -1, lineno = 1, rc;
     group g = {0};
-    char prev_buf[4096] = "";
     ssize_t got = getline(&line, &cap, fp);
     if (got > 0) {
         line[strcspn(line, "\r\n")] = '\0';
         n_cols = gm_csv_split(line, fields, MAX_COLS);
     }
-    for (int c = 0; c <= GM_FLEET_KEY_FIELDS && rc == 0; c++) {
-        const char *name = c < GM_FLEET_KEY_FIELDS ? gm_fleet_key_columns[c] : "value";
-        col[c] = -1;
-        for (int i = 0; i < n_cols; i++)
-            if (strcmp(fields[i], name) == 0)
-                col[c] = i;
-        if (col[c] < 0) {
-            snprintf(err, err_len, "%s:1: not a gpumem samples header (no column '%s')", path, name);
-            rc = -1;
-        }
-    }
+    rc = gm_csv_require_columns(fields, n_cols, path, names, col, GM_POINT_KEY_FIELDS + 1, err, err_len);
     while (rc == 0 && (got = getline(&line, &cap, fp)) > 0) {
         lineno++;
         if (line[got - 1] != '\n' || (line[got - 1] = '\0', gm_csv_split(line, fields, MAX_COLS) != n_cols)) {
@@ -80,28 +64,22 @@ int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len)
             break;
         }
         char joined[4096], *end;
-        for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++)
+        for (int k = 0; k < GM_POINT_KEY_FIELDS; k++)
             key[k] = fields[col[k]];
-        join(key, joined, sizeof joined);
-        if (strcmp(joined, prev_buf) != 0) {
-            if (prev_buf[0]) {
-                /* prev points into prev_buf, split on the separators. */
-                char tmp[4096];
-                memcpy(tmp, prev_buf, sizeof tmp);
-                char *s = tmp;
-                for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++) {
-                    prev[k] = s;
-                    s = strchr(s, '\x1f');
-                    *s++ = '\0';
-                }
-                close_group(f, gpu, &g, prev);
-            }
-            memcpy(prev_buf, joined, sizeof prev_buf);
+        if (gm_point_key_join((const char *const *)key, joined, sizeof joined) != 0) {
+            snprintf(err, err_len, "%s:%d: point key over %zu bytes", path, lineno, sizeof joined);
+            rc = -1;
+            break;
+        }
+        if (strcmp(joined, g.key) != 0) {
+            close_group(gpu, &g);
+            memcpy(g.key, joined, sizeof g.key);
+            g.point = gm_fleet_point_find(f, key, NULL);
         }
         errno = 0;
-        double v = strtod(fields[col[GM_FLEET_KEY_FIELDS]], &end);
-        if (*end || end == fields[col[GM_FLEET_KEY_FIELDS]] || errno) {
-            snprintf(err, err_len, "%s:%d: value '%s' is not a number", path, lineno, fields[col[GM_FLEET_KEY_FIELDS]]);
+        double v = strtod(fields[col[GM_POINT_KEY_FIELDS]], &end);
+        if (*end || end == fields[col[GM_POINT_KEY_FIELDS]] || errno) {
+            snprintf(err, err_len, "%s:%d: value '%s' is not a number", path, lineno, fields[col[GM_POINT_KEY_FIELDS]]);
             rc = -1;
             break;
         }
@@ -118,15 +96,8 @@ int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len)
         }
         g.v[g.n++] = v;
     }
-    if (rc == 0 && prev_buf[0]) {
-        char *s = prev_buf;
-        for (int k = 0; k < GM_FLEET_KEY_FIELDS; k++) {
-            prev[k] = s;
-            s = strchr(s, '\x1f');
-            *s++ = '\0';
-        }
-        close_group(f, gpu, &g, prev);
-    }
+    if (rc == 0)
+        close_group(gpu, &g);
     free(g.v);
     free(line);
     fclose(fp);
