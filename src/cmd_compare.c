@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "compare.h"
 #include "compare_output.h"
-#include "datafile.h"
 #include "plot_data.h"
 
 #include <errno.h>
@@ -87,13 +86,9 @@ static int overlay(gm_comparison *c, int k, const char *dir, int *made, char *er
         gm_plot_data_free(&d);
     }
     if (rc == 0 && all.n_points > 0) {
-        char base[4300], rel[128], script[4200];
+        char base[4300];
         snprintf(base, sizeof base, "%s/%s", dir, all.kind);
-        snprintf(rel, sizeof rel, "plots/%s.gp", all.kind);
-        if (!gm_find_data_file(rel, script, sizeof script)) {
-            snprintf(err, len, "%s not found (next to the binary or in the working folder)", rel);
-            rc = -1;
-        } else if (gm_plot_write(&all, base, err, len) != 0 || gm_plot_render(script, base, &all, dir, err, len) != 0)
+        if (gm_plot_write(&all, base, err, len) != 0 || gm_plot_render(&all, dir, err, len) != 0)
             rc = -1;
         else
             (*made)++;

@@ -10,7 +10,6 @@
  * one report with a column per device.
  */
 #include "commands.h"
-#include "datafile.h"
 #include "plot_data.h"
 #include "plot_memory.h"
 #include "report.h"
@@ -26,23 +25,18 @@
  * when the run has no trace (or held nothing), -1 with err. */
 static int render_memory(const char *run, const char *dir, char *err, size_t len)
 {
-    char csv[4200], base[4300], dat[4400], script[4200];
+    char csv[4200], dat[4400];
     snprintf(csv, sizeof csv, "%s/memory.csv", run);
-    snprintf(base, sizeof base, "%s/memory", dir);
-    snprintf(dat, sizeof dat, "%s.all.dat", base);
+    snprintf(dat, sizeof dat, "%s/memory.all.dat", dir);
     int points = 0;
     err[0] = '\0';
     if (gm_plot_memory_write(csv, dat, &points, err, len) != 0)
         return -1;
     if (!points)
         return 0;
-    if (!gm_find_data_file("plots/memory.gp", script, sizeof script)) {
-        snprintf(err, len, "plots/memory.gp not found (next to the binary or in the working folder)");
-        return -1;
-    }
     gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
     snprintf(set.panels[0], sizeof set.panels[0], "all");
-    if (gm_plot_render(script, base, &set, dir, err, len) != 0)
+    if (gm_plot_render(&set, dir, err, len) != 0)
         return -1;
     printf("%s/memory.png %s/memory.svg\n", dir, dir);
     return 1;
@@ -75,15 +69,11 @@ static int plot_run(const char *run, const char *out)
             gm_plot_set_free(&set);
             continue;                 /* nothing of this kind: no plot */
         }
-        char base[4300], script_rel[128], script[4200];
+        char base[4300];
         snprintf(base, sizeof base, "%s/%s", dir, set.kind);
-        snprintf(script_rel, sizeof script_rel, "plots/%s.gp", set.kind);
-        if (!gm_find_data_file(script_rel, script, sizeof script)) {
-            snprintf(err, sizeof err, "%s not found (next to the binary or in the working folder)", script_rel);
+        if (gm_plot_write(&set, base, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
-        } else if (gm_plot_write(&set, base, err, sizeof err) != 0) {
-            rc = GM_EXIT_USAGE;
-        } else if (gm_plot_render(script, base, &set, dir, err, sizeof err) != 0) {
+        } else if (gm_plot_render(&set, dir, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
         } else {
             printf("%s/%s.png %s/%s.svg\n", dir, set.kind, dir, set.kind);

@@ -57,11 +57,11 @@ void gm_plot_set_free(gm_plot_set *set);
  * Returns 0, or -1 with err. */
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len);
 
-/* Runs gnuplot on `script` (plots/KIND.gp) over the data files at `base`
- * (gm_plot_write) for every panel of set, writing DIR/KIND.png and
+/* Runs gnuplot on the kind's script, plots/KIND.gp (found next to the
+ * binary or in the working folder), over the data files at DIR/KIND
+ * (gm_plot_write's base) for every panel of set, writing DIR/KIND.png and
  * DIR/KIND.svg (gnuplot's messages in DIR/KIND.png.log and .svg.log).
- * Returns 0, or -1 with err when gnuplot fails. */
-int gm_plot_render(const char *script, const char *base, const gm_plot_set *set, const char *dir, char *err,
-                   size_t len);
+ * Returns 0, or -1 with err when the script is missing or gnuplot fails. */
+int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t len);
 
 #endif

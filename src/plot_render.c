@@ -1,14 +1,21 @@
 /* Running gnuplot on a plot script (src/plot_data.h: gm_plot_render). */
 #include "plot_data.h"
 
+#include "datafile.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int gm_plot_render(const char *script, const char *base, const gm_plot_set *set, const char *dir, char *err,
-                  size_t len)
+int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t len)
 {
-    char panels[1024] = "", cmd[32768], plotdir[4200];
+    char panels[1024] = "", cmd[32768], plotdir[4200], rel[128], script[4200], base[4300];
+    snprintf(rel, sizeof rel, "plots/%s.gp", set->kind);
+    if (!gm_find_data_file(rel, script, sizeof script)) {
+        snprintf(err, len, "%s not found (next to the binary or in the working folder)", rel);
+        return -1;
+    }
+    snprintf(base, sizeof base, "%s/%s", dir, set->kind);
     snprintf(plotdir, sizeof plotdir, "%s", script);
     char *slash = strrchr(plotdir, '/');
     if (slash)
