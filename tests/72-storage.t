@@ -13,6 +13,9 @@ plan 25
 
 A="bench --backend opencl --mem-limit 32MiB --suite stream --sizes 64KiB:1MiB:x2 --precision fp32,fp16
    --kernels copy,triad,dot --reps 3 --warmup 0 --quiet"
+# The same points measured long enough (seconds) that a run is still under
+# way while the lock checks below start gpumem twice beside it.
+LONG="$A --reps 40"
 
 # A full filesystem.
 mnt=$TEST_TMP/small
@@ -47,7 +50,7 @@ like "$ERR" "cannot create output folder $TEST_TMP/plain/run: Not a directory" "
 
 # The lock: a second run on a folder in use is refused, naming the first.
 run=$TEST_TMP/locked
-"$GPUMEM" $A --out "$run" >/dev/null 2>&1 &
+"$GPUMEM" $LONG --out "$run" >/dev/null 2>&1 &
 pid=$!
 n=0
 while [ ! -s "$run/lock" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
@@ -63,7 +66,7 @@ is "$?" 0 "the first run is untouched by them and completes"
 is "$(csv_whole "$run/results.csv")" ok "its results.csv whole"
 
 # A stale lock (its process killed) is taken over by --resume.
-"$GPUMEM" $A --out "$TEST_TMP/stale" >/dev/null 2>&1 &
+"$GPUMEM" $LONG --out "$TEST_TMP/stale" >/dev/null 2>&1 &
 pid=$!
 n=0
 while ! grep -q '^point ' "$TEST_TMP/stale/points.journal" 2>/dev/null && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
