@@ -183,7 +183,7 @@ static void tap_result(FILE *const *sinks, int n, const gm_stress_check *c, cons
 
 int gm_cmd_stress(int argc, char **argv)
 {
-    stress_opts o = {"auto", -1, 0, 10, 0.9, 0.5, 1, 0, NULL, 600};
+    stress_opts o = {"auto", -1, 0, 10, 0.9, 0.5, 1, 0, NULL, GM_HANG_TIMEOUT_DEFAULT};
     for (int i = 0; gm_stress_checks[i]; i++)
         o.checks |= 1u << i;
     int rc = parse(argc, argv, &o);

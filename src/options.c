@@ -5,6 +5,7 @@
 #include "pattern.h"
 #include "shape_opts.h"
 #include "units.h"
+#include "watchdog.h"
 
 #include <ini.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->workloads = 1u;
     o->patterns = 1u;
     o->probe_timeout = 600;
-    o->hang_timeout = 600;
+    o->hang_timeout = GM_HANG_TIMEOUT_DEFAULT;
     o->frag_fill = 0.5;
     o->frag_free = 0.5;
     o->frag_min = 64u << 10;

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* P(W <= q) under the null hypothesis, with no ties: the number of
  * arrangements of nx x-values among nx+ny ranks whose W is u, by the
  * recurrence c(m, n, u) = c(m-1, n, u-n) + c(m, n-1, u), over C(nx+ny, nx). */
@@ -152,8 +151,7 @@ static double resampled_median(const double *v, size_t n, double *scratch, uint6
 {
     for (size_t i = 0; i < n; i++)
         scratch[i] = v[splitmix(rng) % n];
-    gm_sort_doubles(scratch, n);
-    return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+    return gm_median_in_place(scratch, n);
 }
 
 int gm_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, double level, int resamples, uint64_t seed,

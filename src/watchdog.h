@@ -19,6 +19,9 @@
 #ifndef GM_WATCHDOG_H
 #define GM_WATCHDOG_H
 
+/* --hang-timeout's default, in seconds, for bench and stress. */
+#define GM_HANG_TIMEOUT_DEFAULT 600
+
 /* What the run does before the process ends: it runs on the watchdog's
  * thread while the main thread is stuck in `op`, so it may only write
  * files whose data the main thread does not change during a device call. */
