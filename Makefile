@@ -7,9 +7,15 @@
 #   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz     build the fuzz targets (tests/fuzz/fuzz_*.c) and run each for
 #                 FUZZ_SECONDS (default 60)
+#   make install  the binary and its data files under PREFIX (default
+#                 /usr/local; DESTDIR=... stages it); make uninstall
+#   make check    the same as make test
 #   make clean
 
 CC      ?= cc
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/gpumem
 PROFILE ?= quick
 BENCH_ARGS ?=
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
@@ -17,14 +23,15 @@ SAN     ?= 0
 
 include kernels/variants.mk
 
-CFLAGS_BASE = -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-               -D_GNU_SOURCE -Isrc -MMD -MP
+# The Makefile's own flags; CFLAGS, CPPFLAGS and LDFLAGS from the user add
+# to them (make CFLAGS=-O0 builds without optimisation, with every warning).
+GM_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -D_GNU_SOURCE -Isrc -I. -MMD -MP
 ifeq ($(SAN),1)
-CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+GM_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 CFLAGS  ?=
-CFLAGS  += $(CFLAGS_BASE)
 LDLIBS  := -Wl,-Bstatic -linih -Wl,-Bdynamic -ldl -lm -lpthread
 
 # CUDA: found through nvcc; the driver is loaded at run time (libcuda.so.1).
@@ -33,7 +40,7 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null)
 BUILD := build$(if $(filter 1,$(SAN)),-san)$(if $(NVCC),,-nocuda)
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
-CFLAGS    += -DGM_HAVE_CUDA -isystem $(CUDA_HOME)/include
+GM_CFLAGS += -DGM_HAVE_CUDA -isystem $(CUDA_HOME)/include
 NVCC_GENCODE := $(foreach a,$(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=[sm_$(lastword $(CUDA_ARCHS)),compute_$(lastword $(CUDA_ARCHS))]
 NVCC_FLAGS := -x cu -std=c++14 -O3 -Werror all-warnings -Xptxas -Werror -include kernels/gm_portable.h
@@ -45,15 +52,18 @@ else
 CUDA_IMAGES :=
 endif
 
-SRCS := $(wildcard src/*.c src/backend/*.c bench/*.c stress/*.c)
-CFLAGS += -Ibench -Istress
+# The layers, lowest first (see README.md, "Source layout").
+LAYERS := src/lib src/backend src/backend/opencl src/backend/cuda src/device src/run \
+          bench stress src/analysis src/report src/cli
+SRCS := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 ifeq ($(NVCC),)
-SRCS := $(filter-out src/backend/cuda%.c,$(SRCS))
+SRCS := $(filter-out src/backend/cuda/%.c,$(SRCS))
 endif
+ALL_CFLAGS = $(GM_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
-.PHONY: all bench plots stress test clean deps cuda-kernels peers unit-tests fuzz fuzz-targets
+.PHONY: all bench plots stress test check install uninstall clean deps cuda-kernels peers unit-tests fuzz fuzz-targets
 all: gpumem
 
 # ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
@@ -74,19 +84,28 @@ VERSION_STAMP := $(BUILD)/version.txt
 $(VERSION_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(GM_VERSION)' | cmp -s - $@ || echo '$(GM_VERSION)' >$@
-$(BUILD)/src/meta.o: $(VERSION_STAMP)
-$(BUILD)/src/meta.o: CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
+$(BUILD)/src/run/meta.o: $(VERSION_STAMP)
+$(BUILD)/src/run/meta.o: GM_CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
 FORCE:
+
+# Where an installed gpumem finds its data files (lib/datafile.h);
+# datafile.o is rebuilt when DATADIR changes.
+DATADIR_STAMP := $(BUILD)/datadir.txt
+$(DATADIR_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' >$@
+$(BUILD)/src/lib/datafile.o: $(DATADIR_STAMP)
+$(BUILD)/src/lib/datafile.o: GM_CFLAGS += -DGM_DATADIR='"$(DATADIR)"'
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/gen/kernel_blobs.S $(BUILD)/gen/kernel_table.c &: $(KERNEL_FILES) $(CUDA_IMAGES) scripts/embed-kernels.sh
 	scripts/embed-kernels.sh $(BUILD)/gen '$(KERNEL_FILES)' '$(CUDA_IMAGES)'
 
 $(BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/gen/kernel_blobs.o: $(BUILD)/gen/kernel_blobs.S
 	$(CC) -c -o $@ $<
@@ -102,11 +121,11 @@ cuda-kernels: $(CUDA_IMAGES)
 # Unit tests: one cmocka program per tests/unit/test_*.c, linked with
 # every object but main's; prove runs them through tests/*.t.
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
-LIB_OBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
+LIB_OBJS := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDFLAGS_SAN) -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDFLAGS_SAN) -lcmocka $(LDLIBS)
 
 unit-tests: $(UNIT_TESTS)
 
@@ -121,15 +140,15 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS   = $(filter-out -O2,$(CFLAGS)) -O1 $(FUZZ_SAN)
+FUZZ_CFLAGS   = $(filter-out -O2,$(ALL_CFLAGS)) -O1 $(FUZZ_SAN)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(filter-out src/main.c,$(SRCS))) \
+FUZZ_OBJS    := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(filter-out src/cli/main.c,$(SRCS))) \
                 $(FUZZ_BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
-$(FUZZ_BUILD)/src/meta.o: CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
+$(FUZZ_BUILD)/src/run/meta.o: GM_CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
 $(FUZZ_BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
@@ -182,6 +201,24 @@ test: deps
 	@# targets carry their own sanitizers and run in the plain pass only.
 	@[ "$(SAN)" = 1 ] || $(MAKE) -j$(NPROC) fuzz-targets || true
 	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f --timer tests/
+
+check: test
+
+# The data files an installed gpumem reads (lib/datafile.h), relative to
+# DATADIR, and where each comes from in the source tree.
+DATA_FILES := $(patsubst share/%,%,$(wildcard share/profiles/*.ini share/*.ini)) $(wildcard plots/*.gp)
+install: gpumem
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 gpumem $(DESTDIR)$(BINDIR)/gpumem
+	@set -e; for f in $(DATA_FILES); do \
+	    install -d $(DESTDIR)$(DATADIR)/$$(dirname $$f); \
+	    case $$f in plots/*) s=$$f ;; *) s=share/$$f ;; esac; \
+	    install -m 644 $$s $(DESTDIR)$(DATADIR)/$$f; done
+	@echo "installed $(DESTDIR)$(BINDIR)/gpumem and $(words $(DATA_FILES)) data files in $(DESTDIR)$(DATADIR)"
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpumem $(addprefix $(DESTDIR)$(DATADIR)/,$(DATA_FILES))
+	-rmdir $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/plots $(DESTDIR)$(DATADIR) 2>/dev/null
 
 peers: gpumem
 	@scripts/deps.sh peers

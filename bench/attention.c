@@ -4,8 +4,8 @@
  * with seq^2) or `tiled` (keys streamed with an online softmax: memory
  * grows with seq). --causal masks keys after the query.
  */
-#include "kernel_calls.h"
-#include "runnable.h"
+#include "bench/kernel_calls.h"
+#include "bench/runnable.h"
 
 #include <math.h>
 #include <stdio.h>

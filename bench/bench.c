@@ -1,7 +1,7 @@
-#include "bench.h"
+#include "bench/bench.h"
 
-#include "interrupt.h"
-#include "journal.h"
+#include "lib/interrupt.h"
+#include "run/journal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,11 +6,11 @@
 #ifndef GM_BENCH_H
 #define GM_BENCH_H
 
-#include "device.h"
-#include "options.h"
-#include "precision.h"
-#include "results.h"
-#include "summary.h"
+#include "device/device.h"
+#include "bench/options.h"
+#include "lib/precision.h"
+#include "run/results.h"
+#include "run/summary.h"
 
 #include <stdbool.h>
 

@@ -16,8 +16,8 @@
  * two device slots, layer by layer: while layer l computes on queue 0, the
  * next layer's weights copy on queue 1 (double buffering).
  */
-#include "block_private.h"
-#include "kernel_calls.h"
+#include "bench/block_private.h"
+#include "bench/kernel_calls.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * device first (untimed). The KV cache of earlier micro-batches is checked
  * at layer 0, from the reproducible input.
  */
-#include "block_private.h"
+#include "bench/block_private.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #ifndef GM_BLOCK_PRIVATE_H
 #define GM_BLOCK_PRIVATE_H
 
-#include "runnable.h"
+#include "bench/runnable.h"
 
 enum { W_QKV, W_O, W_UP, W_DOWN, N_WEIGHTS };
 enum { A_QKV, A_ATTN, A_RESID, A_MLP, N_ACTS };

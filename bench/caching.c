@@ -1,4 +1,4 @@
-#include "caching.h"
+#include "bench/caching.h"
 
 #include <stdlib.h>
 #include <string.h>

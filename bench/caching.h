@@ -18,7 +18,7 @@
 #ifndef GM_CACHING_H
 #define GM_CACHING_H
 
-#include "device.h"
+#include "device/device.h"
 
 typedef enum { GM_CACHE_POOL, GM_CACHE_GROWTH, GM_CACHE_PREALLOC } gm_cache_policy;
 

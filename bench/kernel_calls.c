@@ -1,6 +1,6 @@
-#include "kernel_calls.h"
+#include "bench/kernel_calls.h"
 
-#include "bench.h"
+#include "bench/bench.h"
 
 /* Geometry constants of kernels/linear.cl. */
 #define TILE 32

@@ -8,7 +8,7 @@
 #ifndef GM_KERNEL_CALLS_H
 #define GM_KERNEL_CALLS_H
 
-#include "device.h"
+#include "device/device.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * decode; the output of the last step and every cached key and value are
  * verified.
  */
-#include "runnable.h"
+#include "bench/runnable.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * Implementations: `tiled` (local-memory tiles, for GPUs), `blocked`
  * (register blocks, no barriers, for CPUs), and the vendor BLAS (fp32).
  */
-#include "kernel_calls.h"
-#include "runnable.h"
+#include "bench/kernel_calls.h"
+#include "bench/runnable.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * exact byte counts. Storage tensors use the precision's element size;
  * softmax statistics and score matrices are fp32 (the accumulation type).
  */
-#include "workload.h"
+#include "bench/workload.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -25,9 +25,9 @@
  * `timeout` row; the search counts it as not fitting and goes on with a
  * fresh worker.
  */
-#include "probe.h"
-#include "runnable.h"
-#include "units.h"
+#include "bench/probe.h"
+#include "bench/runnable.h"
+#include "lib/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-#include "pattern.h"
+#include "bench/pattern.h"
 
-#include "bench.h"
+#include "bench/bench.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -27,10 +27,10 @@
 #ifndef GM_PATTERN_H
 #define GM_PATTERN_H
 
-#include "caching.h"
-#include "device.h"
-#include "options.h"
-#include "workload.h"
+#include "bench/caching.h"
+#include "device/device.h"
+#include "bench/options.h"
+#include "bench/workload.h"
 
 typedef enum {
     GM_PATTERN_PER_TENSOR,

@@ -18,8 +18,8 @@
 #ifndef GM_PROBE_H
 #define GM_PROBE_H
 
-#include "bench.h"
-#include "pattern.h"
+#include "bench/bench.h"
+#include "bench/pattern.h"
 
 #define GM_PROBE_STATS 32
 /* Block sizes of the latency probe; its stats are 5 a size: the size, then

@@ -3,8 +3,8 @@
  * external fragmentation after the fragmented pattern's preparation, and
  * allocation and free latency by block size and fill level.
  */
-#include "probe.h"
-#include "stats.h"
+#include "bench/probe.h"
+#include "lib/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* OOM probes in this process (the worker's side of bench/probe.h). */
-#include "probe.h"
-#include "runnable.h"
+#include "bench/probe.h"
+#include "bench/runnable.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,9 +6,9 @@
 #ifndef GM_RUNNABLE_H
 #define GM_RUNNABLE_H
 
-#include "bench.h"
-#include "pattern.h"
-#include "workload.h"
+#include "bench/bench.h"
+#include "bench/pattern.h"
+#include "bench/workload.h"
 
 #include <stdbool.h>
 

@@ -1,7 +1,7 @@
-#include "shape_opts.h"
+#include "bench/shape_opts.h"
 
-#include "datafile.h"
-#include "units.h"
+#include "lib/datafile.h"
+#include "lib/units.h"
 
 #include <ini.h>
 #include <stdio.h>
@@ -98,8 +98,8 @@ static int on_model_entry(void *user, const char *section, const char *name, con
 int gm_shape_load_model(gm_shape *s, const char *model, char *err, size_t err_len)
 {
     char path[4200];
-    if (!gm_find_data_file("bench/models.ini", path, sizeof path)) {
-        snprintf(err, err_len, "--model: bench/models.ini not found");
+    if (!gm_find_data_file("models.ini", path, sizeof path)) {
+        snprintf(err, err_len, "--model: models.ini not found in the data folders (gpumem info lists them)");
         return -1;
     }
     model_ctx c = {s, model, 0, ""};

@@ -2,7 +2,7 @@
 #ifndef GM_SHAPE_OPTS_H
 #define GM_SHAPE_OPTS_H
 
-#include "workload.h"
+#include "bench/workload.h"
 
 #include <stddef.h>
 
@@ -14,7 +14,7 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
 /* Does shape option `name` take a value? -1 if it is not one. */
 int gm_shape_takes_value(const char *name);
 
-/* Applies the section `model` of bench/models.ini (found like profiles).
+/* Applies the section `model` of models.ini (found like profiles).
  * Returns 0, or -1 with err. */
 int gm_shape_load_model(gm_shape *s, const char *model, char *err, size_t err_len);
 

@@ -4,11 +4,11 @@
  * repetition's output is read back and verified against a CPU reference;
  * a wrong output becomes a `mismatch` row, never a bandwidth.
  */
-#include "bench.h"
-#include "precision.h"
-#include "stats.h"
-#include "stream_check.h"
-#include "units.h"
+#include "bench/bench.h"
+#include "lib/precision.h"
+#include "lib/stats.h"
+#include "bench/stream_check.h"
+#include "lib/units.h"
 
 #include <math.h>
 #include <stdio.h>

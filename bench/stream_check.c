@@ -1,6 +1,6 @@
-#include "stream_check.h"
+#include "bench/stream_check.h"
 
-#include "bench.h"
+#include "bench/bench.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #ifndef GM_STREAM_CHECK_H
 #define GM_STREAM_CHECK_H
 
-#include "precision.h"
+#include "lib/precision.h"
 
 #include <stdbool.h>
 #include <stddef.h>

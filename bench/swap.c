@@ -10,7 +10,7 @@
  *   offload    the block workload with its weights streamed from host
  *              memory against the same run resident (bench/swap_offload.c)
  */
-#include "swap_parts.h"
+#include "bench/swap_parts.h"
 
 static int swap_count(gm_bench *b)
 {

@@ -9,7 +9,7 @@
  * its checksum compared with what was swapped out. A point whose pool and
  * swap space would not fit is `skipped` before anything is allocated.
  */
-#include "swap_parts.h"
+#include "bench/swap_parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

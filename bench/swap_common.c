@@ -1,6 +1,7 @@
-#include "swap_common.h"
-#include "stats.h"
-#include "units.h"
+#include "bench/swap_common.h"
+#include "lib/host_memory.h"
+#include "lib/stats.h"
+#include "lib/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>

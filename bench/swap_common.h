@@ -5,7 +5,7 @@
 #ifndef GM_SWAP_COMMON_H
 #define GM_SWAP_COMMON_H
 
-#include "bench.h"
+#include "bench/bench.h"
 
 #define GM_SWAP_MIN_REPS 20       /* latency percentiles need a sample */
 

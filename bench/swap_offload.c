@@ -9,9 +9,9 @@
  * time) and `overlap_hidden` (the share of the copy time that compute
  * hid: (resident + copies - offloaded) / copies, clipped to [0, 1]).
  */
-#include "block_private.h"
-#include "stats.h"
-#include "swap_parts.h"
+#include "bench/block_private.h"
+#include "lib/stats.h"
+#include "bench/swap_parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

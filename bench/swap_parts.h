@@ -2,8 +2,8 @@
 #ifndef GM_SWAP_PARTS_H
 #define GM_SWAP_PARTS_H
 
-#include "swap_common.h"
-#include "units.h"
+#include "bench/swap_common.h"
+#include "lib/units.h"
 
 /* Each part: how many points it has, and running them (0, or -1 when the
  * run must stop). */

@@ -11,7 +11,7 @@
  * round trip; a corrupted payload is a `mismatch` row. A point whose
  * buffers would not fit is `skipped` before anything is allocated.
  */
-#include "swap_parts.h"
+#include "bench/swap_parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,8 +16,8 @@
  * memory, or of the cap): managed memory past the device's can hang a
  * GPU. The cap still holds with the opt-in.
  */
-#include "swap_parts.h"
-#include "touch.h"
+#include "bench/swap_parts.h"
+#include "bench/touch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

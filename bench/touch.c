@@ -1,6 +1,6 @@
-#include "touch.h"
+#include "bench/touch.h"
 
-#include "bench.h"
+#include "bench/bench.h"
 
 gm_status gm_touch_open(gm_touch *t, gm_device *dev)
 {

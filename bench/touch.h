@@ -7,7 +7,7 @@
 #ifndef GM_TOUCH_H
 #define GM_TOUCH_H
 
-#include "device.h"
+#include "device/device.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,9 +9,9 @@
  * worker.log in the run folder; GPUMEM_WORKER_SERIAL tells it which
  * worker of the run it is (1 for the first).
  */
-#include "probe.h"
+#include "bench/probe.h"
 
-#include "interrupt.h"
+#include "lib/interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #ifndef GM_WORKLOAD_H
 #define GM_WORKLOAD_H
 
-#include "precision.h"
+#include "lib/precision.h"
 
 #include <stdbool.h>
 #include <stddef.h>

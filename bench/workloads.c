@@ -5,10 +5,10 @@
  * memory model (a point that cannot fit is `skipped`, with the reason);
  * one that fails to allocate is `oom`; a wrong output is `mismatch`.
  */
-#include "runnable.h"
-#include "precision.h"
-#include "stats.h"
-#include "units.h"
+#include "bench/runnable.h"
+#include "lib/precision.h"
+#include "lib/stats.h"
+#include "lib/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@ out=$1 files=$2 images=$3
 mkdir -p "$out"
 S=$out/kernel_blobs.S.tmp C=$out/kernel_table.c.tmp
 : >"$S"
-printf '#include "kernel_sources.h"\n\n' >"$C"
+printf '#include "backend/kernel_sources.h"\n\n' >"$C"
 n=0
 emit() { # emit SYMBOL PATH
     printf '\t.section .rodata\n\t.balign 16\n\t.global %s\n%s:\n\t.incbin "%s"\n\t.global %s_end\n%s_end:\n\t.byte 0\n' \

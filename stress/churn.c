@@ -8,10 +8,10 @@
  * device (gm_stress_mem). Fault drop-free leaves one block unfreed until
  * after the verdict.
  */
-#include "bench.h"
-#include "interrupt.h"
-#include "stress.h"
-#include "swap_common.h"
+#include "bench/bench.h"
+#include "lib/interrupt.h"
+#include "stress/stress.h"
+#include "bench/swap_common.h"
 
 #include <math.h>
 #include <stdio.h>

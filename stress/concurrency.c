@@ -4,10 +4,10 @@
  * the queues; then each buffer is read back and checked against its
  * reference. Four rounds.
  */
-#include "bench.h"
-#include "stress.h"
-#include "swap_common.h"
-#include "verify.h"
+#include "bench/bench.h"
+#include "stress/stress.h"
+#include "bench/swap_common.h"
+#include "stress/verify.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,10 +9,10 @@
  * that flipped. Fault flip-bits flips one bit of the first chunk between
  * a fill and its check.
  */
-#include "bench.h"
-#include "interrupt.h"
-#include "stress.h"
-#include "verify.h"
+#include "bench/bench.h"
+#include "lib/interrupt.h"
+#include "stress/stress.h"
+#include "stress/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>

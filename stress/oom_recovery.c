@@ -8,9 +8,9 @@
  * diagnostics say, per way, whether the cap or the driver ran out. Fault
  * drop-free keeps one allocation of the first way until after its check.
  */
-#include "bench.h"
-#include "stress.h"
-#include "verify.h"
+#include "bench/bench.h"
+#include "stress/stress.h"
+#include "stress/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>

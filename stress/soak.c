@@ -12,12 +12,12 @@
  * of the duration take four times as long (the host waits three times
  * the iteration's time), as a throttled device would.
  */
-#include "bench.h"
-#include "interrupt.h"
-#include "stats.h"
-#include "stress.h"
-#include "touch.h"
-#include "verify.h"
+#include "bench/bench.h"
+#include "lib/interrupt.h"
+#include "lib/stats.h"
+#include "stress/stress.h"
+#include "bench/touch.h"
+#include "stress/verify.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-#include "stress.h"
-#include "leak_check.h"
+#include "stress/stress.h"
+#include "device/leak_check.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -11,8 +11,8 @@
 #ifndef GM_STRESS_H
 #define GM_STRESS_H
 
-#include "device.h"
-#include "results.h"
+#include "device/device.h"
+#include "run/results.h"
 
 #include <stdbool.h>
 #include <stdint.h>

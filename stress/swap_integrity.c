@@ -7,10 +7,10 @@
  * checked. Fault corrupt-swap corrupts a payload on the device between
  * the two copies.
  */
-#include "bench.h"
-#include "stress.h"
-#include "swap_common.h"
-#include "verify.h"
+#include "bench/bench.h"
+#include "stress/stress.h"
+#include "bench/swap_common.h"
+#include "stress/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-#include "verify.h"
+#include "stress/verify.h"
 
-#include "swap_common.h"
+#include "bench/swap_common.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
 #ifndef GM_STRESS_VERIFY_H
 #define GM_STRESS_VERIFY_H
 
-#include "stress.h"
-#include "touch.h"
+#include "stress/stress.h"
+#include "bench/touch.h"
 
 typedef struct {
     gm_buffer dev, host;          /* the device words and a host staging copy */

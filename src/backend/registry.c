@@ -1,4 +1,4 @@
-#include "backend.h"
+#include "backend/backend.h"
 
 #include <string.h>
 

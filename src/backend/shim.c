@@ -1,7 +1,7 @@
 /* The backend shim (shim.h): forwarding, accounting, injected faults. */
 #include "backend/shim.h"
-#include "device.h"
-#include "watchdog.h"
+#include "backend/handle.h"
+#include "backend/watchdog.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -32,7 +32,7 @@
 #ifndef GM_BACKEND_SHIM_H
 #define GM_BACKEND_SHIM_H
 
-#include "backend.h"
+#include "backend/backend.h"
 
 typedef enum {
     GM_OP_OPEN, GM_OP_MEM_INFO, GM_OP_ALLOC, GM_OP_VIEW, GM_OP_FILL, GM_OP_COPY, GM_OP_MAP, GM_OP_UNMAP,

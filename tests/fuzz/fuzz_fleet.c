@@ -5,8 +5,8 @@
  * (results.csv, samples.csv or meta.json) the rest of the input replaces.
  */
 #include "fuzz_input.h"
-#include "fleet.h"
-#include "fleet_output.h"
+#include "analysis/fleet.h"
+#include "analysis/fleet_output.h"
 
 #include <sys/stat.h>
 

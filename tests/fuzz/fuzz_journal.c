@@ -5,7 +5,7 @@
  * of this process's own.
  */
 #include "fuzz_input.h"
-#include "journal.h"
+#include "run/journal.h"
 
 #include <sys/stat.h>
 

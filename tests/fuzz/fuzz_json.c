@@ -4,7 +4,7 @@
  * leaf it accepts must be found again by its path.
  */
 #include "fuzz_input.h"
-#include "json_read.h"
+#include "lib/json_read.h"
 
 #include <assert.h>
 

@@ -4,7 +4,7 @@
  * memory-over-time plot's data file.
  */
 #include "fuzz_input.h"
-#include "plot_memory.h"
+#include "report/plot_memory.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
  * input is "name=value"; the name need not exist.
  */
 #include "fuzz_input.h"
-#include "options.h"
+#include "bench/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

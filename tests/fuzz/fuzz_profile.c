@@ -4,7 +4,7 @@
  * oom suite's section, as `gpumem bench --profile FILE` does.
  */
 #include "fuzz_input.h"
-#include "options.h"
+#include "bench/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
  * read. The input is a results.csv file.
  */
 #include "fuzz_input.h"
-#include "plot_data.h"
+#include "report/plot_data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

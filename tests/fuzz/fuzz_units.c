@@ -5,7 +5,7 @@
  * it accepts must hold its promises (ranges ascending and within the cap).
  */
 #include "fuzz_input.h"
-#include "units.h"
+#include "lib/units.h"
 
 #include <assert.h>
 

@@ -5,7 +5,7 @@
 #ifndef GM_OPENCL_FIXTURE_H
 #define GM_OPENCL_FIXTURE_H
 
-#include "device.h"
+#include "device/device.h"
 
 #include <stdio.h>
 

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "opencl_fixture.h"
-#include "runnable.h"
+#include "bench/runnable.h"
 
 /* Runs one implementation at shape s and returns its output (n floats). */
 static float *run(gm_shape s, const char *impl, size_t n)

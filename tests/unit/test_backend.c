@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "device.h"
+#include "device/device.h"
 #include "opencl_fixture.h"
 
 static void alloc_ok(gm_mem_kind kind, size_t bytes, gm_buffer *b)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "csv.h"
-#include "stats.h"
+#include "lib/csv.h"
+#include "lib/stats.h"
 
 /* Writes one row and returns it as text (static buffer). */
 static const char *row_text(const char *const *fields, int n)

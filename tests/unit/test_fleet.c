@@ -14,10 +14,10 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "csv.h"
-#include "fleet.h"
-#include "metric_direction.h"
-#include "run_devices.h"
+#include "lib/csv.h"
+#include "analysis/fleet.h"
+#include "analysis/metric_direction.h"
+#include "run/run_devices.h"
 
 /* A fleet of n GPUs with one point of `metric`: values and spreads. */
 static void make_fleet(gm_fleet *f, const char *metric, int n, const double *values, const double *spreads)

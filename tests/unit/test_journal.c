@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "journal.h"
-#include "meta.h"
-#include "results.h"
-#include "run_lock.h"
+#include "run/journal.h"
+#include "run/meta.h"
+#include "run/results.h"
+#include "run/run_lock.h"
 
 static char dir[64], err[600];
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "json_read.h"
+#include "lib/json_read.h"
 
 static char err[256];
 

@@ -12,11 +12,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "bench.h"
-#include "json.h"
-#include "kernel_sources.h"
-#include "options.h"
-#include "workload.h"
+#include "bench/bench.h"
+#include "lib/json.h"
+#include "backend/kernel_sources.h"
+#include "bench/options.h"
+#include "bench/workload.h"
 
 static char err[600];
 
@@ -120,8 +120,8 @@ static void test_profiles(void **state)
     assert_int_equal(gm_profile_load(&o, "/nonexistent/dir/p.ini", NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "no profile"));
     /* The shipped profiles parse. */
-    assert_int_equal(gm_profile_load(&o, "bench/profiles/quick.ini", "oom", err, sizeof err), 0);
-    assert_int_equal(gm_profile_load(&o, "bench/profiles/full.ini", "oom", err, sizeof err), 0);
+    assert_int_equal(gm_profile_load(&o, "share/profiles/quick.ini", "oom", err, sizeof err), 0);
+    assert_int_equal(gm_profile_load(&o, "share/profiles/full.ini", "oom", err, sizeof err), 0);
     gm_opts_release(&o);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "precision.h"
+#include "lib/precision.h"
 
 static void test_half_exact(void **state)
 {

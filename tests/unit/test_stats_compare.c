@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "compare.h"
-#include "stats_compare.h"
+#include "analysis/compare.h"
+#include "analysis/stats_compare.h"
 
 static void near(double got, double want, double tol)
 {

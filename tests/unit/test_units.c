@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "units.h"
+#include "lib/units.h"
 
 static char err[256];
 

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Checks that includes point down the layers (README.md, "Source layout"):
+# a file may include headers of its own layer and of the layers it may
+# use, never of a layer above. Prints each violation as FILE: "HEADER"
+# and exits 1 if there is one.
+cd "$(dirname "$0")/.." || exit 2
+# layer: the layers it may use besides itself
+allowed() {
+    case $1 in
+    lib)      echo "" ;;
+    backend)  echo "lib" ;;
+    device)   echo "lib backend" ;;
+    run)      echo "lib backend device" ;;
+    bench)    echo "lib backend device run" ;;
+    stress)   echo "lib backend device run bench" ;;
+    analysis) echo "lib run" ;;
+    report)   echo "lib run analysis" ;;
+    cli)      echo "lib backend device run bench stress analysis report" ;;
+    esac
+}
+layer_of() {
+    case $1 in
+    src/lib/*) echo lib ;; src/backend/*) echo backend ;; src/device/*) echo device ;;
+    src/run/*) echo run ;; bench/*) echo bench ;; stress/*) echo stress ;;
+    src/analysis/*) echo analysis ;; src/report/*) echo report ;; src/cli/*) echo cli ;;
+    *) echo none ;;
+    esac
+}
+bad=0
+for f in $(find src bench stress -name '*.[ch]' | sort); do
+    me=$(layer_of "$f")
+    ok="$me $(allowed "$me")"
+    for h in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+        case $h in
+        */*) ;;
+        *) echo "$f: \"$h\" (an include names its folder)"; bad=1; continue ;;
+        esac
+        hl=$(layer_of "$(case $h in bench/*|stress/*) echo "$h" ;; *) echo "src/$h" ;; esac)")
+        case " $ok " in
+        *" $hl "*) ;;
+        *) echo "$f ($me): \"$h\" ($hl)"; bad=1 ;;
+        esac
+    done
+done
+exit $bad

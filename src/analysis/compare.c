@@ -1,0 +1,167 @@
+/* Joining runs on their point keys and judging each change (src/compare.h). */
+#include "analysis/compare.h"
+#include "analysis/stats_compare.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CI_LEVEL 0.95
+#define CI_RESAMPLES 2000
+#define CI_SEED 0x6770756d656dULL
+
+__attribute__((format(printf, 4, 5)))
+static int add_left_out(gm_comparison *c, const gm_cmp_point *p, int run, const char *fmt, ...)
+{
+    gm_cmp_left_out *l = realloc(c->left_out, (size_t)(c->n_left_out + 1) * sizeof *l);
+    if (!l)
+        return -1;
+    c->left_out = l;
+    l = &c->left_out[c->n_left_out++];
+    l->point = p;
+    l->run = run;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->reason, sizeof l->reason, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* Fills r's ratio, test and interval (the verdict comes after Holm). */
+static void measure(gm_cmp_result *r)
+{
+    const gm_cmp_point *b = r->base, *o = r->other;
+    r->ratio = b->value != 0 ? o->value / b->value : o->value == 0 ? 1.0 : INFINITY;
+    r->ci_lo = r->ci_hi = r->ratio;
+    r->p = r->p_holm = NAN;
+    if (b->n_samples >= 2 && o->n_samples >= 2) {
+        r->test = GM_TEST_MANN_WHITNEY;
+        r->p = gm_mann_whitney(b->samples, b->n_samples, o->samples, o->n_samples, NULL);
+        if (gm_ratio_ci(b->samples, b->n_samples, o->samples, o->n_samples, CI_LEVEL, CI_RESAMPLES, CI_SEED,
+                        &r->ci_lo, &r->ci_hi) != 0)
+            r->ci_lo = r->ci_hi = NAN;
+    } else if (b->reps <= 1 && o->reps <= 1) {
+        r->test = GM_TEST_EXACT;      /* one exact measurement a side (a largest batch, a count) */
+    } else {
+        r->test = GM_TEST_NONE;       /* repetitions whose samples the run does not keep */
+    }
+}
+
+/* A change in the worse direction beyond the threshold. */
+static int worse(const gm_cmp_result *r, double threshold)
+{
+    if (r->direction > 0)
+        return r->ratio > 1 + threshold;
+    if (r->direction < 0)
+        return r->ratio < 1 - threshold;
+    return 0;
+}
+
+static int better(const gm_cmp_result *r, double threshold)
+{
+    if (r->direction > 0)
+        return r->ratio < 1 - threshold;
+    if (r->direction < 0)
+        return r->ratio > 1 + threshold;
+    return 0;
+}
+
+static void judge(gm_cmp_result *r, double threshold, double alpha)
+{
+    int significant = r->test == GM_TEST_EXACT || (r->test == GM_TEST_MANN_WHITNEY && r->p_holm < alpha);
+    if (r->direction == 0)
+        r->verdict = GM_VERDICT_INFO;
+    else if (r->test == GM_TEST_NONE)
+        r->verdict = GM_VERDICT_UNTESTED;
+    else if (significant && worse(r, threshold))
+        r->verdict = GM_VERDICT_REGRESSION;
+    else if (significant && better(r, threshold))
+        r->verdict = GM_VERDICT_IMPROVEMENT;
+    else
+        r->verdict = GM_VERDICT_SAME;
+}
+
+/* Holm over the Mann-Whitney tests of one run against BASE. */
+static int adjust(gm_comparison *c, int run)
+{
+    double *p = malloc((size_t)(c->n_results + 1) * sizeof *p);
+    if (!p)
+        return -1;
+    size_t n = 0;
+    for (int i = 0; i < c->n_results; i++)
+        if (c->results[i].run == run && c->results[i].test == GM_TEST_MANN_WHITNEY && c->results[i].direction)
+            p[n++] = c->results[i].p;
+    int rc = gm_holm(p, n, p);
+    n = 0;
+    for (int i = 0; rc == 0 && i < c->n_results; i++)
+        if (c->results[i].run == run && c->results[i].test == GM_TEST_MANN_WHITNEY && c->results[i].direction)
+            c->results[i].p_holm = p[n++];
+    free(p);
+    return rc;
+}
+
+int gm_compare(gm_comparison *c)
+{
+    const gm_cmp_run *base = &c->runs[0];
+    c->results = calloc((size_t)base->n_points * (size_t)c->n_runs + 1, sizeof *c->results);
+    if (!c->results)
+        return -1;
+    for (int i = 0; i < base->n_points; i++) {
+        const gm_cmp_point *b = &base->points[i];
+        for (int k = 1; k < c->n_runs; k++) {
+            const gm_cmp_run *run = &c->runs[k];
+            const gm_cmp_point *o = gm_cmp_run_find(run, b->key);
+            int rc = 0;
+            if (b->repeated)
+                rc = add_left_out(c, b, 0, "repeated in %s", base->label);
+            else if (strcmp(b->status, "ok") != 0)
+                rc = add_left_out(c, b, 0, "status %s in %s", b->status, base->label);
+            else if (!o)
+                rc = add_left_out(c, b, k, "not in %s", run->label);
+            else if (o->repeated)
+                rc = add_left_out(c, b, k, "repeated in %s", run->label);
+            else if (strcmp(o->status, "ok") != 0)
+                rc = add_left_out(c, b, k, "status %s in %s", o->status, run->label);
+            else if (strcmp(b->suite, "oom") != 0 && strcmp(b->model_bytes, o->model_bytes) != 0)
+                rc = add_left_out(c, b, k, "model_bytes %s in %s, %s in %s: another shape or model",
+                                  b->model_bytes, base->label, o->model_bytes, run->label);
+            else {
+                gm_cmp_result *r = &c->results[c->n_results++];
+                r->base = b;
+                r->other = o;
+                r->run = k;
+                r->direction = gm_cmp_worse_direction(b->metric);
+                measure(r);
+            }
+            if (rc != 0)
+                return -1;
+            if (b->repeated || strcmp(b->status, "ok") != 0)
+                break;                 /* said once, not once per run */
+        }
+    }
+    for (int k = 1; k < c->n_runs; k++) {
+        const gm_cmp_run *run = &c->runs[k];
+        for (int i = 0; i < run->n_points; i++)
+            if (!gm_cmp_run_find(base, run->points[i].key)
+                && add_left_out(c, &run->points[i], k, "not in %s (only in %s)", base->label, run->label) != 0)
+                return -1;
+        if (adjust(c, k) != 0)
+            return -1;
+    }
+    for (int i = 0; i < c->n_results; i++) {
+        judge(&c->results[i], c->threshold, c->alpha);
+        c->n_regressions += c->results[i].verdict == GM_VERDICT_REGRESSION;
+    }
+    return 0;
+}
+
+void gm_comparison_free(gm_comparison *c)
+{
+    free(c->results);
+    free(c->left_out);
+    c->results = NULL;
+    c->left_out = NULL;
+    c->n_results = c->n_left_out = 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * gpumem compare: runs read from their folders (results.csv, samples.csv,
+ * meta.json), joined on their point keys, each later run compared with the
+ * first (BASE) metric by metric. See README.md "Compare runs" for the
+ * rules; src/cmd_compare.c is the command, src/compare_output.c prints.
+ */
+#ifndef GM_COMPARE_H
+#define GM_COMPARE_H
+
+#include "lib/csv_table.h"
+
+#include <stddef.h>
+
+/* One metric at one point of a run (a results.csv row). The strings point
+ * into the run's table. */
+typedef struct {
+    char *key;              /* the point key, gm_point_key_join (point_key.h) */
+    const char *suite, *workload, *variant, *pattern, *precision, *batch, *seq_len, *bytes, *metric, *unit,
+        *status, *note;
+    const char *model_bytes; /* the memory model's bytes at the point ("" when the file has none) */
+    double value;           /* the median (ok rows) */
+    int reps;               /* timed repetitions behind it (0 when empty) */
+    double *samples;        /* from samples.csv */
+    size_t n_samples, cap_samples;
+    int repeated;           /* another row of the run has the same key */
+} gm_cmp_point;
+
+typedef struct {
+    char dir[4096], label[256];
+    char backend[64], device[256], driver[256], version[128];
+    gm_csv_table results;
+    gm_cmp_point *points;   /* in file order */
+    int n_points;
+    gm_cmp_point **sorted;  /* by key, for lookups */
+} gm_cmp_run;
+
+/* Reads the run folder `dir`. A missing or malformed results.csv or
+ * samples.csv, or a value that is not a number, is an error ("FILE:LINE:
+ * why" in err); meta.json is optional (its facts print as '?'). */
+int gm_cmp_run_load(const char *dir, gm_cmp_run *r, char *err, size_t len);
+void gm_cmp_run_free(gm_cmp_run *r);
+/* The point with this key, or NULL. */
+gm_cmp_point *gm_cmp_run_find(const gm_cmp_run *r, const char *key);
+
+/* Which way a metric gets worse: +1 when it rises (times, latencies,
+ * fragmentation, error counts), -1 when it falls (bandwidth, throughput,
+ * largest batch), 0 when it is never flagged: the one table of
+ * metric_direction.h, seen from the side of what is worse. */
+int gm_cmp_worse_direction(const char *metric);
+
+enum { GM_TEST_MANN_WHITNEY, GM_TEST_EXACT, GM_TEST_NONE };
+enum { GM_VERDICT_SAME, GM_VERDICT_REGRESSION, GM_VERDICT_IMPROVEMENT, GM_VERDICT_INFO, GM_VERDICT_UNTESTED };
+
+/* One point's metric in BASE against the same in another run. */
+typedef struct {
+    const gm_cmp_point *base, *other;
+    int run;                /* index of the other run */
+    int direction;          /* gm_cmp_worse_direction */
+    int test;               /* GM_TEST_* */
+    double ratio;           /* other median / base median (+inf over a zero base) */
+    double ci_lo, ci_hi;    /* 95% interval of the ratio (the ratio itself for exact values) */
+    double p, p_holm;       /* Mann-Whitney p-value, and after Holm (NAN without a test) */
+    int verdict;            /* GM_VERDICT_* */
+} gm_cmp_result;
+
+/* A point of one run not compared, and why ("not in NEW", "status oom in NEW"). */
+typedef struct {
+    const gm_cmp_point *point;
+    int run;                /* the run it is missing from or not ok in */
+    char reason[600];
+} gm_cmp_left_out;
+
+typedef struct {
+    gm_cmp_run *runs;       /* runs[0] is BASE */
+    int n_runs;
+    double threshold;       /* 0.05: a change of 5% */
+    double alpha;           /* significance level after Holm */
+    gm_cmp_result *results; /* BASE's file order, then run order */
+    int n_results;
+    gm_cmp_left_out *left_out;
+    int n_left_out;
+    int n_regressions;
+} gm_comparison;
+
+/* Compares every run with runs[0]: fills results, left_out, n_regressions.
+ * Returns 0, or -1 (out of memory). */
+int gm_compare(gm_comparison *c);
+void gm_comparison_free(gm_comparison *c);
+
+/* "linear blocked per-tensor fp32 batch 4 seq 32 1MiB": the point's key
+ * fields that are set, for people. */
+void gm_cmp_point_label(const gm_cmp_point *p, char *out, size_t len);
+
+#endif

@@ -1,0 +1,282 @@
+#include "analysis/compare_output.h"
+#include "lib/csv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CELL 160 /* bytes a table cell holds */
+
+static const char *const verdict_words[] = {"same", "REGRESSION", "improved", "info", "untested"};
+static const char *const verdict_csv[] = {"same", "regression", "improvement", "informational", "untested"};
+static const char *const test_words[] = {"mann-whitney", "exact", "none"};
+
+static const char *direction_word(int d)
+{
+    return d > 0 ? "higher-is-worse" : d < 0 ? "lower-is-worse" : "informational";
+}
+
+static void num(char *out, size_t len, double v)
+{
+    if (isnan(v))
+        snprintf(out, len, "-");
+    else if (isinf(v))
+        snprintf(out, len, "inf");
+    else
+        snprintf(out, len, "%.4g", v);
+}
+
+static void change(char *out, size_t len, double ratio)
+{
+    if (isinf(ratio))
+        snprintf(out, len, "+inf");
+    else
+        snprintf(out, len, "%+.1f%%", (ratio - 1) * 100);
+}
+
+/* A grid of cells, rendered aligned or as Markdown. */
+typedef struct {
+    char **cells;
+    int rows, cols, cap;
+} grid;
+
+static char *cell(grid *g, int row, int col)
+{
+    return g->cells[row * g->cols + col];
+}
+
+static int grid_add_row(grid *g)
+{
+    if (g->rows == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        char **c = realloc(g->cells, (size_t)cap * (size_t)g->cols * sizeof *c);
+        if (!c)
+            return -1;
+        g->cells = c;
+        g->cap = cap;
+    }
+    for (int j = 0; j < g->cols; j++) {
+        if (!(g->cells[g->rows * g->cols + j] = calloc(1, CELL))) {
+            g->rows++;
+            for (int k = j + 1; k < g->cols; k++)
+                g->cells[(g->rows - 1) * g->cols + k] = NULL;
+            return -1;
+        }
+    }
+    g->rows++;
+    return 0;
+}
+
+static void grid_free(grid *g)
+{
+    for (int i = 0; i < g->rows * g->cols; i++)
+        free(g->cells[i]);
+    free(g->cells);
+}
+
+static void grid_print(FILE *f, grid *g, int markdown)
+{
+    int width[64] = {0};
+    for (int i = 0; i < g->rows; i++)
+        for (int j = 0; j < g->cols; j++)
+            if ((int)strlen(cell(g, i, j)) > width[j])
+                width[j] = (int)strlen(cell(g, i, j));
+    for (int i = 0; i < g->rows; i++) {
+        for (int j = 0; j < g->cols; j++)
+            if (markdown)
+                fprintf(f, "| %s ", cell(g, i, j));
+            else
+                fprintf(f, "%s%-*s", j ? "  " : "", j == g->cols - 1 ? 0 : width[j], cell(g, i, j));
+        fprintf(f, markdown ? "|\n" : "\n");
+        if (markdown && i == 0) {
+            for (int j = 0; j < g->cols; j++)
+                fprintf(f, "| --- ");
+            fprintf(f, "|\n");
+        }
+    }
+}
+
+/* Columns: point, metric, unit, BASE, then per other run: its median,
+ * the ratio with its interval, p after Holm, the verdict. */
+static int build(grid *g, const gm_comparison *c)
+{
+    g->cols = 4 + 4 * (c->n_runs - 1);
+    if (g->cols > 64 || grid_add_row(g) != 0)
+        return -1;
+    snprintf(cell(g, 0, 0), CELL, "point");
+    snprintf(cell(g, 0, 1), CELL, "metric");
+    snprintf(cell(g, 0, 2), CELL, "unit");
+    snprintf(cell(g, 0, 3), CELL, "%.100s", c->runs[0].label);
+    for (int k = 1; k < c->n_runs; k++) {
+        snprintf(cell(g, 0, 4 * k), CELL, "%.100s", c->runs[k].label);
+        snprintf(cell(g, 0, 4 * k + 1), CELL, "ratio [95%% CI]");
+        snprintf(cell(g, 0, 4 * k + 2), CELL, "p (Holm)");
+        snprintf(cell(g, 0, 4 * k + 3), CELL, "verdict");
+    }
+    for (int i = 0; i < c->n_results;) {
+        const gm_cmp_point *b = c->results[i].base;
+        if (grid_add_row(g) != 0)
+            return -1;
+        int row = g->rows - 1;
+        char label[300], v[40], lo[40], hi[40];
+        gm_cmp_point_label(b, label, sizeof label);
+        snprintf(cell(g, row, 0), CELL, "%.150s", label);
+        snprintf(cell(g, row, 1), CELL, "%.150s", b->metric);
+        snprintf(cell(g, row, 2), CELL, "%.150s", b->unit);
+        num(cell(g, row, 3), CELL, b->value);
+        for (int k = 1; k < c->n_runs; k++)
+            for (int j = 0; j < 4; j++)
+                snprintf(cell(g, row, 4 * k + j), CELL, "-");
+        for (; i < c->n_results && c->results[i].base == b; i++) {
+            const gm_cmp_result *r = &c->results[i];
+            int k = r->run;
+            num(cell(g, row, 4 * k), CELL, r->other->value);
+            num(v, sizeof v, r->ratio);
+            num(lo, sizeof lo, r->ci_lo);
+            num(hi, sizeof hi, r->ci_hi);
+            if (r->test == GM_TEST_MANN_WHITNEY)
+                snprintf(cell(g, row, 4 * k + 1), CELL, "%s [%s, %s]", v, lo, hi);
+            else
+                snprintf(cell(g, row, 4 * k + 1), CELL, "%s", v);
+            if (r->test == GM_TEST_MANN_WHITNEY && !isnan(r->p_holm))
+                snprintf(cell(g, row, 4 * k + 2), CELL, "%.2g", r->p_holm);
+            else
+                snprintf(cell(g, row, 4 * k + 2), CELL, "%s", r->test == GM_TEST_EXACT ? "exact" : "-");
+            snprintf(cell(g, row, 4 * k + 3), CELL, "%s", verdict_words[r->verdict]);
+        }
+    }
+    return 0;
+}
+
+void gm_compare_print_regressions(FILE *f, const gm_comparison *c, const char *prefix)
+{
+    for (int i = 0; i < c->n_results; i++) {
+        const gm_cmp_result *r = &c->results[i];
+        if (r->verdict != GM_VERDICT_REGRESSION)
+            continue;
+        char label[300], a[40], b[40], ch[40];
+        gm_cmp_point_label(r->base, label, sizeof label);
+        num(a, sizeof a, r->base->value);
+        num(b, sizeof b, r->other->value);
+        change(ch, sizeof ch, r->ratio);
+        fprintf(f, "%s%s: %s %s: %s -> %s %s (%s, ", prefix, c->runs[r->run].label, label, r->base->metric, a, b,
+                r->base->unit, ch);
+        if (r->test == GM_TEST_MANN_WHITNEY)
+            fprintf(f, "p=%.2g after Holm)\n", r->p_holm);
+        else
+            fprintf(f, "exact values)\n");
+    }
+}
+
+static void print_header(FILE *f, const gm_comparison *c, int markdown)
+{
+    const char *b = markdown ? "- " : "";
+    if (markdown)
+        fprintf(f, "# gpumem compare\n\n## Runs\n\n| run | role | device | backend | driver | suite |\n"
+                   "| --- | --- | --- | --- | --- | --- |\n");
+    for (int k = 0; k < c->n_runs; k++) {
+        const gm_cmp_run *r = &c->runs[k];
+        if (markdown)
+            fprintf(f, "| %s | %s | %s | %s | %s | %s |\n", r->label, k ? "compared" : "BASE", r->device, r->backend,
+                    r->driver, r->version);
+        else
+            fprintf(f, "%-4s %s: %s (%s, driver %s), suite %s\n", k ? "NEW" : "BASE", r->label, r->device,
+                    r->backend, r->driver, r->version);
+    }
+    if (markdown)
+        fprintf(f, "\n");
+    for (int k = 1; k < c->n_runs; k++) {
+        const gm_cmp_run *r = &c->runs[k], *base = &c->runs[0];
+        if (strcmp(r->device, base->device) != 0)
+            fprintf(f, "%snote: devices differ (%s: %s; %s: %s)\n", b, base->label, base->device, r->label, r->device);
+        if (strcmp(r->driver, base->driver) != 0)
+            fprintf(f, "%snote: drivers differ (%s: %s; %s: %s)\n", b, base->label, base->driver, r->label, r->driver);
+    }
+    int tests[64] = {0};
+    for (int i = 0; i < c->n_results; i++)
+        if (c->results[i].test == GM_TEST_MANN_WHITNEY && c->results[i].direction && c->results[i].run < 64)
+            tests[c->results[i].run]++;
+    fprintf(f, "%sregression: worse by more than %g%% and significant (Mann-Whitney U, alpha %g after Holm over the "
+               "%d tests per run; exact single values: the change alone); ratio = run / %s, 95%% bootstrap interval\n",
+            b, c->threshold * 100, c->alpha, c->n_runs > 1 ? tests[1] : 0, c->runs[0].label);
+    if (markdown)
+        fprintf(f, "\n## Verdict\n\n");
+    if (!c->n_regressions)
+        fprintf(f, "%sno regression\n", b);
+    else {
+        fprintf(f, "%s%d regression%s:\n", markdown ? "" : "", c->n_regressions, c->n_regressions == 1 ? "" : "s");
+        gm_compare_print_regressions(f, c, markdown ? "- " : "  ");
+    }
+    fprintf(f, "\n");
+}
+
+int gm_compare_print_report(FILE *f, const gm_comparison *c, int markdown)
+{
+    print_header(f, c, markdown);
+    grid g = {0};
+    int rc = build(&g, c);
+    if (rc == 0) {
+        if (markdown)
+            fprintf(f, "## Results\n\n");
+        grid_print(f, &g, markdown);
+    }
+    grid_free(&g);
+    if (c->n_left_out) {
+        fprintf(f, markdown ? "\n## Left out\n\n" : "\nleft out (%d):\n", c->n_left_out);
+        for (int i = 0; i < c->n_left_out; i++) {
+            char label[300];
+            gm_cmp_point_label(c->left_out[i].point, label, sizeof label);
+            fprintf(f, "%s%s %s: %s\n", markdown ? "- " : "  ", label, c->left_out[i].point->metric,
+                    c->left_out[i].reason);
+        }
+    }
+    return rc != 0 || ferror(f) ? -1 : 0;
+}
+
+static void csv_num(char *out, size_t len, double v)
+{
+    if (isnan(v))
+        out[0] = '\0';
+    else if (isinf(v))
+        snprintf(out, len, "inf");
+    else
+        snprintf(out, len, "%.15g", v);
+}
+
+int gm_compare_print_csv(FILE *f, const gm_comparison *c)
+{
+    static const char *const head[] = {"base_run", "run", "suite", "workload", "variant", "pattern", "precision",
+                                       "batch", "seq_len", "bytes", "metric", "unit", "direction", "base_median",
+                                       "median", "ratio", "ci_low", "ci_high", "p_value", "p_holm", "n_base", "n",
+                                       "test", "verdict", "note"};
+    enum { N = 25 };
+    if (gm_csv_row(f, head, N) != 0)
+        return -1;
+    for (int i = 0; i < c->n_results + c->n_left_out; i++) {
+        int result = i < c->n_results;
+        const gm_cmp_result *r = result ? &c->results[i] : NULL;
+        const gm_cmp_left_out *l = result ? NULL : &c->left_out[i - c->n_results];
+        const gm_cmp_point *p = result ? r->base : l->point;
+        char nums[9][40] = {{0}};
+        if (result) {
+            csv_num(nums[0], 40, r->base->value);
+            csv_num(nums[1], 40, r->other->value);
+            csv_num(nums[2], 40, r->ratio);
+            csv_num(nums[3], 40, r->ci_lo);
+            csv_num(nums[4], 40, r->ci_hi);
+            csv_num(nums[5], 40, r->p);
+            csv_num(nums[6], 40, r->p_holm);
+            snprintf(nums[7], 40, "%zu", r->base->n_samples);
+            snprintf(nums[8], 40, "%zu", r->other->n_samples);
+        }
+        const char *run = c->runs[result ? r->run : l->run].label;
+        const char *row[N] = {c->runs[0].label, run, p->suite, p->workload, p->variant, p->pattern, p->precision,
+                              p->batch, p->seq_len, p->bytes, p->metric, p->unit,
+                              direction_word(gm_cmp_worse_direction(p->metric)), nums[0], nums[1], nums[2], nums[3],
+                              nums[4], nums[5], nums[6], nums[7], nums[8], result ? test_words[r->test] : "",
+                              result ? verdict_csv[r->verdict] : "left-out", result ? "" : l->reason};
+        if (gm_csv_row(f, row, N) != 0)
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,731 @@
+/*
+ * The CUDA backend, on the driver API loaded at run time. Kernels are the
+ * fatbins nvcc built from kernels/ at build time and embedded in the
+ * binary (src/kernel_sources.h), one per program and variant.
+ */
+#include "backend/handle.h"
+#include "backend/kernel_sources.h"
+#include "backend/cuda/cuda_private.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gm_cu_api api;
+static const gm_cu_api *cu;
+static int load_state;          /* 0 not tried, 1 loaded, -1 failed */
+static char load_error[256];
+static int n_devices;
+
+typedef struct {
+    CUdevice device;
+    CUcontext ctx;
+    CUstream streams[GM_MAX_QUEUES];
+    void *blas;                  /* cuBLAS handle, made on first use */
+    bool async_pool_ready;       /* the default pool keeps freed memory */
+} cu_state;
+
+struct gm_program { CUmodule module; };
+struct gm_kernel { CUfunction fn; };
+struct gm_event { CUevent ev; };
+
+#define ST(dev) ((cu_state *)(dev)->priv)
+
+static const char *err_name(CUresult rc)
+{
+    const char *s = NULL;
+    if (cu && cu->GetErrorName(rc, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "CUDA_ERROR_UNKNOWN";
+}
+
+static const char *err_text(CUresult rc)
+{
+    const char *s = NULL;
+    if (cu && cu->GetErrorString(rc, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "unknown error";
+}
+
+const gm_cu_api *gm_cu_load(char *why, size_t why_len)
+{
+    if (load_state == 0) {
+        void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        load_state = -1;
+        if (!lib) {
+            snprintf(load_error, sizeof load_error, "libcuda.so.1 not found: no NVIDIA driver");
+        } else {
+            load_state = 1;
+#define GM_CU_LOAD(field, symbol, ret, args)                                                 \
+    if (load_state == 1) {                                                                  \
+        *(void **)&api.field = dlsym(lib, symbol);                                          \
+        if (!api.field) {                                                                   \
+            snprintf(load_error, sizeof load_error, "libcuda.so.1 lacks %s: driver too old", symbol); \
+            load_state = -1;                                                                \
+        }                                                                                   \
+    }
+            GM_CU_FUNCS(GM_CU_LOAD)
+#undef GM_CU_LOAD
+#define GM_CU_LOAD_OPTIONAL(field, symbol, ret, args) *(void **)&api.field = dlsym(lib, symbol);
+            GM_CU_OPTIONAL_FUNCS(GM_CU_LOAD_OPTIONAL)
+#undef GM_CU_LOAD_OPTIONAL
+            if (load_state == 1) {
+                cu = &api;
+                CUresult rc = api.Init(0);
+                if (rc != CUDA_SUCCESS) {
+                    snprintf(load_error, sizeof load_error, "cuInit failed: %s (%s)", err_name(rc), err_text(rc));
+                    load_state = -1;
+                    cu = NULL;
+                }
+            }
+        }
+    }
+    if (load_state < 0) {
+        if (why)
+            snprintf(why, why_len, "%s", load_error);
+        return NULL;
+    }
+    return cu;
+}
+
+/* Maps a CUDA error to the suite's enum: OOM only for memory exhaustion;
+ * sticky errors that leave the context unusable mean the device is lost. */
+static gm_status map_error(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_SUCCESS: return GM_OK;
+    case CUDA_ERROR_OUT_OF_MEMORY: return GM_ERR_OOM;
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_DEVICE_NOT_LICENSED:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_UNKNOWN:
+        return GM_ERR_DEVICE_LOST;
+    case CUDA_ERROR_NOT_SUPPORTED:
+        return GM_ERR_UNSUPPORTED;
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_NOT_FOUND:
+    case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
+        return GM_ERR_BUILD;
+    default:
+        return GM_ERR_INVALID;
+    }
+}
+
+static gm_status fail(gm_device *dev, CUresult rc, const char *what)
+{
+    return gm_device_fail(dev, map_error(rc), (int)rc, "CUDA %s: %s (%s)", what, err_name(rc), err_text(rc));
+}
+
+static gm_status cu_probe(int *count, char *why, size_t why_len)
+{
+    *count = 0;
+    if (!gm_cu_load(why, why_len))
+        return GM_ERR_UNSUPPORTED;
+    CUresult rc = cu->DeviceGetCount(&n_devices);
+    if (rc != CUDA_SUCCESS || n_devices == 0) {
+        snprintf(why, why_len, "no CUDA device (%s)", rc == CUDA_SUCCESS ? "none found" : err_name(rc));
+        n_devices = 0;
+        return GM_ERR_UNSUPPORTED;
+    }
+    *count = n_devices;
+    return GM_OK;
+}
+
+static int attribute(CUdevice d, CUdevice_attribute a)
+{
+    int v = 0;
+    return cu->DeviceGetAttribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
+}
+
+static gm_status cu_describe(int index, gm_device_info *info, gm_error *err)
+{
+    memset(info, 0, sizeof *info);
+    CUdevice d;
+    if (!cu || index < 0 || index >= n_devices || cu->DeviceGet(&d, index) != CUDA_SUCCESS) {
+        err->code = GM_ERR_INVALID;
+        snprintf(err->msg, sizeof err->msg, "no CUDA device %d (%d found)", index, n_devices);
+        return GM_ERR_INVALID;
+    }
+    cu->DeviceGetName(info->name, sizeof info->name, d);
+    snprintf(info->vendor, sizeof info->vendor, "NVIDIA");
+    snprintf(info->platform, sizeof info->platform, "CUDA");
+    int version = 0;
+    cu->DriverGetVersion(&version);
+    snprintf(info->driver_version, sizeof info->driver_version, "CUDA %d.%d", version / 1000, version % 1000 / 10);
+    snprintf(info->runtime_version, sizeof info->runtime_version, "driver API, compute capability %d.%d",
+             attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+             attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    char bus[32] = "";
+    if (cu->DeviceGetPCIBusId(bus, sizeof bus, d) == CUDA_SUCCESS)
+        snprintf(info->uuid, sizeof info->uuid, "pci:%s", bus);
+    info->type = GM_DEV_GPU;
+    size_t total = 0;
+    cu->DeviceTotalMem(&total, d);
+    info->total_mem = total;
+    info->max_alloc = total;
+    info->llc_bytes = (uint64_t)attribute(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    info->compute_units = attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    info->clock_mhz = attribute(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+    info->mem_clock_mhz = attribute(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
+    info->mem_bus_bits = attribute(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    info->has_managed = attribute(d, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
+    info->has_fp16_native = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
+                                + attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) >= 53;
+    /* Free memory needs a context; open() fills it in. */
+    info->free_mem_known = false;
+    return GM_OK;
+}
+
+/* Makes the device's context current on this thread. */
+static gm_status enter(gm_device *dev)
+{
+    CUresult rc = cu->CtxSetCurrent(ST(dev)->ctx);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuCtxSetCurrent");
+}
+
+static void cu_close(gm_device *dev)
+{
+    cu_state *s = ST(dev);
+    if (!s)
+        return;
+    if (s->ctx && enter(dev) == GM_OK) {
+        gm_cu_blas_release(dev);
+        for (int q = 0; q < GM_MAX_QUEUES; q++)
+            if (s->streams[q])
+                cu->StreamDestroy(s->streams[q]);
+    }
+    if (s->ctx)
+        cu->DevicePrimaryCtxRelease(s->device);
+    free(s);
+    dev->priv = NULL;
+}
+
+static gm_status cu_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b)
+{
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    size_t f = 0, t = 0;
+    CUresult rc = cu->MemGetInfo(&f, &t);
+    if (rc != CUDA_SUCCESS)
+        return fail(dev, rc, "cuMemGetInfo");
+    *free_b = f;
+    *total_b = t;
+    return GM_OK;
+}
+
+static gm_status cu_open(gm_device *dev, int index)
+{
+    cu_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    dev->priv = s;
+    CUresult rc = cu->DeviceGet(&s->device, index);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->DevicePrimaryCtxRetain(&s->ctx, s->device);
+    if (rc != CUDA_SUCCESS) {
+        s->ctx = NULL;
+        gm_status st = fail(dev, rc, "opening the device");
+        cu_close(dev);
+        return st;
+    }
+    gm_status st = enter(dev);
+    for (int q = 0; st == GM_OK && q < GM_MAX_QUEUES; q++) {
+        rc = cu->StreamCreate(&s->streams[q], CU_STREAM_NON_BLOCKING);
+        if (rc != CUDA_SUCCESS)
+            st = fail(dev, rc, "cuStreamCreate");
+    }
+    uint64_t total;
+    if (st == GM_OK && cu_mem_info(dev, &dev->info.free_mem, &total) == GM_OK)
+        dev->info.free_mem_known = true;
+    if (st != GM_OK)
+        cu_close(dev);
+    return st;
+}
+
+static CUstream stream_of(gm_device *dev, int q)
+{
+    return ST(dev)->streams[(q >= 0 && q < GM_MAX_QUEUES) ? q : 0];
+}
+
+CUstream gm_cu_stream(gm_device *dev, int queue)
+{
+    return enter(dev) == GM_OK ? stream_of(dev, queue) : NULL;
+}
+
+void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
+
+/* From the device's default stream-ordered pool on queue 0, waited for so
+ * that a failure shows here. The pool keeps freed memory cached (release
+ * threshold: unlimited), as frameworks that use it configure it. */
+static CUresult async_alloc(gm_device *dev, CUdeviceptr *p, size_t bytes)
+{
+    cu_state *s = ST(dev);
+    if (!cu->MemAllocAsync || !cu->MemFreeAsync || !cu->DeviceGetDefaultMemPool || !cu->MemPoolSetAttribute)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!s->async_pool_ready) {
+        CUmemoryPool pool;
+        cuuint64_t keep = ~(cuuint64_t)0;
+        CUresult rc = cu->DeviceGetDefaultMemPool(&pool, s->device);
+        if (rc == CUDA_SUCCESS)
+            rc = cu->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        s->async_pool_ready = true;
+    }
+    CUstream stream = stream_of(dev, 0);
+    CUresult rc = cu->MemAllocAsync(p, bytes, stream);
+    return rc == CUDA_SUCCESS ? cu->StreamSynchronize(stream) : rc;
+}
+
+static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
+{
+    out->kind = kind;
+    out->bytes = bytes;
+    if (kind == GM_MEM_HOST) {
+        if (posix_memalign(&out->host, 4096, bytes) != 0)
+            return gm_device_fail(dev, GM_ERR_OOM, 0, "host allocation of %zu bytes failed", bytes);
+        return GM_OK;
+    }
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUresult rc = CUDA_SUCCESS;
+    CUdeviceptr p = 0;
+    switch (kind) {
+    case GM_MEM_DEVICE:
+        rc = cu->MemAlloc(&p, bytes);
+        break;
+    case GM_MEM_PINNED: {
+        void *h = NULL;
+        rc = cu->MemAllocHost(&h, bytes);
+        out->host = h;
+        p = (CUdeviceptr)(uintptr_t)h;   /* unified addressing: usable by kernels and copies */
+        break;
+    }
+    case GM_MEM_MANAGED:
+        if (!dev->info.has_managed)
+            return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "device has no managed memory");
+        rc = cu->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
+        out->host = (void *)(uintptr_t)p;
+        break;
+    case GM_MEM_ASYNC:
+        rc = async_alloc(dev, &p, bytes);
+        break;
+    case GM_MEM_HOST:
+        break;
+    }
+    if (rc != CUDA_SUCCESS) {
+        out->host = NULL;
+        return fail(dev, rc, "allocation");
+    }
+    out->handle = (uintptr_t)p;
+    return GM_OK;
+}
+
+static gm_status cu_view(gm_device *dev, const gm_buffer *parent, size_t offset, size_t bytes, gm_buffer *out)
+{
+    (void)dev;
+    out->kind = GM_MEM_DEVICE;
+    out->bytes = bytes;
+    out->handle = parent->handle + offset;
+    return GM_OK;
+}
+
+static void mapping_release(gm_buffer *buf);
+
+static void cu_free(gm_device *dev, gm_buffer *buf)
+{
+    if (buf->priv && enter(dev) == GM_OK)
+        mapping_release(buf);   /* a mapped view's host memory too */
+    if (buf->is_view)
+        return;   /* a view owns no memory */
+    if (buf->kind == GM_MEM_HOST) {
+        free(buf->host);
+        return;
+    }
+    if (enter(dev) != GM_OK)
+        return;
+    if (buf->kind == GM_MEM_PINNED) {
+        cu->MemFreeHost(buf->host);
+    } else if (buf->kind == GM_MEM_ASYNC) {
+        CUstream s = stream_of(dev, 0);
+        if (cu->MemFreeAsync && cu->MemFreeAsync((CUdeviceptr)buf->handle, s) == CUDA_SUCCESS)
+            cu->StreamSynchronize(s);
+    } else
+        cu->MemFree((CUdeviceptr)buf->handle);
+}
+
+static gm_status cu_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_device)
+{
+    if (buf->kind != GM_MEM_MANAGED)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "only managed memory is prefetched");
+    if (!cu->MemPrefetchAsyncV2 && !cu->MemPrefetchAsync)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "the driver lacks cuMemPrefetchAsync");
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUstream s = stream_of(dev, queue);
+    CUresult rc;
+    if (cu->MemPrefetchAsyncV2) {
+        CUmemLocation where = {0};
+        where.type = to_device ? CU_MEM_LOCATION_TYPE_DEVICE : CU_MEM_LOCATION_TYPE_HOST;
+        where.id = to_device ? ST(dev)->device : 0;   /* ignored for the host */
+        rc = cu->MemPrefetchAsyncV2((CUdeviceptr)buf->handle, buf->bytes, where, 0, s);
+    } else {
+        rc = cu->MemPrefetchAsync((CUdeviceptr)buf->handle, buf->bytes, to_device ? ST(dev)->device : CU_DEVICE_CPU, s);
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = cu->StreamSynchronize(s);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuMemPrefetchAsync");
+}
+
+/*
+ * Mapping device memory into the host. CUDA cannot map device memory
+ * itself, so a mapping is backed, as OpenCL drivers back it on discrete
+ * GPUs, by mapped pinned host memory (cuMemHostAlloc with DEVICEMAP)
+ * that the device copies through its device-side address: from the
+ * buffer at map (for reading), into it at unmap (for writing). The host
+ * memory is kept with the buffer (priv) for later maps, grown when a
+ * larger region is mapped, and freed with the buffer.
+ */
+typedef struct {
+    void *host;                  /* cuMemHostAlloc'd, mapped */
+    CUdeviceptr device;          /* its address on the device */
+    size_t capacity;
+    size_t off, bytes;           /* the region mapped now */
+    bool mapped, write;
+} cu_mapping;
+
+static void mapping_release(gm_buffer *buf)
+{
+    cu_mapping *m = buf->priv;
+    if (!m)
+        return;
+    if (m->host)
+        cu->MemFreeHost(m->host);
+    free(m);
+    buf->priv = NULL;
+}
+
+/* A mapping of at least `bytes` for buf, not mapped now. */
+static gm_status mapping_get(gm_device *dev, gm_buffer *buf, size_t bytes, cu_mapping **out)
+{
+    cu_mapping *m = buf->priv;
+    if (m && m->mapped)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "the buffer is mapped already");
+    if (m && m->capacity < bytes)
+        mapping_release(buf);
+    m = buf->priv;
+    if (!m) {
+        m = calloc(1, sizeof *m);
+        if (!m)
+            return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+        CUresult rc = cu->MemHostAlloc(&m->host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+        if (rc == CUDA_SUCCESS) {
+            rc = cu->MemHostGetDevicePointer(&m->device, m->host, 0);
+            if (rc != CUDA_SUCCESS) {
+                cu->MemFreeHost(m->host);
+                free(m);
+                return gm_device_fail(dev, GM_ERR_UNSUPPORTED, (int)rc, "CUDA cuMemHostGetDevicePointer: %s (%s)",
+                                      err_name(rc), err_text(rc));
+            }
+        }
+        if (rc != CUDA_SUCCESS) {
+            free(m);
+            return fail(dev, rc, "cuMemHostAlloc");
+        }
+        m->capacity = bytes;
+        buf->priv = m;
+    }
+    *out = m;
+    return GM_OK;
+}
+
+static gm_status cu_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes, bool write,
+                        void **ptr)
+{
+    *ptr = NULL;
+    if (buf->kind != GM_MEM_DEVICE || bytes == 0 || off > buf->bytes || bytes > buf->bytes - off)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "only device buffers are mapped, within their size");
+    gm_status st = enter(dev);
+    cu_mapping *m = NULL;
+    if (st == GM_OK)
+        st = mapping_get(dev, buf, bytes, &m);
+    if (st != GM_OK)
+        return st;
+    if (!write) {
+        CUstream s = stream_of(dev, queue);
+        CUresult rc = cu->MemcpyAsync(m->device, (CUdeviceptr)buf->handle + off, bytes, s);
+        if (rc == CUDA_SUCCESS)
+            rc = cu->StreamSynchronize(s);
+        if (rc != CUDA_SUCCESS)
+            return fail(dev, rc, "copy into the mapping");
+    }
+    m->off = off;
+    m->bytes = bytes;
+    m->write = write;
+    m->mapped = true;
+    *ptr = m->host;
+    return GM_OK;
+}
+
+static gm_status cu_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
+{
+    cu_mapping *m = buf->priv;
+    if (!m || !m->mapped || ptr != m->host)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "unmap of a pointer that map did not return");
+    m->mapped = false;
+    if (!m->write)
+        return GM_OK;
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUstream s = stream_of(dev, queue);
+    CUresult rc = cu->MemcpyAsync((CUdeviceptr)buf->handle + m->off, m->device, m->bytes, s);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->StreamSynchronize(s);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "copy from the mapping");
+}
+
+/* The address copies and fills use: device handle, else the host pointer. */
+static CUdeviceptr address_of(const gm_buffer *b, size_t off)
+{
+    return (b->kind == GM_MEM_HOST ? (CUdeviceptr)(uintptr_t)b->host : (CUdeviceptr)b->handle) + off;
+}
+
+static gm_status cu_fill(gm_device *dev, int queue, gm_buffer *buf, size_t off, size_t bytes,
+                         const void *pattern, size_t psize)
+{
+    if (psize == 0 || psize > 4 || psize == 3 || bytes % psize || off % psize || off + bytes > buf->bytes)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "fill outside the buffer or misaligned");
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUstream s = stream_of(dev, queue);
+    if (buf->kind == GM_MEM_HOST) {
+        CUresult rc = cu->StreamSynchronize(s);
+        if (rc != CUDA_SUCCESS)
+            return fail(dev, rc, "cuStreamSynchronize");
+        for (size_t i = 0; i < bytes; i += psize)
+            memcpy((char *)buf->host + off + i, pattern, psize);
+        return GM_OK;
+    }
+    CUdeviceptr p = address_of(buf, off);
+    CUresult rc;
+    if (psize == 1) {
+        rc = cu->MemsetD8Async(p, *(const unsigned char *)pattern, bytes, s);
+    } else if (psize == 2) {
+        unsigned short v;
+        memcpy(&v, pattern, 2);
+        rc = cu->MemsetD16Async(p, v, bytes / 2, s);
+    } else {
+        unsigned int v;
+        memcpy(&v, pattern, 4);
+        rc = cu->MemsetD32Async(p, v, bytes / 4, s);
+    }
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "memset");
+}
+
+static gm_status cu_copy(gm_device *dev, int queue, gm_buffer *dst, size_t doff, const gm_buffer *src,
+                         size_t soff, size_t bytes, bool async)
+{
+    if (doff + bytes > dst->bytes || soff + bytes > src->bytes)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "copy outside a buffer");
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUstream s = stream_of(dev, queue);
+    /* Unified addressing: one call covers every direction and memory kind. */
+    CUresult rc = cu->MemcpyAsync(address_of(dst, doff), address_of(src, soff), bytes, s);
+    if (rc == CUDA_SUCCESS && !async)
+        rc = cu->StreamSynchronize(s);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "copy");
+}
+
+static gm_status cu_program_build(gm_device *dev, const char *program, const char *variant,
+                                  const char *extra, gm_program **out)
+{
+    if (extra && *extra)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0,
+                              "CUDA kernels are built ahead of time: no extra defines (%s)", extra);
+    size_t len = 0;
+    const unsigned char *image = gm_cuda_image(program, variant, &len);
+    if (!image)
+        return gm_device_fail(dev, GM_ERR_BUILD, 0, "no CUDA image for %s.%s", program, variant);
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    gm_program *p = malloc(sizeof *p);
+    if (!p)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    CUresult rc = cu->ModuleLoadData(&p->module, image);
+    if (rc != CUDA_SUCCESS) {
+        free(p);
+        return fail(dev, rc, "loading a kernel image");
+    }
+    *out = p;
+    return GM_OK;
+}
+
+static void cu_program_release(gm_device *dev, gm_program *p)
+{
+    if (!p)
+        return;
+    if (enter(dev) == GM_OK)
+        cu->ModuleUnload(p->module);
+    free(p);
+}
+
+static gm_status cu_kernel_get(gm_device *dev, gm_program *p, const char *name, gm_kernel **out)
+{
+    gm_kernel *k = malloc(sizeof *k);
+    if (!k)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    CUresult rc = cu->ModuleGetFunction(&k->fn, p->module, name);
+    if (rc != CUDA_SUCCESS) {
+        free(k);
+        return fail(dev, rc, name);
+    }
+    *out = k;
+    return GM_OK;
+}
+
+static void cu_kernel_release(gm_device *dev, gm_kernel *k)
+{
+    (void)dev;
+    free(k);   /* functions belong to their module */
+}
+
+#define MAX_ARGS 32
+
+static gm_status cu_launch(gm_device *dev, int queue, gm_kernel *k, size_t global, size_t local,
+                           const gm_arg *args, int nargs)
+{
+    if (nargs > MAX_ARGS)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "too many kernel arguments (%d)", nargs);
+    if (local == 0)
+        local = 256;
+    if (global % local || global / local > 0x7fffffffu)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "launch of %zu items in groups of %zu", global, local);
+    CUdeviceptr ptrs[MAX_ARGS];
+    void *params[MAX_ARGS];
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind == GM_ARG_VALUE) {
+            params[i] = (void *)args[i].value;
+        } else if (args[i].buf->kind == GM_MEM_HOST) {
+            return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel argument %d is pageable host memory", i);
+        } else {
+            ptrs[i] = (CUdeviceptr)args[i].buf->handle;
+            params[i] = &ptrs[i];
+        }
+    }
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    CUresult rc = cu->LaunchKernel(k->fn, (unsigned int)(global / local), 1, 1, (unsigned int)local, 1, 1, 0,
+                                   stream_of(dev, queue), params, NULL);
+    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuLaunchKernel");
+}
+
+static gm_status cu_event_record(gm_device *dev, int queue, gm_event **out)
+{
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    gm_event *e = malloc(sizeof *e);
+    if (!e)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    CUresult rc = cu->EventCreate(&e->ev, CU_EVENT_DEFAULT);
+    if (rc == CUDA_SUCCESS) {
+        rc = cu->EventRecord(e->ev, stream_of(dev, queue));
+        if (rc != CUDA_SUCCESS)
+            cu->EventDestroy(e->ev);
+    }
+    if (rc != CUDA_SUCCESS) {
+        free(e);
+        return fail(dev, rc, "event");
+    }
+    *out = e;
+    return GM_OK;
+}
+
+static gm_status cu_event_elapsed_ms(gm_device *dev, gm_event *a, gm_event *b, double *ms)
+{
+    gm_status st = enter(dev);
+    if (st != GM_OK)
+        return st;
+    float f = 0;
+    CUresult rc = cu->EventSynchronize(b->ev);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->EventElapsedTime(&f, a->ev, b->ev);
+    if (rc != CUDA_SUCCESS)
+        return fail(dev, rc, "event timing");
+    *ms = f;
+    return GM_OK;
+}
+
+static void cu_event_release(gm_device *dev, gm_event *e)
+{
+    if (!e)
+        return;
+    if (enter(dev) == GM_OK)
+        cu->EventDestroy(e->ev);
+    free(e);
+}
+
+static gm_status cu_synchronize(gm_device *dev, int queue)
+{
+    gm_status st = enter(dev);
+    for (int q = 0; st == GM_OK && q < GM_MAX_QUEUES; q++) {
+        if (queue >= 0 && q != queue)
+            continue;
+        CUresult rc = cu->StreamSynchronize(ST(dev)->streams[q]);
+        if (rc != CUDA_SUCCESS)
+            st = fail(dev, rc, "cuStreamSynchronize");
+    }
+    return st;
+}
+
+const gm_backend gm_backend_cuda = {
+    .name = "cuda",
+    .probe = cu_probe,
+    .describe = cu_describe,
+    .open = cu_open,
+    .close = cu_close,
+    .mem_info = cu_mem_info,
+    .alloc = cu_alloc,
+    .free = cu_free,
+    .view = cu_view,
+    .map = cu_map,
+    .prefetch = cu_prefetch,
+    .unmap = cu_unmap,
+    .fill = cu_fill,
+    .copy = cu_copy,
+    .program_build = cu_program_build,
+    .program_release = cu_program_release,
+    .kernel_get = cu_kernel_get,
+    .kernel_release = cu_kernel_release,
+    .launch = cu_launch,
+    .event_record = cu_event_record,
+    .event_elapsed_ms = cu_event_elapsed_ms,
+    .event_release = cu_event_release,
+    .synchronize = cu_synchronize,
+    .blas_name = "cublas",
+    .blas_sgemm = gm_cu_blas_sgemm,
+};

@@ -1,0 +1,363 @@
+/* gpumem bench: options, device, run folder, suites, summary. */
+#include "bench/bench.h"
+#include "cli/bench_devices.h"
+#include "cli/bench_run.h"
+#include "cli/commands.h"
+#include "lib/interrupt.h"
+#include "run/journal.h"
+#include "device/memtrace.h"
+#include "run/meta.h"
+#include "device/select.h"
+#include "run/summary.h"
+#include "lib/units.h"
+#include "backend/watchdog.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpumem bench [OPTIONS]\n"
+            "\n"
+            "  --profile NAME      options from share/profiles/NAME.ini (default: quick)\n"
+            "  --backend B         auto | cuda | opencl (default: auto, a GPU first)\n"
+            "  --device N          device index within the backend (default: the best);\n"
+            "                      all, or a list (0,2): one worker per device, at once,\n"
+            "                      each into OUT/device<K>/ (see gpumem fleet)\n"
+            "  --serial            with several devices: one after another\n"
+            "  --suite LIST        suites to run: stream,workloads,swap,oom\n"
+            "  --precision LIST    fp32,fp16,bf16,int8\n"
+            "  --reps N            timed repetitions per point (each verified)\n"
+            "  --warmup N          untimed repetitions before them\n"
+            "  --sizes RANGE       stream array sizes: 4MiB:1GiB:x2, 1MiB:8MiB:+1MiB or a,b,c\n"
+            "  --kernels LIST      read,write,copy,scale,add,triad,dot\n"
+            "  --access A          auto | grid | chunked | both (auto: grid on GPUs, chunked on CPUs)\n"
+            "  --workload LIST     workloads and oom suites: linear,attention,kvcache\n"
+            "  --batch RANGE       workloads: batch sizes, e.g. 1:64:x2\n"
+            "  --seq RANGE         workloads: sequence lengths, e.g. 128:4096:x2\n"
+            "  --model NAME        workloads: a shape from share/models.ini\n"
+            "  --hidden N --heads N --head-dim N --out-features N --layers N\n"
+            "                      workloads: the model shape\n"
+            "  --causal            attention: mask keys after the query\n"
+            "  --block-tokens N    kvcache: tokens per block of the paged cache\n"
+            "  --pattern LIST      workloads: allocation patterns, per-tensor,monolithic\n"
+            "  --blocks RANGE      swap: transfer block sizes, e.g. 4KiB:1GiB:x4\n"
+            "  --kv-block-sizes RANGE  swap: KV-cache block sizes, e.g. 64KiB,1MiB\n"
+            "  --swap-batch RANGE  swap: KV blocks per swap-out and swap-in, e.g. 1:64:x4\n"
+            "  --swap-pressure P   swap: share of free memory other allocations hold\n"
+            "                      meanwhile (default 50%%)\n"
+            "  --unified-sizes RANGE  swap: managed-memory working sets, e.g. 16MiB,64MiB\n"
+            "  --allow-oversubscribe  managed memory past free memory: the swap suite's\n"
+            "                      oversubscription sweep (50-150%%) and the managed pattern\n"
+            "  --mem-limit SIZE    cap on device memory the run may hold (CPU devices default\n"
+            "                      to a quarter of available host memory)\n"
+            "  --probe-timeout S   oom suite: seconds a probe may run before its worker is\n"
+            "                      killed (a `timeout` row; default 600)\n"
+            "  --hang-timeout S    seconds one device call may take before the device counts\n"
+            "                      as hung: the run stops, exit status 3 (default 600; 0 off)\n"
+            "  --out DIR           results folder (default: results/<run-id>)\n"
+            "  --quiet             no progress or summary\n"
+            "\n"
+            "Command-line options override the profile's.\n");
+}
+
+typedef struct {
+    const char *name, *value;
+} cli_opt;
+
+/* What the watchdog's hook needs of a run under way. */
+typedef struct {
+    gm_bench *bench;
+    gm_meta *meta;
+} hang_context;
+
+/* The watchdog's hook (watchdog.h), on its thread while the main thread is
+ * stuck in a device call: cuts the unfinished point's rows off, as an
+ * interrupted run does, and records the end in meta.json. */
+static void record_hang(const char *op, double seconds, void *ctx)
+{
+    hang_context *h = ctx;
+    gm_bench *b = h->bench;
+    gm_run *run = b->run;
+    char err[600];
+    (void)op;
+    (void)seconds;
+    if (!b->output_failed && gm_run_cut_back(run, b->done_results_len, b->done_samples_len) == 0)
+        run->rows_written = b->done_rows;
+    h->meta->end = time(NULL);
+    h->meta->status = "hung";
+    if (gm_meta_write(h->meta, err, sizeof err) != 0)
+        fprintf(stderr, "gpumem bench: %s\n", err);
+    fprintf(stderr, "gpumem bench: %d finished points kept in %s; continue (after a device reset) with "
+                    "gpumem bench --resume %s\n", b->points_finished, run->dir, run->dir);
+}
+
+/* Splits argv into options; returns 0, or 2 with a message printed. */
+static int parse_cli(int argc, char **argv, cli_opt *opts, int *n, bool *help)
+{
+    *n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            *help = true;
+            return 0;
+        }
+        if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
+            fprintf(stderr, "gpumem bench: unexpected argument '%s' (options start with --)\n", arg);
+            return 2;
+        }
+        static char names[64][32];
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        if (len >= sizeof names[0] || *n >= 64) {
+            fprintf(stderr, "gpumem bench: unknown option '%s' (see gpumem bench --help)\n", arg);
+            return 2;
+        }
+        memcpy(names[*n], arg + 2, len);
+        names[*n][len] = '\0';
+        int takes = gm_opts_takes_value(names[*n]);
+        if (takes < 0) {
+            fprintf(stderr, "gpumem bench: unknown option '--%s' (see gpumem bench --help)\n", names[*n]);
+            return 2;
+        }
+        const char *value = "";
+        if (takes && eq)
+            value = eq + 1;
+        else if (takes && i + 1 < argc)
+            value = argv[++i];
+        else if (takes) {
+            fprintf(stderr, "gpumem bench: option '--%s' needs a value\n", names[*n]);
+            return 2;
+        } else if (eq) {
+            fprintf(stderr, "gpumem bench: option '--%s' takes no value\n", names[*n]);
+            return 2;
+        }
+        opts[*n].name = names[*n];
+        opts[*n].value = value;
+        (*n)++;
+    }
+    return 0;
+}
+
+int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o, bool *help)
+{
+    cli_opt cli[64];
+    int n = 0;
+    char err[600];
+    int rc = parse_cli(argc, argv, cli, &n, help);
+    if (rc || *help)
+        return rc;
+    const char *profile = "quick";
+    for (int i = 0; i < n; i++)
+        if (strcmp(cli[i].name, "profile") == 0)
+            profile = cli[i].value;
+    if (gm_profile_load(o, profile, suite, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        return 2;
+    }
+    snprintf(o->profile, sizeof o->profile, "%s", profile);
+    for (int i = 0; i < n; i++) {
+        if (gm_opts_set(o, cli[i].name, cli[i].value, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem bench: %s\n", err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Runs every suite with its own options (the profile's [bench], its
+ * section, then the command line) and its own cap: the suite's
+ * --mem-limit, else the run's default `cap`. */
+static int run_suites(gm_bench *b, uint64_t cap)
+{
+    const gm_bench_opts *base = b->opts;
+    gm_bench_opts per[GM_MAX_SUITES];
+    int n = base->n_suites, made = 0, rc = 0;
+    for (; made < n && rc == 0; made++) {
+        bool help = false;
+        gm_opts_init(&per[made]);
+        rc = gm_bench_options(b->argc, b->argv, base->suites[made], &per[made], &help);
+    }
+    b->points_total = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        b->opts = &per[i];
+        b->points_total += gm_suite_find(base->suites[i])->count_points(b);
+    }
+    b->started = gm_now();
+    for (int i = 0; i < n && rc == 0; i++) {
+        b->opts = &per[i];
+        gm_device_set_limit(b->dev, per[i].mem_limit_set ? per[i].mem_limit : cap);
+        gm_memtrace_phase(base->suites[i]);
+        if (gm_suite_find(base->suites[i])->run(b) != 0)
+            rc = -1;
+    }
+    b->opts = base;
+    gm_device_set_limit(b->dev, cap);
+    for (int i = 0; i < made; i++)
+        gm_opts_release(&per[i]);
+    return rc;
+}
+
+/* Refuses, before anything runs, a workloads suite whose shapes overflow
+ * the memory model. Returns 0, or 2 with the message printed. */
+static int check_sizes(int argc, char **argv, const gm_bench_opts *o)
+{
+    int rc = 0;
+    for (int i = 0; i < o->n_suites && rc == 0; i++) {
+        if (strcmp(o->suites[i], "workloads") != 0)
+            continue;
+        gm_bench_opts wo;
+        gm_opts_init(&wo);
+        bool help = false;
+        char err[400];
+        rc = gm_bench_options(argc, argv, "workloads", &wo, &help);
+        if (rc == 0 && gm_workloads_check_sizes(&wo, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem bench: %s\n", err);
+            rc = GM_EXIT_USAGE;
+        }
+        gm_opts_release(&wo);
+    }
+    return rc;
+}
+
+int gm_cmd_bench(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
+            return gm_bench_resume(argc, argv);
+    return gm_bench_run(argc, argv, NULL);
+}
+
+int gm_bench_run(int argc, char **argv, const gm_resume *resume)
+{
+    gm_bench_opts o;
+    gm_opts_init(&o);
+    bool help = false;
+    int rc = gm_bench_options(argc, argv, NULL, &o, &help);
+    if (rc || help) {
+        if (help)
+            usage(stdout);
+        gm_opts_release(&o);
+        return rc;
+    }
+    rc = check_sizes(argc, argv, &o);
+    if (rc) {
+        gm_opts_release(&o);
+        return rc;
+    }
+    if (o.device_list[0]) {         /* one worker per device (src/bench_devices.c) */
+        rc = gm_bench_devices(argc, argv, &o);
+        gm_opts_release(&o);
+        return rc;
+    }
+    char err[600];
+    if (gm_watchdog_start(o.hang_timeout, "gpumem bench") != 0)
+        fprintf(stderr, "gpumem bench: no hung-device watchdog: %s\n", strerror(errno));
+    gm_device dev;
+    rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        gm_watchdog_stop();
+        gm_opts_release(&o);
+        return rc;
+    }
+    gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : gm_default_mem_limit(&dev.info));
+
+    gm_run run;
+    gm_bench b = {0};
+    b.journal_fd = -1;
+    int open_rc = gm_bench_open_run(&run, &b, &o, &dev, argc, argv, resume, err, sizeof err);
+    if (open_rc != 0) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        if (!resume && b.journal_fd >= 0)
+            close(b.journal_fd);
+        gm_run_close(&run);
+        gm_device_close(&dev);
+        gm_watchdog_stop();
+        gm_opts_release(&o);
+        return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
+    }
+    /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
+    gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running", NULL};
+    gm_summary summary;
+    gm_summary_init(&summary);
+    b.dev = &dev;
+    b.run = &run;
+    b.opts = &o;
+    b.summary = &summary;
+    b.progress = !o.quiet && isatty(STDERR_FILENO);
+    b.argc = argc;
+    b.argv = argv;
+    /* A worker that dies leaves a closed pipe: writes to it fail, not kill. */
+    signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit makes write(2) fail with EFBIG instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
+    gm_interrupt_install();
+    const char *fault = getenv("GPUMEM_FAULT");
+    /* Test-only: corrupt one output value after every kernel. */
+    b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;
+
+    hang_context hang = {&b, &meta};
+    if (gm_meta_write(&meta, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem bench: %s\n", err);
+        rc = GM_EXIT_OUTPUT;
+    } else {
+        gm_watchdog_set_hook(record_hang, &hang);
+        char limit[32] = "none";
+        if (dev.mem_limit)
+            gm_format_size(dev.mem_limit, limit, sizeof limit);
+        if (!o.quiet)
+            fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s%s\n", dev.backend->name, dev.index,
+                    dev.info.name, limit, run.dir, resume ? " (resumed)" : "");
+        gm_leak_report leak = {0};
+        gm_mem_snapshot_take(&dev, &leak.start);
+        int suites_rc = run_suites(&b, dev.mem_limit);
+        gm_leak_check(&dev, &leak);
+        gm_watchdog_set_hook(NULL, NULL);   /* the end is this thread's to write */
+        meta.leak = &leak;
+        meta.end = time(NULL);
+        meta.status = gm_bench_finish_run(&b, &run, suites_rc);
+        if (leak.leaked && strcmp(meta.status, "complete") == 0)
+            meta.status = "failed";
+        if (gm_meta_write(&meta, err, sizeof err) != 0 && !b.output_failed) {
+            b.output_failed = true;
+            snprintf(b.error, sizeof b.error, "%s", err);
+        }
+        if (!o.quiet)
+            gm_summary_print(&summary, stdout);
+        int mism = run.rows_by_status[GM_ROW_MISMATCH];
+        printf("results: %s (%d rows%s)\n", run.dir, run.rows_written,
+               mism ? ", with mismatches" : "");
+        if (b.output_failed) {
+            fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
+            rc = GM_EXIT_OUTPUT;
+        } else if (b.interrupted) {
+            fprintf(stderr, "gpumem bench: interrupted by %s after %d finished points; continue with "
+                            "gpumem bench --resume %s\n", strsignal(b.interrupted), b.points_finished, run.dir);
+            rc = 128 + b.interrupted;
+        } else if (b.device_lost) {
+            fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
+            rc = GM_EXIT_DEVICE;
+        } else if (leak.leaked) {
+            fprintf(stderr, "gpumem bench: device memory leak: %s\n", leak.detail);
+            rc = GM_EXIT_CHECK;
+        } else if (mism) {
+            fprintf(stderr, "gpumem bench: %d point%s produced wrong output (status mismatch)\n", mism,
+                    mism == 1 ? "" : "s");
+            rc = GM_EXIT_CHECK;
+        }
+    }
+    if (b.journal_fd >= 0 && !resume)
+        close(b.journal_fd);        /* a resumed run's is its caller's */
+    gm_summary_release(&summary);
+    gm_run_close(&run);
+    gm_device_close(&dev);
+    gm_watchdog_stop();
+    gm_opts_release(&o);
+    return rc;
+}

@@ -1,0 +1,146 @@
+/*
+ * `gpumem plot RUN [--out DIR]`: renders a run folder's results.csv with
+ * gnuplot, one script per kind of result (plots/KIND.gp, sharing
+ * plots/style.gp), as PNG and SVG into RUN/plots (or DIR). A kind with no
+ * rows in the run is left out. The data each script reads is written
+ * beside the images (KIND.PANEL.dat: one block per line of the plot).
+ * Then writes RUN/report.md and report.html (src/report.h), showing the
+ * plots when they went to RUN/plots. A run of several devices (`bench
+ * --device all`: RUN/devices.csv) gets each device's folder rendered and
+ * one report with a column per device.
+ */
+#include "cli/commands.h"
+#include "report/plot_data.h"
+#include "report/plot_memory.h"
+#include "report/report.h"
+#include "run/run_devices.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
+ * when the run has no trace (or held nothing), -1 with err. */
+static int render_memory(const char *run, const char *dir, char *err, size_t len)
+{
+    char csv[4200], dat[4400];
+    snprintf(csv, sizeof csv, "%s/memory.csv", run);
+    snprintf(dat, sizeof dat, "%s/memory.all.dat", dir);
+    int points = 0;
+    err[0] = '\0';
+    if (gm_plot_memory_write(csv, dat, &points, err, len) != 0)
+        return -1;
+    if (!points)
+        return 0;
+    gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
+    snprintf(set.panels[0], sizeof set.panels[0], "all");
+    if (gm_plot_render(&set, dir, err, len) != 0)
+        return -1;
+    printf("%s/memory.png %s/memory.svg\n", dir, dir);
+    return 1;
+}
+
+/* Renders one run folder (RUN/results.csv) and writes its report;
+ * returns the exit status. */
+static int plot_run(const char *run, const char *out)
+{
+    char csv[4200], dir[4200], err[600] = "";
+    snprintf(csv, sizeof csv, "%s/results.csv", run);
+    snprintf(dir, sizeof dir, "%s", out ? out : run);
+    if (!out)
+        snprintf(dir, sizeof dir, "%s/plots", run);
+    gm_plot_data data;
+    if (gm_plot_data_load(csv, &data, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem plot: %s\n", err);
+        return GM_EXIT_USAGE;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpumem plot: cannot create %s: %s\n", dir, strerror(errno));
+        gm_plot_data_free(&data);
+        return GM_EXIT_USAGE;
+    }
+    int made = 0, rc = GM_EXIT_OK;
+    const char *rendered[GM_PLOT_KINDS + 1];
+    for (int k = 0; k < GM_PLOT_KINDS && rc == GM_EXIT_OK; k++) {
+        gm_plot_set set;
+        if (gm_plot_select(&data, k, &set) != 0 || set.n_points == 0) {
+            gm_plot_set_free(&set);
+            continue;                 /* nothing of this kind: no plot */
+        }
+        char base[4300];
+        snprintf(base, sizeof base, "%s/%s", dir, set.kind);
+        if (gm_plot_write(&set, base, err, sizeof err) != 0) {
+            rc = GM_EXIT_USAGE;
+        } else if (gm_plot_render(&set, dir, err, sizeof err) != 0) {
+            rc = GM_EXIT_USAGE;
+        } else {
+            printf("%s/%s.png %s/%s.svg\n", dir, set.kind, dir, set.kind);
+            rendered[made++] = set.kind;
+        }
+        gm_plot_set_free(&set);
+    }
+    if (rc == GM_EXIT_OK && render_memory(run, dir, err, sizeof err) > 0)
+        rendered[made++] = "memory";
+    else if (err[0])
+        rc = GM_EXIT_USAGE;
+    if (rc == GM_EXIT_OK && gm_report_write(&data, run, rendered, out ? 0 : made, err, sizeof err) != 0)
+        rc = GM_EXIT_USAGE;
+    else if (rc == GM_EXIT_OK)
+        printf("%s/report.md\n", run);
+    gm_plot_data_free(&data);
+    if (rc != GM_EXIT_OK)
+        fprintf(stderr, "gpumem plot: %s\n", err);
+    else if (!made)
+        fprintf(stderr, "gpumem plot: %s has no rows any plot shows\n", csv);
+    return rc;
+}
+
+int gm_cmd_plot(int argc, char **argv)
+{
+    const char *run = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: gpumem plot RUN [--out DIR]\n"
+                   "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n");
+            return GM_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !run)
+            run = argv[i];
+        else {
+            fprintf(stderr, "gpumem plot: unexpected argument '%s' (usage: gpumem plot RUN [--out DIR])\n", argv[i]);
+            return GM_EXIT_USAGE;
+        }
+    }
+    if (!run) {
+        fprintf(stderr, "gpumem plot: which run? (usage: gpumem plot RUN [--out DIR])\n");
+        return GM_EXIT_USAGE;
+    }
+    gm_run_device devs[GM_REPORT_MAX_DEVICES];
+    char err[600];
+    int n = gm_run_devices(run, devs, GM_REPORT_MAX_DEVICES, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "gpumem plot: %s\n", err);
+        return GM_EXIT_USAGE;
+    }
+    if (n == 0)
+        return plot_run(run, out);
+    /* A run of several devices: each device's folder, then one report
+     * with a column per device. */
+    int rc = GM_EXIT_OK;
+    for (int k = 0; k < n && rc == GM_EXIT_OK; k++) {
+        char sub[4400];
+        snprintf(sub, sizeof sub, "%s/%s", run, devs[k].folder);
+        rc = plot_run(sub, NULL);
+    }
+    if (rc == GM_EXIT_OK && gm_report_write_devices(run, devs, n, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem plot: %s\n", err);
+        rc = GM_EXIT_USAGE;
+    } else if (rc == GM_EXIT_OK) {
+        printf("%s/report.md\n", run);
+    }
+    return rc;
+}

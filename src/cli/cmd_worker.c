@@ -1,0 +1,111 @@
+/*
+ * `gpumem __worker SUITE [bench options]`: the probe worker of
+ * bench/worker.c, with the options the bench command gives SUITE.
+ * Opens the device the options name (the suite passes its choice and its
+ * cap), prints `ready` (or one line saying why not, then exits 3), and
+ * answers each request line on stdin with one result line on stdout (the
+ * wire format of bench/probe.h) until stdin closes.
+ *
+ * Test-only faults (GPUMEM_FAULT), in the run's first worker only:
+ * `worker-kill:N` makes it kill itself with SIGKILL on its N-th request,
+ * `worker-hang:N` makes it stop answering there (the watchdog's case).
+ */
+#include "cli/commands.h"
+#include "device/memtrace.h"
+#include "bench/probe.h"
+#include "device/select.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The request number (1-based) at which the fault named `kind` strikes; 0: never. */
+static long fault_at(const char *kind)
+{
+    const char *f = getenv("GPUMEM_FAULT"), *serial = getenv("GPUMEM_WORKER_SERIAL");
+    if (!serial || strcmp(serial, "1") != 0)
+        return 0;
+    size_t n = strlen(kind);
+    if (!f || strncmp(f, kind, n) != 0 || f[n] != ':')
+        return 0;
+    return strtol(f + n + 1, NULL, 10);
+}
+
+static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_probe_result *r)
+{
+    uint64_t bytes;
+    gm_probe_point p;
+    int kind;
+    double fill;
+    if (sscanf(line, "alloc %" SCNu64, &bytes) == 1) {
+        gm_probe_alloc_local(dev, bytes, r);
+    } else if (strcmp(line, "total") == 0) {
+        gm_probe_total_local(dev, r);
+    } else if (sscanf(line, "fragment %lf", &fill) == 1 && fill > 0 && fill < 1) {
+        gm_probe_fragment_local(dev, o, fill, r);
+    } else if (sscanf(line, "latency %d %lf", &kind, &fill) == 2 && kind >= 0 && kind < GM_PATTERN_COUNT && fill >= 0
+               && fill < 1) {
+        gm_probe_latency_local(dev, o, (gm_pattern_kind)kind, fill, r);
+    } else if (gm_probe_parse_point(line, &p) == 0) {
+        gm_probe_point_local(dev, o, &p, r);
+    } else {
+        memset(r, 0, sizeof *r);
+        r->outcome = GM_PROBE_FAILED;
+        r->failed_as = GM_ROW_ERROR;
+        snprintf(r->note, sizeof r->note, "the worker got a request it does not know: '%.100s'", line);
+    }
+}
+
+int gm_cmd_worker(int argc, char **argv)
+{
+    gm_bench_opts o;
+    gm_opts_init(&o);
+    bool help = false;
+    if (argc < 2 || !gm_is_suite_name(argv[1])) {
+        printf("the worker needs the suite it serves\n");
+        gm_opts_release(&o);
+        return GM_EXIT_USAGE;
+    }
+    /* argv[1] is the suite; the bench options follow (argv[1] stands in for "bench"). */
+    int rc = gm_bench_options(argc - 1, argv + 1, argv[1], &o, &help);
+    if (rc || help) {
+        printf("the worker's options are wrong\n");
+        gm_opts_release(&o);
+        return rc ? rc : GM_EXIT_USAGE;
+    }
+    char err[600];
+    gm_device dev;
+    rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
+    if (rc) {
+        printf("%s\n", err);
+        gm_opts_release(&o);
+        return rc;
+    }
+    gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : 0);   /* the suite passes its cap */
+    char process[32];
+    snprintf(process, sizeof process, "worker-%s", getenv("GPUMEM_WORKER_SERIAL") ? getenv("GPUMEM_WORKER_SERIAL") : "0");
+    gm_memtrace_join(process);
+    gm_memtrace_phase(argv[1]);
+    printf("ready\n");
+    fflush(stdout);
+    long kill_at = fault_at("worker-kill"), hang_at = fault_at("worker-hang");
+    char line[1024], out[4096];
+    for (long n = 1; fgets(line, sizeof line, stdin); n++) {
+        line[strcspn(line, "\n")] = '\0';
+        if (n == kill_at)
+            raise(SIGKILL);
+        while (n == hang_at)
+            pause();
+        gm_probe_result r;
+        answer(&dev, &o, line, &r);
+        if (gm_probe_format_result(&r, out, sizeof out) != 0 || fputs(out, stdout) == EOF || fflush(stdout) != 0)
+            break;
+    }
+    gm_device_close(&dev);
+    gm_memtrace_stop();
+    gm_opts_release(&o);
+    return GM_EXIT_OK;
+}

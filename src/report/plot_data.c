@@ -1,0 +1,231 @@
+#include "report/plot_data.h"
+#include "lib/csv_table.h"
+
+#include "lib/csv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
+{
+    memset(d, 0, sizeof *d);
+    if (gm_csv_table_load(path, &d->table, err, len) != 0)
+        return -1;
+    static const char *const need[] = {"backend", "device", "suite", "workload", "variant", "pattern", "precision",
+                                       "batch", "seq_len", "bytes", "metric", "value", "status", "note"};
+    int cols[14];
+    if (gm_csv_table_columns(&d->table, path, need, cols, 14, err, len) != 0) {
+        gm_plot_data_free(d);
+        return -1;
+    }
+    int *dst[] = {&d->col_backend, &d->col_device, &d->col_suite, &d->col_workload, &d->col_variant,
+                  &d->col_pattern, &d->col_precision, &d->col_batch, &d->col_seq, &d->col_bytes,
+                  &d->col_metric, &d->col_value, &d->col_status, &d->col_note};
+    for (int i = 0; i < 14; i++)
+        *dst[i] = cols[i];
+    d->fields = d->table.fields;
+    d->n_rows = d->table.n_rows;
+    d->n_cols = d->table.n_cols;
+    return 0;
+}
+
+void gm_plot_data_free(gm_plot_data *d)
+{
+    gm_csv_table_free(&d->table);
+    memset(d, 0, sizeof *d);
+}
+
+static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
+                                                 "swap_bandwidth", "allocator", "fragmentation"};
+
+const char *gm_plot_kind_name(int k) { return kinds[k]; }
+
+/* Fills p from row r for plot kind k; returns 0 when the row is not shown. */
+static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
+{
+#define F(c) r[d->col_##c]
+#define IS(c, v) (strcmp(F(c), (v)) == 0)
+    if (!IS(status, "ok") || !F(value)[0])
+        return 0;
+    memset(p, 0, sizeof *p);
+    snprintf(p->panel, sizeof p->panel, "all");
+    p->y = atof(F(value));
+    switch (k) {
+    case 0:
+        if (!IS(suite, "stream") || !IS(metric, "bandwidth"))
+            return 0;
+        p->x = atof(F(bytes));
+        snprintf(p->series, sizeof p->series, "%s %s %s", F(workload), F(precision), F(variant));
+        return 1;
+    case 1:
+        if (!IS(suite, "workloads") || !IS(metric, "throughput"))
+            return 0;
+        p->x = atof(F(batch));
+        snprintf(p->series, sizeof p->series, "%s %s %s s=%s", F(workload), F(variant), F(precision), F(seq));
+        return 1;
+    case 2:
+        if (!IS(suite, "oom") || !(IS(metric, "max_batch") || IS(metric, "max_batch_model")) || !F(seq)[0])
+            return 0;
+        p->x = atof(F(seq));
+        p->dashed = IS(metric, "max_batch_model");
+        snprintf(p->panel, sizeof p->panel, "%s", F(pattern));
+        snprintf(p->series, sizeof p->series, "%s %s %s%s", F(workload), F(variant), F(precision),
+                 p->dashed ? " (model)" : "");
+        return 1;
+    case 3:
+        if (!IS(suite, "swap") || !IS(workload, "transfer") || !(IS(metric, "latency_p50") || IS(metric, "latency_p99")))
+            return 0;
+        p->x = atof(F(bytes));
+        p->dashed = IS(metric, "latency_p99");
+        snprintf(p->panel, sizeof p->panel, "%s", F(pattern));     /* a panel per host memory kind */
+        snprintf(p->series, sizeof p->series, "%s %s", F(variant), p->dashed ? "p99" : "p50");
+        snprintf(p->band, sizeof p->band, "%s", F(variant));
+        return 1;
+    case 4:
+        if (!IS(suite, "swap") || !IS(workload, "transfer") || !IS(metric, "bandwidth"))
+            return 0;
+        p->x = atof(F(bytes));
+        snprintf(p->series, sizeof p->series, "%s %s", F(pattern), F(variant));
+        return 1;
+    case 5:
+        if (!IS(suite, "oom") || !IS(workload, "allocator") || !IS(metric, "alloc_latency_p50")
+            || strncmp(F(variant), "fill-", 5) != 0)
+            return 0;
+        p->x = atof(F(variant) + 5);
+        snprintf(p->series, sizeof p->series, "%s %sB", F(pattern), F(bytes));
+        return 1;
+    case 6:
+        if (!IS(suite, "oom") || !IS(metric, "fragmentation") || strncmp(F(variant), "fill-", 5) != 0)
+            return 0;
+        p->x = atof(F(variant) + 5);
+        p->y *= 100;
+        snprintf(p->series, sizeof p->series, "%s", F(pattern));
+        return 1;
+    }
+    return 0;
+#undef IS
+#undef F
+}
+
+static int by_panel_series_x(const void *a, const void *b)
+{
+    const gm_plot_point *p = a, *q = b;
+    int c = strcmp(p->panel, q->panel);
+    if (!c)
+        c = p->dashed - q->dashed;
+    if (!c)
+        c = strcmp(p->series, q->series);
+    return c ? c : (p->x > q->x) - (p->x < q->x);
+}
+
+int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set)
+{
+    memset(set, 0, sizeof *set);
+    set->kind = kinds[k];
+    set->points = calloc((size_t)d->n_rows + 1, sizeof *set->points);
+    if (!set->points)
+        return -1;
+    for (int i = 0; i < d->n_rows; i++) {
+        gm_plot_point *p = &set->points[set->n_points];
+        if (!pick(d, k, d->fields[i], p))
+            continue;
+        int j = 0;
+        while (j < set->n_panels && strcmp(set->panels[j], p->panel) != 0)
+            j++;
+        if (j == set->n_panels) {
+            if (set->n_panels == GM_PLOT_MAX_PANELS)
+                continue;            /* more panels than a page holds: the rest are left out */
+            snprintf(set->panels[set->n_panels++], sizeof set->panels[0], "%s", p->panel);
+        }
+        set->n_points++;
+    }
+    qsort(set->points, (size_t)set->n_points, sizeof *set->points, by_panel_series_x);
+    /* A solid point's band reaches up to the dashed point of its band at the same x. */
+    for (int i = 0; i < set->n_points; i++) {
+        gm_plot_point *lo = &set->points[i];
+        for (int j = 0; lo->band[0] && !lo->dashed && j < set->n_points; j++) {
+            const gm_plot_point *hi = &set->points[j];
+            if (hi->dashed && hi->x == lo->x && !strcmp(hi->band, lo->band) && !strcmp(hi->panel, lo->panel)) {
+                lo->has_hi = 1;
+                lo->y_hi = hi->y;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+void gm_plot_set_free(gm_plot_set *set)
+{
+    free(set->points);
+    set->points = NULL;
+    set->n_points = 0;
+}
+
+/* base.PANEL.band.dat: for each band, "x low high" lines. Not written
+ * when the panel has no band. */
+static int write_bands(const gm_plot_set *set, const char *base, const char *panel, char *err, size_t len)
+{
+    int any = 0;
+    for (int i = 0; i < set->n_points && !any; i++)
+        any = set->points[i].has_hi && !strcmp(set->points[i].panel, panel);
+    if (!any)
+        return 0;
+    char path[4400];
+    snprintf(path, sizeof path, "%s.%s.band.dat", base, panel);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    const char *current = NULL;
+    for (int i = 0; i < set->n_points; i++) {
+        const gm_plot_point *pt = &set->points[i];
+        if (!pt->has_hi || strcmp(pt->panel, panel) != 0)
+            continue;
+        if (!current || strcmp(current, pt->band) != 0) {
+            fprintf(f, "%s\"%s p50-p99\" low high\n", current ? "\n\n" : "", pt->band);
+            current = pt->band;
+        }
+        fprintf(f, "%.17g %.17g %.17g\n", pt->x, pt->y, pt->y_hi);
+    }
+    if (fclose(f) != 0) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len)
+{
+    for (int p = 0; p < set->n_panels; p++)
+        if (write_bands(set, base, set->panels[p], err, len) != 0)
+            return -1;
+    for (int p = 0; p < set->n_panels; p++)
+        for (int dashed = 0; dashed < 2; dashed++) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s.%s%s.dat", base, set->panels[p], dashed ? ".dashed" : "");
+            FILE *f = fopen(path, "w");
+            if (!f) {
+                snprintf(err, len, "cannot write %s", path);
+                return -1;
+            }
+            const char *current = NULL;
+            for (int i = 0; i < set->n_points; i++) {
+                const gm_plot_point *pt = &set->points[i];
+                if (strcmp(pt->panel, set->panels[p]) != 0 || pt->dashed != dashed)
+                    continue;
+                if (!current || strcmp(current, pt->series) != 0) {
+                    fprintf(f, "%s\"%s\" value\n", current ? "\n\n" : "", pt->series);
+                    current = pt->series;
+                }
+                fprintf(f, "%.17g %.17g\n", pt->x, pt->y);
+            }
+            if (fclose(f) != 0) {
+                snprintf(err, len, "cannot write %s", path);
+                return -1;
+            }
+        }
+    return 0;
+}

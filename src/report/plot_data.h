@@ -1,0 +1,67 @@
+/*
+ * The rows of a results.csv that each kind of plot shows, sorted into
+ * panels and series, and the data files gnuplot reads (plots/panels.gp).
+ */
+#ifndef GM_PLOT_DATA_H
+#define GM_PLOT_DATA_H
+
+#include "lib/csv_table.h"
+
+#include <stddef.h>
+
+/* A results.csv in memory: its lines split into fields. */
+typedef struct {
+    gm_csv_table table;           /* the file (src/csv_table.h) */
+    char ***fields;               /* table.fields: fields[row][column] */
+    int n_rows, n_cols;
+    int col_backend, col_device, col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
+        col_metric, col_value, col_status, col_note;
+} gm_plot_data;
+
+/* Reads `path`. Returns 0, or -1 with "FILE:LINE: why" in err. */
+int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len);
+void gm_plot_data_free(gm_plot_data *d);
+
+#define GM_PLOT_KINDS 7
+#define GM_PLOT_MAX_PANELS 8
+
+typedef struct {
+    char panel[32], series[128];
+    double x, y;
+    int dashed;                   /* drawn dashed (model prediction, p99) */
+    char band[96];                /* p50 and p99 of one band share this name */
+    int has_hi;                   /* y_hi: the band's upper edge at x */
+    double y_hi;
+} gm_plot_point;
+
+typedef struct {
+    const char *kind;             /* the script: plots/KIND.gp */
+    char panels[GM_PLOT_MAX_PANELS][32];
+    int n_panels;
+    gm_plot_point *points;
+    int n_points;
+} gm_plot_set;
+
+/* The name of plot kind k (0 to GM_PLOT_KINDS - 1): its script is
+ * plots/NAME.gp. The memory-over-time plot ("memory", plot_memory.h) is
+ * drawn apart from these. */
+const char *gm_plot_kind_name(int k);
+
+/* The points of plot kind k (0 to GM_PLOT_KINDS - 1). Returns 0 or -1
+ * (out of memory). */
+int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set);
+void gm_plot_set_free(gm_plot_set *set);
+
+/* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel, and
+ * base.PANEL.band.dat (blocks of "x low high") where points have a band.
+ * Returns 0, or -1 with err. */
+int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len);
+
+/* Runs gnuplot on the kind's script, plots/KIND.gp (found next to the
+ * binary or in the working folder), over the data files at DIR/KIND
+ * (gm_plot_write's base) for every panel of set, writing DIR/KIND.png and
+ * DIR/KIND.svg (gnuplot's messages in DIR/KIND.png.log and .svg.log).
+ * Returns 0, or -1 with err when the script is missing or gnuplot fails. */
+int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t len);
+
+#endif

@@ -1,0 +1,40 @@
+/* Running gnuplot on a plot script (src/plot_data.h: gm_plot_render). */
+#include "report/plot_data.h"
+
+#include "lib/datafile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t len)
+{
+    char panels[1024] = "", cmd[32768], plotdir[4200], rel[128], script[4200], base[4300];
+    snprintf(rel, sizeof rel, "plots/%s.gp", set->kind);
+    if (!gm_find_data_file(rel, script, sizeof script)) {
+        snprintf(err, len, "%s not found (next to the binary or in the working folder)", rel);
+        return -1;
+    }
+    snprintf(base, sizeof base, "%s/%s", dir, set->kind);
+    snprintf(plotdir, sizeof plotdir, "%s", script);
+    char *slash = strrchr(plotdir, '/');
+    if (slash)
+        *slash = '\0';
+    for (int i = 0; i < set->n_panels; i++)
+        snprintf(panels + strlen(panels), sizeof panels - strlen(panels), "%s%s", i ? " " : "", set->panels[i]);
+    static const char *const terms[] = {"png", "svg"};
+    for (int t = 0; t < 2; t++) {
+        snprintf(cmd, sizeof cmd,
+                 "gnuplot -e \"term='%s'; out='%s/%s.%s'; base='%s'; panels='%s'; npanels=%d; plotdir='%s'\" '%s' "
+                 "2>'%s/%s.%s.log'",
+                 terms[t], dir, set->kind, terms[t], base, panels, set->n_panels, plotdir, script, dir, set->kind,
+                 terms[t]);
+        int rc = system(cmd);
+        if (rc != 0) {
+            snprintf(err, len, "gnuplot failed on %.200s (%s): see %.300s/%s.%s.log", script, terms[t], dir,
+                     set->kind, terms[t]);
+            return -1;
+        }
+    }
+    return 0;
+}

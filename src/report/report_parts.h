@@ -1,0 +1,29 @@
+/* The report's parts, one source file each (private to src/report*.c). */
+#ifndef GM_REPORT_PARTS_H
+#define GM_REPORT_PARTS_H
+
+#include "report/report.h"
+
+#include <stdio.h>
+
+/* Device and run facts from RUN/meta.json (src/report_facts.c). */
+void gm_report_facts(const char *run, gm_report *r);
+
+/* A headline row per stress check from RUN's TAP stream. */
+void gm_report_stress(const char *run, gm_report *r);
+
+/* Appends a headline row (formatted value); ignored when the table is full. */
+void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Writes s as the text of a Markdown table cell: a '|' would end the cell
+ * (src/report.c). */
+void gm_md_cell(FILE *f, const char *s);
+
+/* HTML pieces (src/report_html.c): text escaped; the page's head (style,
+ * the image-check script) and its <h1>; a plot's SVG inline as a data URI
+ * in a <figure> (returns -1 when the SVG cannot be read). */
+void gm_html_text(FILE *f, const char *s);
+void gm_html_head(FILE *f, const char *title);
+int gm_html_plot(FILE *f, const char *svg, const char *id, const char *caption);
+
+#endif
