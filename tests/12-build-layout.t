@@ -1,0 +1,59 @@
+#!/bin/sh
+# The source tree and the build: includes point down the layers, the
+# user's CFLAGS add to the Makefile's own, and an installed gpumem
+# (make install DESTDIR=... PREFIX=/usr) finds its data files from any
+# folder: bench, plot and plan run from /.
+. tests/lib.sh
+plan 10
+
+out=$(scripts/check-layers.sh 2>&1)
+is "$?:$out" "0:" "every include names its folder and points down the layers"
+# The check itself catches an include that points up.
+mkdir -p "$TEST_TMP/tree/src/lib" "$TEST_TMP/tree/scripts" "$TEST_TMP/tree/bench" "$TEST_TMP/tree/stress"
+cp scripts/check-layers.sh "$TEST_TMP/tree/scripts/"
+printf '#include "cli/commands.h"\n' >"$TEST_TMP/tree/src/lib/up.c"
+out=$("$TEST_TMP/tree/scripts/check-layers.sh" 2>&1)
+like "$?:$out" '^1:src/lib/up.c \(lib\): "cli/commands.h" \(cli\)' "an include of a higher layer is reported"
+
+# make CFLAGS=-O0: the user's flags come after the Makefile's own, which stay.
+line=$(make -n -B NVCC= CFLAGS=-O0 build-nocuda/src/lib/units.o 2>/dev/null | grep -- '-c -o')
+like "$line" '-Wall -Wextra -Werror .*-Isrc -I\. .* -O0 -c' "make CFLAGS=-O0 keeps the Makefile's flags and adds the user's last"
+
+case $GM_BUILD in
+*san*) for i in 4 5 6 7 8 9 10; do skip "install: checked in the plain build"; done
+       done_testing ;;
+esac
+# Install from a copy of the tree (its objects too, so that only the
+# data folder's path is compiled again).
+src="$TEST_TMP/src"
+mkdir -p "$src"
+cp -a Makefile src bench stress kernels plots share scripts "$src/"
+[ -d "$GM_BUILD" ] && cp -a "$GM_BUILD" "$src/"
+[ -d build/cuda ] && mkdir -p "$src/build" && cp -a build/cuda "$src/build/"
+cp -a build/.flavor-* "$src/build/" 2>/dev/null
+stage="$TEST_TMP/stage"
+nvcc_arg=; case $GM_BUILD in *nocuda*) nvcc_arg=NVCC= ;; esac
+make -C "$src" -j2 $nvcc_arg install DESTDIR="$stage" PREFIX=/usr >"$TEST_TMP/install.log" 2>&1
+rc=$?
+is "$rc" 0 "make install DESTDIR=... PREFIX=/usr"
+[ $rc = 0 ] || diag "$(tail -20 "$TEST_TMP/install.log")"
+bin="$stage/usr/bin/gpumem"
+n=$(find "$stage/usr/share/gpumem" -type f | wc -l)
+ok $([ -x "$bin" ] && [ "$n" -ge 10 ] && [ -f "$stage/usr/share/gpumem/profiles/quick.ini" ] \
+     && [ -f "$stage/usr/share/gpumem/plots/style.gp" ]; echo $?) "the binary and $n data files installed"
+rm -rf "$src"
+
+# Run from / (no source tree in sight).
+run=$TEST_TMP/run
+(cd / && "$bin" bench --backend opencl --suite stream --sizes 1MiB --reps 2 --precision fp32 \
+    --mem-limit "$TEST_MEM_LIMIT" --quiet --out "$run") >"$TEST_TMP/bench.log" 2>&1
+is "$?" 0 "installed gpumem bench --suite stream runs from /"
+(cd / && "$bin" plot "$run") >"$TEST_TMP/plot.log" 2>&1
+is "$?" 0 "installed gpumem plot finds its scripts from /"
+ok $([ -s "$run/plots/bandwidth.svg" ]; echo $?) "the installed plot drew bandwidth.svg"
+plan_out=$(cd / && "$bin" plan --workload block --model gpt-125m --batch 1 --seq 128 2>&1)
+like "$plan_out" '^total [0-9]+' "installed gpumem plan finds the model presets from /"
+make uninstall DESTDIR="$stage" PREFIX=/usr >/dev/null 2>&1
+left=$(find "$stage" -type f | wc -l)
+is "$left" 0 "make uninstall removes every installed file"
+done_testing
