@@ -39,6 +39,17 @@ int gm_shape_takes_value(const char *name)
     return -1;
 }
 
+int gm_shape_bounds(const char *name, uint64_t *min, uint64_t *max)
+{
+    for (size_t i = 0; i < N_NUMBER_OPTS; i++)
+        if (strcmp(name, number_opts[i].name) == 0) {
+            *min = number_opts[i].min;
+            *max = number_opts[i].max;
+            return 0;
+        }
+    return -1;
+}
+
 int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, size_t err_len)
 {
     for (size_t i = 0; i < N_NUMBER_OPTS; i++) {

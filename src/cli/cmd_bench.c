@@ -3,6 +3,7 @@
 #include "cli/bench_devices.h"
 #include "cli/bench_run.h"
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "lib/interrupt.h"
 #include "run/journal.h"
 #include "device/memtrace.h"
@@ -21,54 +22,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpumem bench [OPTIONS]\n"
-            "\n"
-            "  --profile NAME      options from share/profiles/NAME.ini (default: quick)\n"
-            "  --backend B         auto | cuda | opencl (default: auto, a GPU first)\n"
-            "  --device N          device index within the backend (default: the best);\n"
-            "                      all, or a list (0,2): one worker per device, at once,\n"
-            "                      each into OUT/device<K>/ (see gpumem fleet)\n"
-            "  --serial            with several devices: one after another\n"
-            "  --suite LIST        suites to run: stream,workloads,swap,oom\n"
-            "  --precision LIST    fp32,fp16,bf16,int8\n"
-            "  --reps N            timed repetitions per point (each verified)\n"
-            "  --warmup N          untimed repetitions before them\n"
-            "  --sizes RANGE       stream array sizes: 4MiB:1GiB:x2, 1MiB:8MiB:+1MiB or a,b,c\n"
-            "  --kernels LIST      read,write,copy,scale,add,triad,dot\n"
-            "  --access A          auto | grid | chunked | both (auto: grid on GPUs, chunked on CPUs)\n"
-            "  --workload LIST     workloads and oom suites: linear,attention,kvcache\n"
-            "  --batch RANGE       workloads: batch sizes, e.g. 1:64:x2\n"
-            "  --seq RANGE         workloads: sequence lengths, e.g. 128:4096:x2\n"
-            "  --model NAME        workloads: a shape from share/models.ini\n"
-            "  --hidden N --heads N --head-dim N --out-features N --layers N\n"
-            "                      workloads: the model shape\n"
-            "  --causal            attention: mask keys after the query\n"
-            "  --block-tokens N    kvcache: tokens per block of the paged cache\n"
-            "  --pattern LIST      workloads: allocation patterns, per-tensor,monolithic\n"
-            "  --blocks RANGE      swap: transfer block sizes, e.g. 4KiB:1GiB:x4\n"
-            "  --kv-block-sizes RANGE  swap: KV-cache block sizes, e.g. 64KiB,1MiB\n"
-            "  --swap-batch RANGE  swap: KV blocks per swap-out and swap-in, e.g. 1:64:x4\n"
-            "  --swap-pressure P   swap: share of free memory other allocations hold\n"
-            "                      meanwhile (default 50%%)\n"
-            "  --unified-sizes RANGE  swap: managed-memory working sets, e.g. 16MiB,64MiB\n"
-            "  --allow-oversubscribe  managed memory past free memory: the swap suite's\n"
-            "                      oversubscription sweep (50-150%%) and the managed pattern\n"
-            "  --mem-limit SIZE    cap on device memory the run may hold (CPU devices default\n"
-            "                      to a quarter of available host memory)\n"
-            "  --probe-timeout S   oom suite: seconds a probe may run before its worker is\n"
-            "                      killed (a `timeout` row; default 600)\n"
-            "  --hang-timeout S    seconds one device call may take before the device counts\n"
-            "                      as hung: the run stops, exit status 3 (default 600; 0 off)\n"
-            "  --out DIR           results folder (default: results/<run-id>)\n"
-            "  --quiet             no progress or summary\n"
-            "\n"
-            "Command-line options override the profile's.\n");
+    fprintf(f, "usage: gpumem bench [OPTIONS]\n"
+               "       gpumem bench --resume RUN [--quiet]\n"
+               "\n"
+               "Options name the suites or workloads they concern first. A profile sets them\n"
+               "by their long names; command-line options override the profile's.\n"
+               "\n");
+    gm_option_help(f, GM_CMD_BENCH);
 }
-
-typedef struct {
-    const char *name, *value;
-} cli_opt;
 
 /* What the watchdog's hook needs of a run under way. */
 typedef struct {
@@ -97,72 +58,30 @@ static void record_hang(const char *op, double seconds, void *ctx)
                     "gpumem bench --resume %s\n", b->points_finished, run->dir, run->dir);
 }
 
-/* Splits argv into options; returns 0, or 2 with a message printed. */
-static int parse_cli(int argc, char **argv, cli_opt *opts, int *n, bool *help)
-{
-    *n = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            *help = true;
-            return 0;
-        }
-        if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
-            fprintf(stderr, "gpumem bench: unexpected argument '%s' (options start with --)\n", arg);
-            return 2;
-        }
-        static char names[64][32];
-        const char *eq = strchr(arg, '=');
-        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-        if (len >= sizeof names[0] || *n >= 64) {
-            fprintf(stderr, "gpumem bench: unknown option '%s' (see gpumem bench --help)\n", arg);
-            return 2;
-        }
-        memcpy(names[*n], arg + 2, len);
-        names[*n][len] = '\0';
-        int takes = gm_opts_takes_value(names[*n]);
-        if (takes < 0) {
-            fprintf(stderr, "gpumem bench: unknown option '--%s' (see gpumem bench --help)\n", names[*n]);
-            return 2;
-        }
-        const char *value = "";
-        if (takes && eq)
-            value = eq + 1;
-        else if (takes && i + 1 < argc)
-            value = argv[++i];
-        else if (takes) {
-            fprintf(stderr, "gpumem bench: option '--%s' needs a value\n", names[*n]);
-            return 2;
-        } else if (eq) {
-            fprintf(stderr, "gpumem bench: option '--%s' takes no value\n", names[*n]);
-            return 2;
-        }
-        opts[*n].name = names[*n];
-        opts[*n].value = value;
-        (*n)++;
-    }
-    return 0;
-}
-
 int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o, bool *help)
 {
-    cli_opt cli[64];
+    gm_cli_arg cli[64];
     int n = 0;
     char err[600];
-    int rc = parse_cli(argc, argv, cli, &n, help);
+    int rc = gm_option_split("bench", GM_CMD_BENCH, "unknown option", argc, argv, cli, 64, &n, help);
     if (rc || *help)
         return rc;
     const char *profile = "quick";
-    for (int i = 0; i < n; i++)
-        if (strcmp(cli[i].name, "profile") == 0)
+    for (int i = 0; i < n; i++) {
+        if (!cli[i].opt) {
+            fprintf(stderr, "gpumem bench: unexpected argument '%s' (options start with --)\n", cli[i].value);
+            return GM_EXIT_USAGE;
+        }
+        if (strcmp(cli[i].opt->name, "profile") == 0)
             profile = cli[i].value;
+    }
     if (gm_profile_load(o, profile, suite, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
         return 2;
     }
     snprintf(o->profile, sizeof o->profile, "%s", profile);
     for (int i = 0; i < n; i++) {
-        if (gm_opts_set(o, cli[i].name, cli[i].value, err, sizeof err) != 0) {
+        if (gm_opts_set(o, cli[i].opt->name, cli[i].value, err, sizeof err) != 0) {
             fprintf(stderr, "gpumem bench: %s\n", err);
             return 2;
         }

@@ -9,6 +9,7 @@
  * by file and line) exits 2.
  */
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "analysis/compare.h"
 #include "analysis/compare_output.h"
 #include "report/plot_data.h"
@@ -21,30 +22,13 @@
 
 #define MAX_RUNS 16
 
-static const char usage_text[] =
-    "usage: gpumem compare BASE NEW [MORE...] [--threshold PCT] [--alpha A] [--gate]\n"
-    "                      [--format table|markdown|csv] [--out DIR]\n"
-    "Compares run folders point by point, each against BASE: medians, their ratio with a 95%\n"
-    "bootstrap interval, a Mann-Whitney U test on the samples (Holm-corrected over the run's tests).\n"
-    "  --threshold PCT  a change counts only when larger than this, in the worse direction (5%)\n"
-    "  --alpha A        significance level after Holm's correction (0.05)\n"
-    "  --gate           exit 1 when any run regressed against BASE, listing the regressions\n"
-    "  --format F       table (default), markdown or csv on stdout\n"
-    "  --out DIR        also write DIR/compare.md, DIR/compare.csv and overlay plots (PNG, SVG)\n";
-
-static int parse_fraction(const char *s, int percent, double max, double *out)
+static void usage(FILE *f)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno)
-        return -1;
-    if (percent && *end == '%')
-        end++;
-    if (*end || !(v > 0))
-        return -1;
-    *out = percent ? v / 100 : v;
-    return *out < max ? 0 : -1;
+    fprintf(f, "usage: gpumem compare BASE NEW [MORE...] [OPTIONS]\n"
+               "Compares run folders point by point, each against BASE: medians, their ratio with a 95%%\n"
+               "bootstrap interval, a Mann-Whitney U test on the samples (Holm-corrected over the run's "
+               "tests).\n\n");
+    gm_option_help(f, GM_CMD_COMPARE);
 }
 
 /* One overlay plot: kind k of every run, series prefixed with the run's label. */
@@ -122,51 +106,41 @@ static int write_outputs(gm_comparison *c, const char *dir, char *err, size_t le
 
 int gm_cmd_compare(int argc, char **argv)
 {
-    const char *dirs[MAX_RUNS], *out = NULL, *format = "table";
-    int n_dirs = 0, gate = 0;
-    double threshold = 0.05, alpha = 0.05;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return GM_EXIT_OK;
-        } else if (strcmp(a, "--gate") == 0) {
-            gate = 1;
-        } else if (strcmp(a, "--threshold") == 0 && v) {
-            if (parse_fraction(v, 1, 10, &threshold) != 0) {
-                fprintf(stderr, "gpumem compare: --threshold '%s': a percentage above 0, such as 5%%\n", v);
-                return GM_EXIT_USAGE;
-            }
-            i++;
-        } else if (strcmp(a, "--alpha") == 0 && v) {
-            if (parse_fraction(v, 0, 1, &alpha) != 0) {
-                fprintf(stderr, "gpumem compare: --alpha '%s': a level between 0 and 1, such as 0.05\n", v);
-                return GM_EXIT_USAGE;
-            }
-            i++;
-        } else if (strcmp(a, "--format") == 0 && v) {
-            format = argv[++i];
-            if (strcmp(format, "table") && strcmp(format, "markdown") && strcmp(format, "csv")) {
-                fprintf(stderr, "gpumem compare: --format '%s': table, markdown or csv\n", format);
-                return GM_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--out") == 0 && v) {
-            out = argv[++i];
-        } else if (a[0] != '-' && n_dirs < MAX_RUNS) {
-            dirs[n_dirs++] = a;
-        } else {
-            fprintf(stderr, "gpumem compare: unexpected argument '%s' (see gpumem compare --help)\n", a);
+    const char *dirs[MAX_RUNS];
+    int n_dirs = 0;
+    gm_report_args args = {.format = "table", .threshold = 0.05, .alpha = 0.05};
+    gm_opt_dest dest = {.report = &args};
+    gm_cli_arg cli[64];
+    int n_cli = 0;
+    bool help = false;
+    char err[1200];
+    int rc = gm_option_split("compare", GM_CMD_COMPARE, "unexpected argument", argc, argv, cli, 64, &n_cli, &help);
+    if (rc || help) {
+        if (help)
+            usage(stdout);
+        return rc;
+    }
+    for (int i = 0; i < n_cli; i++) {
+        if (!cli[i].opt && n_dirs < MAX_RUNS) {
+            dirs[n_dirs++] = cli[i].value;
+        } else if (!cli[i].opt) {
+            fprintf(stderr, "gpumem compare: unexpected argument '%s' (at most %d run folders)\n", cli[i].value,
+                    MAX_RUNS);
+            return GM_EXIT_USAGE;
+        } else if (gm_option_apply(cli[i].opt, &dest, cli[i].value, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem compare: %s\n", err);
             return GM_EXIT_USAGE;
         }
     }
+    const char *out = args.out, *format = args.format;
+    int gate = args.gate;
+    double threshold = args.threshold, alpha = args.alpha;
     if (n_dirs < 2) {
         fprintf(stderr, "gpumem compare: needs two run folders or more (usage: gpumem compare BASE NEW [MORE...])\n");
         return GM_EXIT_USAGE;
     }
     gm_cmp_run runs[MAX_RUNS];
     gm_comparison c = {.runs = runs, .threshold = threshold, .alpha = alpha};
-    char err[1200];
-    int rc = GM_EXIT_OK;
     for (; c.n_runs < n_dirs; c.n_runs++) {
         struct stat st;
         if (stat(dirs[c.n_runs], &st) != 0 || !S_ISDIR(st.st_mode)) {

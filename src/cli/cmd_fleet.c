@@ -7,6 +7,7 @@
  * flagged, 2 bad usage or input (the message names the file and line).
  */
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "analysis/fleet.h"
 #include "analysis/fleet_output.h"
 #include "run/results.h"
@@ -23,13 +24,9 @@ static void usage(FILE *f)
             "\n"
             "Merges every run folder under DIR (results.csv + meta.json, found recursively),\n"
             "one GPU each, and flags the GPUs worse than the fleet median.\n"
-            "\n"
-            "  --outlier-mad K     flag a GPU more than K scales from the median in the\n"
-            "                      metric's worse direction (default 4; scale: the larger of\n"
-            "                      1.4826 x MAD across GPUs, the repetitions' typical stdev,\n"
-            "                      and 1%% of the median)\n"
-            "  --format F          table | markdown | csv (default table)\n"
-            "  --out DIR           also write DIR/fleet.csv and DIR/fleet.md\n"
+            "\n");
+    gm_option_help(f, GM_CMD_FLEET);
+    fprintf(f,
             "\n"
             "exit status: 0 no GPU flagged, 1 some GPU flagged, 2 bad usage or input\n");
 }
@@ -42,57 +39,35 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, fleet_args *a, bool *help)
 {
-    a->root = a->out = NULL;
-    a->k = 4;
-    a->format = GM_FLEET_TABLE;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            *help = true;
-            return 0;
-        }
-        if (strncmp(arg, "--", 2) != 0) {
-            if (a->root) {
-                fprintf(stderr, "gpumem fleet: one folder only ('%s' and '%s')\n", a->root, arg);
-                return GM_EXIT_USAGE;
-            }
-            a->root = arg;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "gpumem fleet: option '%s' needs a value (see gpumem fleet --help)\n", arg);
+    gm_report_args args = {.format = "table", .outlier_mad = 4};
+    gm_opt_dest dest = {.report = &args};
+    gm_cli_arg cli[64];
+    int n = 0;
+    char err[600];
+    a->root = NULL;
+    int rc = gm_option_split("fleet", GM_CMD_FLEET, "unknown option", argc, argv, cli, 64, &n, help);
+    if (rc || *help)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        if (!cli[i].opt && a->root) {
+            fprintf(stderr, "gpumem fleet: one folder only ('%s' and '%s')\n", a->root, cli[i].value);
             return GM_EXIT_USAGE;
-        }
-        const char *v = argv[++i];
-        if (strcmp(arg, "--outlier-mad") == 0) {
-            char *end;
-            a->k = strtod(v, &end);
-            if (*end || !(a->k > 0 && a->k < 1e6)) {
-                fprintf(stderr, "gpumem fleet: --outlier-mad '%s': expected a number above 0 (e.g. 4)\n", v);
-                return GM_EXIT_USAGE;
-            }
-        } else if (strcmp(arg, "--format") == 0) {
-            if (strcmp(v, "table") == 0)
-                a->format = GM_FLEET_TABLE;
-            else if (strcmp(v, "markdown") == 0)
-                a->format = GM_FLEET_MARKDOWN;
-            else if (strcmp(v, "csv") == 0)
-                a->format = GM_FLEET_CSV;
-            else {
-                fprintf(stderr, "gpumem fleet: --format '%s': expected table, markdown or csv\n", v);
-                return GM_EXIT_USAGE;
-            }
-        } else if (strcmp(arg, "--out") == 0) {
-            a->out = v;
-        } else {
-            fprintf(stderr, "gpumem fleet: unknown option '%s' (see gpumem fleet --help)\n", arg);
+        } else if (!cli[i].opt) {
+            a->root = cli[i].value;
+        } else if (gm_option_apply(cli[i].opt, &dest, cli[i].value, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem fleet: %s\n", err);
             return GM_EXIT_USAGE;
         }
     }
-    if (!*help && !a->root) {
+    if (!a->root) {
         fprintf(stderr, "gpumem fleet: which folder? (usage: gpumem fleet DIR [--outlier-mad K])\n");
         return GM_EXIT_USAGE;
     }
+    a->out = args.out;
+    a->k = args.outlier_mad;
+    a->format = strcmp(args.format, "csv") == 0        ? GM_FLEET_CSV
+                : strcmp(args.format, "markdown") == 0 ? GM_FLEET_MARKDOWN
+                                                       : GM_FLEET_TABLE;
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /* gpumem plan: the memory model of a workload, one tensor a line. */
 #include "cli/commands.h"
-#include "bench/shape_opts.h"
+#include "cli/option_table.h"
 #include "lib/units.h"
 
 #include <stdio.h>
@@ -9,18 +9,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpumem plan --workload W [--model NAME] [SHAPE OPTIONS] [--precision LIST]\n"
-            "\n"
-            "Prints the tensors workload W holds at once (name, role, bytes), one a line,\n"
-            "and a last line `total <bytes>`, for each precision.\n"
-            "\n"
-            "  --workload W       linear | attention | block | kvcache\n"
-            "  --model NAME       a shape from share/models.ini (gpt-125m, llama-1b, llama-7b)\n"
-            "  --batch N --seq N --hidden N --heads N --head-dim N --layers N\n"
-            "  --out-features N (linear)  --ffn N --micro-batch N --checkpoint (block)\n"
-            "  --variant naive|tiled (attention, block)  --paged --block-tokens N (kvcache)\n"
-            "  --precision LIST   fp32,fp16,bf16,int8 (default fp32)\n");
+    fprintf(f, "usage: gpumem plan --workload W [--model NAME] [SHAPE OPTIONS] [--precision LIST]\n"
+               "\n"
+               "Prints the tensors workload W holds at once (name, role, bytes), one a line,\n"
+               "and a last line `total <bytes>`, for each precision.\n"
+               "\n");
+    gm_option_help(f, GM_CMD_PLAN);
 }
 
 static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor *t, int n)
@@ -42,60 +36,36 @@ static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor 
 
 int gm_cmd_plan(int argc, char **argv)
 {
-    gm_shape s = {0};
-    s.batch = 1;
-    s.seq = 512;
-    s.hidden = 768;
-    s.heads = 12;
-    unsigned precisions = 1u << GM_FP32;
-    const gm_workload *w = NULL;
+    gm_plan_args args = {.shape = {.batch = 1, .seq = 512, .hidden = 768, .heads = 12},
+                         .precisions = 1u << GM_FP32};
+    gm_opt_dest dest = {.plan = &args};
+    gm_cli_arg cli[128];
+    int n_cli = 0;
+    bool help = false;
     char err[400];
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+    int rc = gm_option_split("plan", GM_CMD_PLAN, "unknown option", argc, argv, cli, 128, &n_cli, &help);
+    if (rc || help) {
+        if (help)
             usage(stdout);
-            return GM_EXIT_OK;
-        }
-        const char *name = strncmp(arg, "--", 2) == 0 ? arg + 2 : NULL;
-        int takes = !name ? -1
-                    : (!strcmp(name, "workload") || !strcmp(name, "precision")) ? 1
-                                                                                : gm_shape_takes_value(name);
-        if (takes < 0) {
-            fprintf(stderr, "gpumem plan: unknown option '%s' (see gpumem plan --help)\n", arg);
+        return rc;
+    }
+    for (int i = 0; i < n_cli; i++) {
+        if (!cli[i].opt) {
+            fprintf(stderr, "gpumem plan: unexpected argument '%s' (see gpumem plan --help)\n", cli[i].value);
             return GM_EXIT_USAGE;
         }
-        if (takes && i + 1 >= argc) {
-            fprintf(stderr, "gpumem plan: option '%s' needs a value\n", arg);
-            return GM_EXIT_USAGE;
-        }
-        const char *value = takes ? argv[++i] : "";
-        if (!strcmp(name, "workload")) {
-            w = gm_workload_find(value);
-            if (!w) {
-                fprintf(stderr, "gpumem plan: --workload: unknown workload '%s' (allowed: linear, attention, block, kvcache)\n",
-                        value);
-                return GM_EXIT_USAGE;
-            }
-        } else if (!strcmp(name, "precision")) {
-            precisions = 0;
-            char buf[128];
-            snprintf(buf, sizeof buf, "%s", value);
-            char *save = NULL;
-            for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int p = gm_precision_parse(tok);
-                if (p < 0) {
-                    fprintf(stderr, "gpumem plan: --precision: unknown value '%s' (allowed: fp32,fp16,bf16,int8)\n", tok);
-                    return GM_EXIT_USAGE;
-                }
-                precisions |= 1u << p;
-            }
-        } else if (gm_shape_set(&s, name, value, err, sizeof err) != 0) {
+        if (gm_option_apply(cli[i].opt, &dest, cli[i].value, err, sizeof err) != 0) {
             fprintf(stderr, "gpumem plan: %s\n", err);
             return GM_EXIT_USAGE;
         }
     }
+    const gm_workload *w = args.workload;
+    gm_shape s = args.shape;
+    unsigned precisions = args.precisions;
     if (!w) {
-        fprintf(stderr, "gpumem plan: --workload is required (linear, attention, block, kvcache)\n");
+        char allowed[256];
+        gm_option_allowed(gm_option_find(GM_CMD_PLAN, "workload"), ", ", allowed, sizeof allowed);
+        fprintf(stderr, "gpumem plan: --workload is required (%s)\n", allowed);
         return GM_EXIT_USAGE;
     }
     bool uses_heads = strcmp(w->name, "linear") != 0;

@@ -10,6 +10,7 @@
  * one report with a column per device.
  */
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "report/plot_data.h"
 #include "report/plot_memory.h"
 #include "report/report.h"
@@ -99,29 +100,41 @@ static int plot_run(const char *run, const char *out)
 
 int gm_cmd_plot(int argc, char **argv)
 {
-    const char *run = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: gpumem plot RUN [--out DIR]\n"
-                   "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n");
-            return GM_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            out = argv[++i];
-        else if (argv[i][0] != '-' && !run)
-            run = argv[i];
-        else {
-            fprintf(stderr, "gpumem plot: unexpected argument '%s' (usage: gpumem plot RUN [--out DIR])\n", argv[i]);
+    const char *run = NULL;
+    gm_report_args args = {0};
+    gm_opt_dest dest = {.report = &args};
+    gm_cli_arg cli[64];
+    int n = 0;
+    bool help = false;
+    char err[600];
+    int rc = gm_option_split("plot", GM_CMD_PLOT, "unexpected argument", argc, argv, cli, 64, &n, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        printf("usage: gpumem plot RUN [--out DIR]\n"
+               "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n\n");
+        gm_option_help(stdout, GM_CMD_PLOT);
+        return GM_EXIT_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!cli[i].opt && !run) {
+            run = cli[i].value;
+        } else if (!cli[i].opt) {
+            fprintf(stderr, "gpumem plot: unexpected argument '%s' (usage: gpumem plot RUN [--out DIR])\n",
+                    cli[i].value);
+            return GM_EXIT_USAGE;
+        } else if (gm_option_apply(cli[i].opt, &dest, cli[i].value, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem plot: %s\n", err);
             return GM_EXIT_USAGE;
         }
     }
+    const char *out = args.out;
     if (!run) {
         fprintf(stderr, "gpumem plot: which run? (usage: gpumem plot RUN [--out DIR])\n");
         return GM_EXIT_USAGE;
     }
     gm_run_device devs[GM_REPORT_MAX_DEVICES];
-    char err[600];
-    int n = gm_run_devices(run, devs, GM_REPORT_MAX_DEVICES, err, sizeof err);
+    n = gm_run_devices(run, devs, GM_REPORT_MAX_DEVICES, err, sizeof err);
     if (n < 0) {
         fprintf(stderr, "gpumem plot: %s\n", err);
         return GM_EXIT_USAGE;
@@ -130,7 +143,7 @@ int gm_cmd_plot(int argc, char **argv)
         return plot_run(run, out);
     /* A run of several devices: each device's folder, then one report
      * with a column per device. */
-    int rc = GM_EXIT_OK;
+    rc = GM_EXIT_OK;
     for (int k = 0; k < n && rc == GM_EXIT_OK; k++) {
         char sub[4400];
         snprintf(sub, sizeof sub, "%s/%s", run, devs[k].folder);

@@ -7,6 +7,7 @@
  * written, 3 when no device opens or the device is lost or hung.
  */
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "device/memtrace.h"
 #include "device/device.h"
 #include "lib/interrupt.h"
@@ -24,109 +25,36 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct {
-    char backend[16];
-    int device;
-    unsigned checks;              /* bit per gm_stress_checks entry */
-    double duration, fill, throttle;
-    uint64_t seed, mem_limit;
-    const char *out;
-    unsigned hang_timeout;        /* watchdog.h; 0: none */
-} stress_opts;
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpumem stress [OPTIONS]\n"
                "\n"
                "Checks that a device keeps its data and stays usable under memory pressure;\n"
                "prints TAP (one test point per check, YAML diagnostics).\n"
-               "\n"
-               "  --checks LIST       of:");
-    for (int i = 0; gm_stress_checks[i]; i++)
-        fprintf(f, "%s%s", i ? "," : " ", gm_stress_checks[i]->name);
-    fprintf(f, " (default: all)\n"
-               "  --duration SECONDS  churn and soak run this long (default 10)\n"
-               "  --fill SHARE        of free memory memtest and soak take (default 90%%)\n"
-               "  --throttle SHARE    soak fails when throughput falls by more (default 50%%)\n"
-               "  --seed N            of every random choice (default 1)\n"
-               "  --backend B         auto | cuda | opencl (default: auto)\n"
-               "  --device N          device index within the backend\n"
-               "  --mem-limit SIZE    cap on device memory (CPU devices default to a quarter of\n"
-               "                      available host memory)\n"
-               "  --out DIR           run folder (default: results/<run-id>)\n"
-               "  --hang-timeout S    seconds one device call may take before the device counts\n"
-               "                      as hung: the run stops, exit status 3 (default 600; 0 off)\n"
-               "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device, or\n"
+               "\n");
+    gm_option_help(f, GM_CMD_STRESS);
+    fprintf(f, "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device, or\n"
                "the device was lost or hung, 4 results could not be written, 130/143 SIGINT/SIGTERM\n");
 }
 
-static int parse_checks(const char *v, unsigned *mask)
-{
-    char buf[256];
-    if (strlen(v) >= sizeof buf)
-        return -1;
-    strcpy(buf, v);
-    *mask = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int i = 0;
-        while (gm_stress_checks[i] && strcmp(gm_stress_checks[i]->name, tok) != 0)
-            i++;
-        if (!gm_stress_checks[i])
-            return -1;
-        *mask |= 1u << i;
-    }
-    return *mask ? 0 : -1;
-}
-
 /* Returns 0, 2 (message printed) or -1 for --help. */
-static int parse(int argc, char **argv, stress_opts *o)
+static int parse(int argc, char **argv, gm_stress_args *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char why[200];
-        uint64_t u;
-        int bad = 0;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-            return -1;
-        if (strncmp(a, "--", 2) != 0 || !v) {
-            fprintf(stderr, "gpumem stress: %s '%s' (see gpumem stress --help)\n",
-                    strncmp(a, "--", 2) ? "unexpected argument" : "option needs a value", a);
+    gm_cli_arg cli[64];
+    gm_opt_dest dest = {.stress = o};
+    int n = 0;
+    bool help = false;
+    char err[600];
+    int rc = gm_option_split("stress", GM_CMD_STRESS, "unknown option", argc, argv, cli, 64, &n, &help);
+    if (rc || help)
+        return help ? -1 : rc;
+    for (int i = 0; i < n; i++) {
+        if (!cli[i].opt) {
+            fprintf(stderr, "gpumem stress: unexpected argument '%s' (see gpumem stress --help)\n", cli[i].value);
             return GM_EXIT_USAGE;
         }
-        i++;
-        if (strcmp(a, "--checks") == 0)
-            bad = parse_checks(v, &o->checks);
-        else if (strcmp(a, "--duration") == 0) {
-            char *end;
-            o->duration = strtod(v, &end);
-            bad = *end || !(o->duration > 0 && o->duration <= 86400);
-        } else if (strcmp(a, "--fill") == 0)
-            bad = gm_parse_share(v, &o->fill, why, sizeof why);
-        else if (strcmp(a, "--throttle") == 0)
-            bad = gm_parse_share(v, &o->throttle, why, sizeof why);
-        else if (strcmp(a, "--seed") == 0)
-            bad = gm_parse_uint(v, UINT32_MAX, &o->seed, why, sizeof why);
-        else if (strcmp(a, "--backend") == 0) {
-            bad = strcmp(v, "auto") && strcmp(v, "cuda") && strcmp(v, "opencl");
-            if (!bad)
-                strcpy(o->backend, v);
-        } else if (strcmp(a, "--device") == 0) {
-            bad = gm_parse_uint(v, 63, &u, why, sizeof why);
-            o->device = (int)u;
-        } else if (strcmp(a, "--mem-limit") == 0)
-            bad = gm_parse_size(v, &o->mem_limit, why, sizeof why) || o->mem_limit < (1u << 20);
-        else if (strcmp(a, "--out") == 0)
-            o->out = v;
-        else if (strcmp(a, "--hang-timeout") == 0) {
-            bad = gm_parse_uint(v, 86400, &u, why, sizeof why);
-            o->hang_timeout = (unsigned)u;
-        }
-        else {
-            fprintf(stderr, "gpumem stress: unknown option '%s' (see gpumem stress --help)\n", a);
-            return GM_EXIT_USAGE;
-        }
-        if (bad) {
-            fprintf(stderr, "gpumem stress: %s '%s': not a valid value (see gpumem stress --help)\n", a, v);
+        if (gm_option_apply(cli[i].opt, &dest, cli[i].value, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem stress: %s\n", err);
             return GM_EXIT_USAGE;
         }
     }
@@ -183,7 +111,7 @@ static void tap_result(FILE *const *sinks, int n, const gm_stress_check *c, cons
 
 int gm_cmd_stress(int argc, char **argv)
 {
-    stress_opts o = {"auto", -1, 0, 10, 0.9, 0.5, 1, 0, NULL, GM_HANG_TIMEOUT_DEFAULT};
+    gm_stress_args o = {"auto", -1, 0, 10, 0.9, 0.5, 1, 0, NULL, GM_HANG_TIMEOUT_DEFAULT};
     for (int i = 0; gm_stress_checks[i]; i++)
         o.checks |= 1u << i;
     int rc = parse(argc, argv, &o);

@@ -16,6 +16,8 @@
 #include "lib/json.h"
 #include "backend/kernel_sources.h"
 #include "bench/options.h"
+#include "bench/pattern.h"
+#include "cli/option_table.h"
 #include "bench/workload.h"
 
 static char err[600];
@@ -58,6 +60,105 @@ static void test_options(void **state)
     assert_int_equal(gm_opts_takes_value("quiet"), 0);
     assert_int_equal(gm_opts_takes_value("reps"), 1);
     assert_int_equal(gm_opts_takes_value("nosuch"), -1);
+    gm_opts_release(&o);
+}
+
+
+/* The help of command cmd, as gm_option_help prints it (caller frees). */
+static char *help_text(unsigned cmd)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    gm_option_help(f, cmd);
+    long len = ftell(f);
+    assert_true(len > 0);
+    char *buf = calloc(1, (size_t)len + 1);
+    assert_non_null(buf);
+    rewind(f);
+    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return buf;
+}
+
+/* Help and the parser agree, for every command: each `--name` help shows
+ * is an option the parser accepts, and each option of the table is shown;
+ * enumerations list every value the parser allows. */
+static void test_help_matches_parser(void **state)
+{
+    (void)state;
+    static const unsigned cmds[] = {GM_CMD_BENCH, GM_CMD_STRESS, GM_CMD_PLAN, GM_CMD_PLOT, GM_CMD_COMPARE,
+                                    GM_CMD_FLEET};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        char *help = help_text(cmds[c]);
+        int shown = 0;
+        for (const char *p = strstr(help, "--"); p; p = strstr(p + 2, "--")) {
+            char name[64];
+            size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+            if (!n || n >= sizeof name)
+                continue;
+            memcpy(name, p + 2, n);
+            name[n] = '\0';
+            if (!gm_option_find(cmds[c], name))
+                fail_msg("help of command %#x shows --%s, which its parser refuses", cmds[c], name);
+            if (cmds[c] == GM_CMD_BENCH && gm_opts_takes_value(name) < 0)
+                fail_msg("bench help shows --%s, which gm_opts_takes_value refuses", name);
+            shown++;
+        }
+        assert_true(shown > 0);
+        for (size_t i = 0; i < gm_option_count; i++) {
+            const gm_option *opt = &gm_option_table[i];
+            if (!(opt->commands & cmds[c]))
+                continue;
+            char flag[80], bare[80];
+            snprintf(flag, sizeof flag, "  --%s ", opt->name);
+            snprintf(bare, sizeof bare, "  --%s\n", opt->name);
+            if (!strstr(help, flag) && !strstr(help, bare))
+                fail_msg("the parser of command %#x accepts --%s, which its help does not show", cmds[c], opt->name);
+            /* One declaration per command and name. */
+            assert_ptr_equal(gm_option_find(cmds[c], opt->name), opt);
+            if (opt->kind == GM_OPTARG_ENUM || opt->kind == GM_OPTARG_LIST) {
+                const char *names[32];
+                int n = opt->values(names, 32);
+                assert_true(n > 0);
+                for (int k = 0; k < n; k++)
+                    if (!strstr(help, names[k]))
+                        fail_msg("help of --%s lacks the value '%s'", opt->name, names[k]);
+            }
+        }
+        free(help);
+    }
+    /* The options issue 16 found missing from bench --help, and its lists. */
+    char *help = help_text(GM_CMD_BENCH);
+    static const char *const wanted[] = {"--resume RUN", "--frag-fill", "--frag-free", "--frag-sizes",
+                                         "--prealloc", "--on-oom", "--ffn", "--micro-batch", "--checkpoint",
+                                         "--offload", "--paged", "--variant"};
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if (!strstr(help, wanted[i]))
+            fail_msg("bench help lacks %s", wanted[i]);
+    for (int i = 0; i < GM_PATTERN_COUNT; i++)
+        assert_non_null(strstr(help, gm_pattern_names[i]));
+    for (int i = 0; i < GM_RUNNABLE_WORKLOAD_COUNT; i++)
+        assert_non_null(strstr(help, gm_runnable_workloads[i]));
+    for (int i = 0; gm_suites[i]; i++)
+        assert_non_null(strstr(help, gm_suites[i]->name));
+    free(help);
+    /* Every value help lists, the parser takes; a value it does not list, it refuses. */
+    gm_bench_opts o;
+    gm_opts_init(&o);
+    for (int i = 0; i < GM_PATTERN_COUNT; i++)
+        assert_int_equal(gm_opts_set(&o, "pattern", gm_pattern_names[i], err, sizeof err), 0);
+    assert_int_equal(gm_opts_set(&o, "workload", "block", err, sizeof err), 0);
+    assert_int_equal(gm_opts_set(&o, "ffn", "1024", err, sizeof err), 0);
+    assert_int_equal(o.shape.ffn, 1024);
+    assert_int_equal(gm_opts_set(&o, "checkpoint", "", err, sizeof err), 0);
+    assert_true(o.shape.checkpoint);
+    set_bad(&o, "on-oom", "maybe", "fail, shrink");
+    set_bad(&o, "variant", "fast", "tiled, naive");
+    set_bad(&o, "pattern", "nosuch", "per-tensor,monolithic");
+    set_bad(&o, "hidden", "0", "from 1 to 1048576");
+    assert_int_equal(gm_opts_takes_value("resume"), 1);
+    assert_int_equal(gm_opts_takes_value("offload"), 0);
+    assert_int_equal(gm_opts_set(&o, "resume", "x", err, sizeof err), -1);
     gm_opts_release(&o);
 }
 
@@ -116,6 +217,8 @@ static void test_profiles(void **state)
     gm_opts_release(&o);
     profile_bad("[bench]\nthis line is not an entry\n", "bad.ini:2: malformed line");
     profile_bad("[bench]\nout = /tmp/x\n", "bad.ini:2: 'out' cannot be set in a profile");
+    profile_bad("[bench]\nresume = /tmp/x\n", "bad.ini:2: 'resume' cannot be set in a profile");
+    profile_bad("[block]\nffn = 8\n", "bad.ini:2: unknown section [block]");
     gm_opts_init(&o);
     assert_int_equal(gm_profile_load(&o, "/nonexistent/dir/p.ini", NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "no profile"));
@@ -210,7 +313,8 @@ static void test_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_options), cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_options), cmocka_unit_test(test_help_matches_parser),
+        cmocka_unit_test(test_profiles),
         cmocka_unit_test(test_variant_defines), cmocka_unit_test(test_json), cmocka_unit_test(test_model),
     };
     return cmocka_run_group_tests_name("options, profiles, json, model", tests, NULL, NULL);

@@ -1,0 +1,759 @@
+/*
+ * The option table (option_table.h): every option of every command, once.
+ * The apply functions below validate a value and write it; their messages
+ * name the option, the value and what is allowed.
+ */
+#include "cli/option_table.h"
+
+#include "backend/watchdog.h"
+#include "bench/bench.h"
+#include "bench/pattern.h"
+#include "bench/shape_opts.h"
+#include "lib/precision.h"
+#include "lib/units.h"
+#include "stress/stress.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* ---- the allowed values of enumerations and lists ---- */
+
+static int fill(const char **names, int max, const char *const *list, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n && list[i] && k < max; i++)
+        names[k++] = list[i];
+    return k;
+}
+
+static int suite_values(const char **names, int max)
+{
+    int k = 0;
+    for (int i = 0; gm_suites[i] && k < max; i++)
+        names[k++] = gm_suites[i]->name;
+    return k;
+}
+
+static int workload_values(const char **names, int max)
+{
+    return fill(names, max, gm_runnable_workloads, GM_RUNNABLE_WORKLOAD_COUNT);
+}
+
+static int pattern_values(const char **names, int max)
+{
+    return fill(names, max, gm_pattern_names, GM_PATTERN_COUNT);
+}
+
+static int precision_values(const char **names, int max)
+{
+    int k = 0;
+    for (int i = 0; i < GM_PREC_COUNT && k < max; i++)
+        names[k++] = gm_precision_name((gm_precision)i);
+    return k;
+}
+
+static int kernel_values(const char **names, int max)
+{
+    return fill(names, max, gm_stream_kernel_names, GM_STREAM_KERNEL_COUNT);
+}
+
+static int check_values(const char **names, int max)
+{
+    int k = 0;
+    for (int i = 0; gm_stress_checks[i] && k < max; i++)
+        names[k++] = gm_stress_checks[i]->name;
+    return k;
+}
+
+#define LIST_VALUES(fn, ...)                                                                                  \
+    static int fn(const char **names, int max)                                                               \
+    {                                                                                                        \
+        static const char *const list[] = {__VA_ARGS__};                                                     \
+        return fill(names, max, list, (int)(sizeof list / sizeof list[0]));                                  \
+    }
+LIST_VALUES(backend_values, "auto", "cuda", "opencl")
+LIST_VALUES(access_values, "auto", "grid", "chunked", "both")   /* in gm_access order */
+LIST_VALUES(on_oom_values, "fail", "shrink")
+LIST_VALUES(variant_values, "tiled", "naive")
+LIST_VALUES(format_values, "table", "markdown", "csv")
+
+#define MAX_VALUES 32
+
+void gm_option_allowed(const gm_option *opt, const char *sep, char *buf, size_t len)
+{
+    const char *names[MAX_VALUES];
+    int n = opt->values ? opt->values(names, MAX_VALUES) : 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? sep : "", names[i]);
+    }
+}
+
+/* ---- value parsers shared by the apply functions ---- */
+
+/* Sets *vals from a range (sizes or plain numbers) whose every value lies
+ * in [min, max]; `bounds` says so in the error. */
+static int set_range(const char *opt, const char *value, int sizes, uint64_t min, uint64_t max,
+                     const char *bounds, uint64_t **vals, size_t *n, char *err, size_t err_len)
+{
+    char why[200];
+    uint64_t *v;
+    size_t count;
+    if (gm_parse_range(value, sizes, &v, &count, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--%s: %s", opt, why);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (v[i] < min || v[i] > max) {
+            snprintf(err, err_len, "--%s '%s': %s", opt, value, bounds);
+            free(v);
+            return -1;
+        }
+    }
+    free(*vals);
+    *vals = v;
+    *n = count;
+    return 0;
+}
+
+/* Parses a comma-separated list of opt's allowed names into a bit mask. */
+static int parse_names(const gm_option *opt, const char *value, unsigned *mask, char *err, size_t err_len)
+{
+    const char *table[MAX_VALUES];
+    int n = opt->values(table, MAX_VALUES);
+    char buf[512], allowed[256];
+    gm_option_allowed(opt, ",", allowed, sizeof allowed);
+    if (strlen(value) >= sizeof buf || !*value) {
+        snprintf(err, err_len, "--%s '%.100s': expected a list of %s", opt->name, value, allowed);
+        return -1;
+    }
+    strcpy(buf, value);
+    unsigned m = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < n; i++)
+            if (strcmp(tok, table[i]) == 0)
+                found = i;
+        if (found < 0) {
+            snprintf(err, err_len, "--%s: unknown value '%s' (allowed: %s)", opt->name, tok, allowed);
+            return -1;
+        }
+        m |= 1u << found;
+    }
+    if (!m) {                     /* only commas: no name at all */
+        snprintf(err, err_len, "--%s '%.100s': expected a list of %s", opt->name, value, allowed);
+        return -1;
+    }
+    *mask = m;
+    return 0;
+}
+
+/* One of opt's allowed names: its index, or -1 with err. */
+static int parse_enum(const gm_option *opt, const char *value, char *err, size_t err_len)
+{
+    const char *table[MAX_VALUES];
+    int n = opt->values(table, MAX_VALUES);
+    for (int i = 0; i < n; i++)
+        if (strcmp(value, table[i]) == 0)
+            return i;
+    char allowed[256];
+    gm_option_allowed(opt, ", ", allowed, sizeof allowed);
+    snprintf(err, err_len, "--%s '%.100s': expected one of %s", opt->name, value, allowed);
+    return -1;
+}
+
+static int set_uint(const gm_option *opt, const char *value, unsigned *out, char *err, size_t err_len)
+{
+    uint64_t v;
+    char why[160];
+    if (gm_parse_uint(value, opt->max, &v, why, sizeof why) != 0 || v < opt->min) {
+        snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, value,
+                 (unsigned long long)opt->min, (unsigned long long)opt->max);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int copy_str(const char *opt, const char *value, char *dst, size_t len, char *err, size_t err_len)
+{
+    if (strlen(value) >= len || !*value) {
+        snprintf(err, err_len, "--%s '%.100s': must be 1 to %zu characters", opt, value, len - 1);
+        return -1;
+    }
+    strcpy(dst, value);
+    return 0;
+}
+
+/* A number above 0 and below max; with percent, "5%" or "5" means 0.05. */
+static int parse_fraction(const char *s, int percent, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno)
+        return -1;
+    if (percent && *end == '%')
+        end++;
+    if (*end || !(v > 0))
+        return -1;
+    *out = percent ? v / 100 : v;
+    return *out < max ? 0 : -1;
+}
+
+#define APPLY(fn) static int fn(const gm_option *opt, gm_opt_dest *d, const char *v, char *err, size_t err_len)
+
+/* ---- bench and stress ---- */
+
+APPLY(apply_backend)
+{
+    (void)opt;
+    if (strcmp(v, "auto") && strcmp(v, "cuda") && strcmp(v, "opencl")) {
+        snprintf(err, err_len, "--backend: unknown backend '%s' (allowed: auto, cuda, opencl)", v);
+        return -1;
+    }
+    strcpy(d->bench ? d->bench->backend : d->stress->backend, v);
+    return 0;
+}
+
+APPLY(apply_bench_device)
+{
+    gm_bench_opts *o = d->bench;
+    unsigned dev;
+    char why[200];
+    o->device_list[0] = '\0';
+    if (strcmp(v, "all") == 0 || strchr(v, ','))
+        return copy_str(opt->name, v, o->device_list, sizeof o->device_list, err, err_len);
+    if (gm_parse_uint(v, 63, &(uint64_t){0}, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--device '%s': expected a device index (0 to 63), a list (0,2) or all", v);
+        return -1;
+    }
+    if (set_uint(opt, v, &dev, err, err_len))
+        return -1;
+    o->device = (int)dev;
+    return 0;
+}
+
+APPLY(apply_stress_device)
+{
+    unsigned dev;
+    if (set_uint(opt, v, &dev, err, err_len))
+        return -1;
+    d->stress->device = (int)dev;
+    return 0;
+}
+
+APPLY(apply_mem_limit)
+{
+    uint64_t bytes;
+    char why[200];
+    (void)opt;
+    if (gm_parse_size(v, &bytes, why, sizeof why) != 0 || bytes < (1u << 20)) {
+        snprintf(err, err_len, "--mem-limit '%s': expected a size of at least 1MiB (e.g. 2GiB)", v);
+        return -1;
+    }
+    if (d->bench) {
+        d->bench->mem_limit = bytes;
+        d->bench->mem_limit_set = true;
+    } else {
+        d->stress->mem_limit = bytes;
+    }
+    return 0;
+}
+
+APPLY(apply_hang_timeout)
+{
+    return set_uint(opt, v, d->bench ? &d->bench->hang_timeout : &d->stress->hang_timeout, err, err_len);
+}
+
+APPLY(apply_out)
+{
+    if (d->bench)
+        return copy_str(opt->name, v, d->bench->out, sizeof d->bench->out, err, err_len);
+    if (!*v) {
+        snprintf(err, err_len, "--%s '': expected a folder", opt->name);
+        return -1;
+    }
+    if (d->stress)
+        d->stress->out = v;
+    else
+        d->report->out = v;
+    return 0;
+}
+
+/* ---- bench ---- */
+
+APPLY(apply_profile)
+{
+    return copy_str(opt->name, v, d->bench->profile, sizeof d->bench->profile, err, err_len);
+}
+
+APPLY(apply_resume)
+{
+    (void)d;
+    (void)v;
+    snprintf(err, err_len, "--%s RUN takes the run's own options (only --quiet may be added); give it on the "
+                           "command line", opt->name);
+    return -1;
+}
+
+APPLY(apply_serial)
+{
+    (void)opt, (void)v, (void)err, (void)err_len;
+    d->bench->serial = true;
+    return 0;
+}
+
+APPLY(apply_quiet)
+{
+    (void)opt, (void)v, (void)err, (void)err_len;
+    d->bench->quiet = true;
+    return 0;
+}
+
+APPLY(apply_allow_oversubscribe)
+{
+    (void)opt, (void)v, (void)err, (void)err_len;
+    d->bench->allow_oversubscribe = true;
+    return 0;
+}
+
+APPLY(apply_suite)
+{
+    gm_bench_opts *o = d->bench;
+    const char *names[MAX_VALUES];
+    int n = opt->values(names, MAX_VALUES);
+    unsigned mask;
+    if (parse_names(opt, v, &mask, err, err_len))
+        return -1;
+    o->n_suites = 0;
+    for (int i = 0; i < n && o->n_suites < GM_MAX_SUITES; i++)
+        if (mask & (1u << i))
+            snprintf(o->suites[o->n_suites++], sizeof o->suites[0], "%s", names[i]);
+    return 0;
+}
+
+APPLY(apply_precision)
+{
+    return parse_names(opt, v, d->bench ? &d->bench->precisions : &d->plan->precisions, err, err_len);
+}
+
+APPLY(apply_reps)
+{
+    return set_uint(opt, v, &d->bench->reps, err, err_len);
+}
+
+APPLY(apply_warmup)
+{
+    return set_uint(opt, v, &d->bench->warmup, err, err_len);
+}
+
+APPLY(apply_probe_timeout)
+{
+    return set_uint(opt, v, &d->bench->probe_timeout, err, err_len);
+}
+
+static const char SIZE_BOUND[] = "every size must be at least 4KiB";
+
+APPLY(apply_sizes)
+{
+    return set_range(opt->name, v, 1, 4096, UINT64_MAX, SIZE_BOUND, &d->bench->sizes, &d->bench->n_sizes, err,
+                     err_len);
+}
+
+APPLY(apply_blocks)
+{
+    return set_range(opt->name, v, 1, 4096, UINT64_MAX, SIZE_BOUND, &d->bench->blocks, &d->bench->n_blocks, err,
+                     err_len);
+}
+
+APPLY(apply_kv_block_sizes)
+{
+    return set_range(opt->name, v, 1, 4096, UINT64_MAX, SIZE_BOUND, &d->bench->kv_block_sizes,
+                     &d->bench->n_kv_block_sizes, err, err_len);
+}
+
+APPLY(apply_unified_sizes)
+{
+    return set_range(opt->name, v, 1, 4096, UINT64_MAX, SIZE_BOUND, &d->bench->unified_sizes,
+                     &d->bench->n_unified_sizes, err, err_len);
+}
+
+APPLY(apply_swap_batch)
+{
+    return set_range(opt->name, v, 0, opt->min, opt->max, "every value must be from 1 to 65536",
+                     &d->bench->swap_batches, &d->bench->n_swap_batches, err, err_len);
+}
+
+static const char AXIS_BOUND[] = "every value must be from 1 to 16777216";
+
+APPLY(apply_batch_axis)
+{
+    return set_range(opt->name, v, 0, 1, 1u << 24, AXIS_BOUND, &d->bench->batches, &d->bench->n_batches, err,
+                     err_len);
+}
+
+APPLY(apply_seq_axis)
+{
+    return set_range(opt->name, v, 0, 1, 1u << 24, AXIS_BOUND, &d->bench->seqs, &d->bench->n_seqs, err, err_len);
+}
+
+APPLY(apply_swap_pressure)
+{
+    char why[200];
+    (void)opt;
+    if (gm_parse_share(v, &d->bench->swap_pressure, why, sizeof why) != 0 || d->bench->swap_pressure >= 1.0) {
+        snprintf(err, err_len, "--swap-pressure '%s': expected a share below 100%% (e.g. 50%%)", v);
+        return -1;
+    }
+    return 0;
+}
+
+APPLY(apply_kernels)
+{
+    return parse_names(opt, v, &d->bench->kernels, err, err_len);
+}
+
+APPLY(apply_access)
+{
+    unsigned mask;
+    if (parse_names(opt, v, &mask, err, err_len))
+        return -1;
+    if (mask & (mask - 1)) {
+        char allowed[128];
+        gm_option_allowed(opt, ", ", allowed, sizeof allowed);
+        snprintf(err, err_len, "--access '%s': give one of %s", v, allowed);
+        return -1;
+    }
+    d->bench->access = (gm_access)__builtin_ctz(mask);
+    return 0;
+}
+
+APPLY(apply_workloads)
+{
+    return parse_names(opt, v, &d->bench->workloads, err, err_len);
+}
+
+APPLY(apply_pattern)
+{
+    return parse_names(opt, v, &d->bench->patterns, err, err_len);
+}
+
+APPLY(apply_share)
+{
+    gm_bench_opts *o = d->bench;
+    char why[200];
+    double *dst = strcmp(opt->name, "frag-fill") == 0   ? &o->frag_fill
+                  : strcmp(opt->name, "frag-free") == 0 ? &o->frag_free
+                                                        : &o->prealloc_share;
+    if (gm_parse_share(v, dst, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--%s: %s", opt->name, why);
+        return -1;
+    }
+    return 0;
+}
+
+APPLY(apply_frag_sizes)
+{
+    const char *colon = strchr(v, ':');
+    char lo[64], why[200];
+    (void)opt;
+    if (!colon || (size_t)(colon - v) >= sizeof lo) {
+        snprintf(err, err_len, "--frag-sizes '%s': expected MIN:MAX (e.g. 64KiB:16MiB)", v);
+        return -1;
+    }
+    memcpy(lo, v, (size_t)(colon - v));
+    lo[colon - v] = '\0';
+    uint64_t a, b;
+    if (gm_parse_size(lo, &a, why, sizeof why) || gm_parse_size(colon + 1, &b, why, sizeof why) || a < 4096 || b < a
+        || b > ((uint64_t)1 << 40)) {
+        snprintf(err, err_len, "--frag-sizes '%s': expected MIN:MAX with 4KiB <= MIN <= MAX <= 1TiB", v);
+        return -1;
+    }
+    d->bench->frag_min = a;
+    d->bench->frag_max = b;
+    return 0;
+}
+
+APPLY(apply_on_oom)
+{
+    int i = parse_enum(opt, v, err, err_len);
+    if (i < 0)
+        return -1;
+    d->bench->on_oom_shrink = i == 1;
+    return 0;
+}
+
+/* The shape options (bench's workloads and plan): shape_opts.c checks them,
+ * as it does the entries of models.ini. */
+APPLY(apply_shape)
+{
+    gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
+    if (opt->kind == GM_OPTARG_ENUM && parse_enum(opt, v, err, err_len) < 0)
+        return -1;
+    return gm_shape_set(s, opt->name, v, err, err_len);
+}
+
+/* ---- plan ---- */
+
+APPLY(apply_plan_workload)
+{
+    const gm_workload *w = gm_workload_find(v);
+    if (!w) {
+        char allowed[256];
+        gm_option_allowed(opt, ", ", allowed, sizeof allowed);
+        snprintf(err, err_len, "--workload: unknown workload '%s' (allowed: %s)", v, allowed);
+        return -1;
+    }
+    d->plan->workload = w;
+    return 0;
+}
+
+APPLY(apply_plan_number)
+{
+    char why[160];
+    uint64_t n;
+    if (gm_parse_uint(v, opt->max, &n, why, sizeof why) != 0 || n < opt->min) {
+        snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, v,
+                 (unsigned long long)opt->min, (unsigned long long)opt->max);
+        return -1;
+    }
+    return gm_shape_set(&d->plan->shape, opt->name, v, err, err_len);
+}
+
+/* ---- stress ---- */
+
+APPLY(apply_checks)
+{
+    return parse_names(opt, v, &d->stress->checks, err, err_len);
+}
+
+APPLY(apply_duration)
+{
+    char *end;
+    double s = strtod(v, &end);
+    if (end == v || *end || !(s > 0 && s <= 86400)) {
+        snprintf(err, err_len, "--%s '%s': expected seconds above 0, at most 86400", opt->name, v);
+        return -1;
+    }
+    d->stress->duration = s;
+    return 0;
+}
+
+APPLY(apply_stress_share)
+{
+    char why[200];
+    double *dst = strcmp(opt->name, "fill") == 0 ? &d->stress->fill : &d->stress->throttle;
+    if (gm_parse_share(v, dst, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--%s: %s", opt->name, why);
+        return -1;
+    }
+    return 0;
+}
+
+APPLY(apply_seed)
+{
+    char why[160];
+    if (gm_parse_uint(v, opt->max, &d->stress->seed, why, sizeof why) != 0) {
+        snprintf(err, err_len, "--%s '%s': expected a whole number from 0 to %llu", opt->name, v,
+                 (unsigned long long)opt->max);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- plot, compare, fleet ---- */
+
+APPLY(apply_format)
+{
+    int i = parse_enum(opt, v, err, err_len);
+    if (i < 0)
+        return -1;
+    d->report->format = v;
+    return 0;
+}
+
+APPLY(apply_threshold)
+{
+    (void)opt;
+    if (parse_fraction(v, 1, 10, &d->report->threshold) != 0) {
+        snprintf(err, err_len, "--threshold '%s': a percentage above 0, such as 5%%", v);
+        return -1;
+    }
+    return 0;
+}
+
+APPLY(apply_alpha)
+{
+    (void)opt;
+    if (parse_fraction(v, 0, 1, &d->report->alpha) != 0) {
+        snprintf(err, err_len, "--alpha '%s': a level between 0 and 1, such as 0.05", v);
+        return -1;
+    }
+    return 0;
+}
+
+APPLY(apply_gate)
+{
+    (void)opt, (void)v, (void)err, (void)err_len;
+    d->report->gate = true;
+    return 0;
+}
+
+APPLY(apply_outlier_mad)
+{
+    char *end;
+    double k = strtod(v, &end);
+    if (end == v || *end || !(k > 0 && k < 1e6)) {
+        snprintf(err, err_len, "--%s '%s': expected a number above 0 (e.g. 4)", opt->name, v);
+        return -1;
+    }
+    d->report->outlier_mad = k;
+    return 0;
+}
+
+/* ---- the table ---- */
+
+#define B GM_CMD_BENCH
+#define S GM_CMD_STRESS
+#define P GM_CMD_PLAN
+#define NUM(lo, hi) .min = (lo), .max = (hi)
+#define VALUES(fn) .values = (fn)
+
+/* In the order help lists them. */
+const gm_option gm_option_table[] = {
+    /* bench */
+    {"profile", GM_OPTARG_TEXT, "NAME", B, NULL, "options from share/profiles/NAME.ini (gpumem info lists the "
+     "folders searched)", "quick", .flags = GM_OPT_NO_PROFILE, .apply = apply_profile},
+    {"resume", GM_OPTARG_TEXT, "RUN", B, NULL, "continue the interrupted run in folder RUN with its own options, "
+     "from its first unfinished point; only --quiet may be added", NULL, .flags = GM_OPT_NO_PROFILE,
+     .apply = apply_resume},
+    {"backend", GM_OPTARG_ENUM, "B", B | S, NULL, "the backend (auto: a GPU first)", "auto", VALUES(backend_values),
+     .apply = apply_backend},
+    {"device", GM_OPTARG_TEXT, "N", B, NULL, "device index within the backend (0 to 63); all, or a list (0,2): one "
+     "worker per device, at once, each into OUT/device<K>/ (see gpumem fleet)", "the best",
+     NUM(0, 63), .apply = apply_bench_device},
+    {"device", GM_OPTARG_NUMBER, "N", S, NULL, "device index within the backend", "the best", NUM(0, 63),
+     .apply = apply_stress_device},
+    {"serial", GM_OPTARG_FLAG, NULL, B, NULL, "with several devices: one after another", NULL, .apply = apply_serial},
+    {"suite", GM_OPTARG_LIST, "LIST", B, NULL, "suites to run", "stream", VALUES(suite_values), .apply = apply_suite},
+    {"precision", GM_OPTARG_LIST, "LIST", B, NULL, "precisions", "all", VALUES(precision_values),
+     .apply = apply_precision},
+    {"reps", GM_OPTARG_NUMBER, "N", B, NULL, "timed repetitions per point (each verified)", "5", NUM(1, 100000),
+     .apply = apply_reps},
+    {"warmup", GM_OPTARG_NUMBER, "N", B, NULL, "untimed repetitions before them", "1", NUM(0, 1000),
+     .apply = apply_warmup},
+    {"sizes", GM_OPTARG_RANGE, "RANGE", B, "stream", "array sizes: 4MiB:1GiB:x2, 1MiB:8MiB:+1MiB or a,b,c "
+     "(each at least 4KiB)", "by device", .apply = apply_sizes},
+    {"kernels", GM_OPTARG_LIST, "LIST", B, "stream", "kernels", "all", VALUES(kernel_values), .apply = apply_kernels},
+    {"access", GM_OPTARG_ENUM, "A", B, "stream", "access pattern (auto: grid on GPUs, chunked on CPUs)", "auto",
+     VALUES(access_values), .apply = apply_access},
+    {"workload", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "workloads", "linear", VALUES(workload_values),
+     .apply = apply_workloads},
+    {"batch", GM_OPTARG_RANGE, "RANGE", B, "workloads", "batch sizes, e.g. 1:64:x2 (1 to 16777216)", "1",
+     .apply = apply_batch_axis},
+    {"seq", GM_OPTARG_RANGE, "RANGE", B, "workloads", "sequence lengths, e.g. 128:4096:x2 (1 to 16777216)", "512",
+     .apply = apply_seq_axis},
+    {"pattern", GM_OPTARG_LIST, "LIST", B, "workloads", "allocation patterns (bench/pattern.h)", "per-tensor",
+     VALUES(pattern_values), .apply = apply_pattern},
+    {"on-oom", GM_OPTARG_ENUM, "A", B, "workloads", "on OOM: fail the point, or halve the batch until it fits",
+     "fail", VALUES(on_oom_values), .apply = apply_on_oom},
+    {"frag-fill", GM_OPTARG_SHARE, "SHARE", B, "pattern fragmented", "share of free memory filled before the "
+     "workload", "50%", .apply = apply_share},
+    {"frag-free", GM_OPTARG_SHARE, "SHARE", B, "pattern fragmented", "share of the fill freed again (holes)", "50%",
+     .apply = apply_share},
+    {"frag-sizes", GM_OPTARG_TEXT, "MIN:MAX", B, "pattern fragmented", "sizes of the fill's allocations, "
+     "4KiB <= MIN <= MAX <= 1TiB", "64KiB:16MiB", .apply = apply_frag_sizes},
+    {"prealloc", GM_OPTARG_SHARE, "SHARE", B, "pattern prealloc", "share of free memory reserved up front", "90%",
+     .apply = apply_share},
+    /* the workloads' shape: bench and plan */
+    {"model", GM_OPTARG_TEXT, "NAME", B | P, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
+     "llama-7b, ...)", NULL, .apply = apply_shape},
+    {"hidden", GM_OPTARG_NUMBER, "N", B | P, "workloads", "model width", "512; plan: 768", .apply = apply_shape},
+    {"heads", GM_OPTARG_NUMBER, "N", B | P, "workloads", "attention heads", "8; plan: 12", .apply = apply_shape},
+    {"head-dim", GM_OPTARG_NUMBER, "N", B | P, "workloads", "width of a head", "hidden / heads",
+     .apply = apply_shape},
+    {"layers", GM_OPTARG_NUMBER, "N", B | P, "block, kvcache", "layers", "1", .apply = apply_shape},
+    {"out-features", GM_OPTARG_NUMBER, "N", B | P, "linear", "output features", "hidden", .apply = apply_shape},
+    {"causal", GM_OPTARG_FLAG, NULL, B | P, "attention", "mask keys after the query", NULL, .apply = apply_shape},
+    {"variant", GM_OPTARG_ENUM, "V", B | P, "attention, block", "naive holds the score matrix; tiled streams keys "
+     "with an online softmax", "tiled", VALUES(variant_values), .apply = apply_shape},
+    {"ffn", GM_OPTARG_NUMBER, "N", B | P, "block", "MLP width", "4 x hidden", .apply = apply_shape},
+    {"micro-batch", GM_OPTARG_NUMBER, "N", B | P, "block", "rows of the batch live at once", "the batch",
+     .apply = apply_shape},
+    {"checkpoint", GM_OPTARG_FLAG, NULL, B | P, "block", "keep each layer's input only (recompute activations)",
+     NULL, .apply = apply_shape},
+    {"offload", GM_OPTARG_FLAG, NULL, B | P, "block", "weights in host memory, two layers on the device", NULL,
+     .apply = apply_shape},
+    {"paged", GM_OPTARG_FLAG, NULL, B | P, "kvcache", "a paged cache of fixed-size blocks", NULL,
+     .apply = apply_shape},
+    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache", "16",
+     .apply = apply_shape},
+    /* bench: swap */
+    {"blocks", GM_OPTARG_RANGE, "RANGE", B, "swap", "transfer block sizes, e.g. 4KiB:1GiB:x4", "4KiB:64MiB",
+     .apply = apply_blocks},
+    {"kv-block-sizes", GM_OPTARG_RANGE, "RANGE", B, "swap", "KV-cache block sizes, e.g. 64KiB,1MiB", NULL,
+     .apply = apply_kv_block_sizes},
+    {"swap-batch", GM_OPTARG_RANGE, "RANGE", B, "swap", "KV blocks per swap-out and swap-in, e.g. 1:64:x4 "
+     "(1 to 65536)", NULL, NUM(1, 65536), .apply = apply_swap_batch},
+    {"swap-pressure", GM_OPTARG_SHARE, "SHARE", B, "swap", "share of free memory other allocations hold meanwhile "
+     "(below 100%)", "50%", .apply = apply_swap_pressure},
+    {"unified-sizes", GM_OPTARG_RANGE, "RANGE", B, "swap", "managed-memory working sets, e.g. 16MiB,64MiB", NULL,
+     .apply = apply_unified_sizes},
+    {"allow-oversubscribe", GM_OPTARG_FLAG, NULL, B, NULL, "managed memory past free memory: the swap suite's "
+     "oversubscription sweep (50-150%) and the managed pattern", NULL, .apply = apply_allow_oversubscribe},
+    /* bench: oom */
+    {"probe-timeout", GM_OPTARG_NUMBER, "S", B, "oom", "seconds a probe may run before its worker is killed "
+     "(a `timeout` row)", "600", NUM(1, 86400), .apply = apply_probe_timeout},
+    /* stress */
+    {"checks", GM_OPTARG_LIST, "LIST", S, NULL, "the checks to run", "all", VALUES(check_values),
+     .apply = apply_checks},
+    {"duration", GM_OPTARG_REAL, "SECONDS", S, NULL, "churn and soak run this long (at most 86400)", "10",
+     .apply = apply_duration},
+    {"fill", GM_OPTARG_SHARE, "SHARE", S, NULL, "of free memory memtest and soak take", "90%",
+     .apply = apply_stress_share},
+    {"throttle", GM_OPTARG_SHARE, "SHARE", S, NULL, "soak fails when throughput falls by more", "50%",
+     .apply = apply_stress_share},
+    {"seed", GM_OPTARG_NUMBER, "N", S, NULL, "of every random choice", "1", NUM(0, UINT32_MAX), .apply = apply_seed},
+    /* bench and stress */
+    {"mem-limit", GM_OPTARG_SIZE, "SIZE", B | S, NULL, "cap on device memory the run may hold, at least 1MiB",
+     "CPU devices: a quarter of available host memory", .apply = apply_mem_limit},
+    {"hang-timeout", GM_OPTARG_NUMBER, "S", B | S, NULL, "seconds one device call may take before the device "
+     "counts as hung: the run stops, exit status 3 (0: off)", STR(GM_HANG_TIMEOUT_DEFAULT), NUM(0, 86400),
+     .apply = apply_hang_timeout},
+    {"out", GM_OPTARG_TEXT, "DIR", B | S, NULL, "the run folder", "results/<run-id>", .flags = GM_OPT_NO_PROFILE,
+     .apply = apply_out},
+    {"quiet", GM_OPTARG_FLAG, NULL, B, NULL, "no progress or summary", NULL, .apply = apply_quiet},
+    /* plan */
+    {"workload", GM_OPTARG_ENUM, "W", P, NULL, "the workload (required)", NULL, VALUES(workload_values),
+     .apply = apply_plan_workload},
+    {"batch", GM_OPTARG_NUMBER, "N", P, NULL, "batch size", "1", NUM(1, 1u << 24), .apply = apply_plan_number},
+    {"seq", GM_OPTARG_NUMBER, "N", P, NULL, "sequence length", "512", NUM(1, 1u << 24), .apply = apply_plan_number},
+    {"precision", GM_OPTARG_LIST, "LIST", P, NULL, "precisions, one plan each", "fp32", VALUES(precision_values),
+     .apply = apply_precision},
+    /* plot, compare, fleet */
+    {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_PLOT, NULL, "render into DIR instead of RUN/plots", NULL,
+     .apply = apply_out},
+    {"threshold", GM_OPTARG_SHARE, "PCT", GM_CMD_COMPARE, NULL, "a change counts only when larger than this, in "
+     "the worse direction (above 0, below 1000%)", "5%", .apply = apply_threshold},
+    {"alpha", GM_OPTARG_REAL, "A", GM_CMD_COMPARE, NULL, "significance level after Holm's correction (between 0 "
+     "and 1)", "0.05", .apply = apply_alpha},
+    {"gate", GM_OPTARG_FLAG, NULL, GM_CMD_COMPARE, NULL, "exit 1 when any run regressed against BASE, listing the "
+     "regressions", NULL, .apply = apply_gate},
+    {"outlier-mad", GM_OPTARG_REAL, "K", GM_CMD_FLEET, NULL, "flag a GPU more than K scales from the median in the "
+     "metric's worse direction (scale: the larger of 1.4826 x MAD across GPUs, the repetitions' typical stdev, "
+     "and 1% of the median)", "4", .apply = apply_outlier_mad},
+    {"format", GM_OPTARG_ENUM, "F", GM_CMD_COMPARE | GM_CMD_FLEET, NULL, "output on stdout", "table",
+     VALUES(format_values), .apply = apply_format},
+    {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_COMPARE, NULL, "also write DIR/compare.md, DIR/compare.csv and overlay "
+     "plots (PNG, SVG)", NULL, .apply = apply_out},
+    {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_FLEET, NULL, "also write DIR/fleet.csv and DIR/fleet.md", NULL,
+     .apply = apply_out},
+};
+const size_t gm_option_count = sizeof gm_option_table / sizeof gm_option_table[0];
