@@ -32,7 +32,7 @@ GM_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 CFLAGS  ?=
-LDLIBS  := -Wl,-Bstatic -linih -Wl,-Bdynamic -ldl -lm -lpthread
+LDLIBS  := -Wl,-Bstatic -linih -ljansson -Wl,-Bdynamic -ldl -lm -lpthread
 
 # CUDA: found through nvcc; the driver is loaded at run time (libcuda.so.1).
 NVCC ?= $(shell command -v nvcc 2>/dev/null)
@@ -206,7 +206,7 @@ check: test
 
 # The data files an installed gpumem reads (lib/datafile.h), relative to
 # DATADIR, and where each comes from in the source tree.
-DATA_FILES := $(patsubst share/%,%,$(wildcard share/profiles/*.ini share/*.ini)) $(wildcard plots/*.gp)
+DATA_FILES := $(patsubst share/%,%,$(wildcard share/profiles/*.ini share/*.ini share/models/*.json)) $(wildcard plots/*.gp)
 install: gpumem
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 755 gpumem $(DESTDIR)$(BINDIR)/gpumem
@@ -218,7 +218,7 @@ install: gpumem
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpumem $(addprefix $(DESTDIR)$(DATADIR)/,$(DATA_FILES))
-	-rmdir $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/plots $(DESTDIR)$(DATADIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/models $(DESTDIR)$(DATADIR)/plots $(DESTDIR)$(DATADIR) 2>/dev/null
 
 peers: gpumem
 	@scripts/deps.sh peers

@@ -2,7 +2,7 @@
 # gpumem plan prints the memory model: one tensor a line and a last line
 # `total <bytes>` that is the exact sum, per precision.
 . tests/lib.sh
-plan 8
+plan 27
 
 run_gpumem plan --workload linear --batch 2 --seq 8 --hidden 16 --out-features 4 --precision fp32,int8
 is "$RC" 0 "plan linear: exit status 0"
@@ -23,4 +23,51 @@ tiled=$(printf '%s\n' "$OUT" | awk '/^total/ { print $2 }')
 is "$((naive - tiled))" "$((8 * 4096 * 4096 * 4 - 8 * 4096 * 2 * 4))" "naive attention holds seq^2 scores, tiled does not"
 run_gpumem plan --workload linear --hidden 0
 is "$RC" 2 "a bad shape value: exit status 2"
+
+# Whole models (--model without --workload): published parameter totals.
+for pair in gpt2:124439808 llama-2-7b:6738415616 llama-3-8b:8030261248 mistral-7b:7241732096 \
+            mixtral-8x7b:46702792704; do
+    run_gpumem plan --model "${pair%%:*}"
+    like "$OUT" "^# model ${pair%%:*} \\([a-z0-9_]+\\): ${pair#*:} parameters" "plan --model ${pair%%:*}: ${pair#*:} parameters"
+done
+run_gpumem plan --model llama-3-8b --precision fp16 --batch 2 --seq 1000
+like "$OUT" "^# kv_bytes_per_token 131072\$" "Llama-3-8B fp16: 131072 KV cache bytes per token"
+like "$OUT" "^kv_cache +kv_cache +262144000 " "KV cache: 131072 bytes x batch 2 x 1000 tokens"
+sums=$(printf '%s\n' "$OUT" | awk '/^#/ { next } /^subtotal/ { s += $3 } /^total/ { print ($2 == s) ? "ok" : "bad" }')
+is "$sums" "ok" "the role subtotals add up to the total"
+
+# Training state: bf16 weights + fp32 master + AdamW = 16 bytes a parameter;
+# ZeRO-3 over 8 GPUs divides all of it by 8.
+state() { awk -F, '$2 == "weights" || $2 == "gradients" || $2 == "optimizer" { s += $4 } END { printf "%.0f\n", s }'; }
+run_gpumem plan --model llama-2-7b --mode train --precision bf16 --format csv
+is "$(printf '%s\n' "$OUT" | state)" "$((16 * 6738415616))" "train bf16 AdamW: 16 bytes a parameter"
+run_gpumem plan --model llama-2-7b --mode train --precision fp32 --optimizer sgd --format csv
+is "$(printf '%s\n' "$OUT" | state)" "$((8 * 6738415616))" "train fp32 SGD: 8 bytes a parameter"
+run_gpumem plan --model llama-2-7b --mode train --precision bf16 --gpus 8 --zero 3 --format csv
+is "$(printf '%s\n' "$OUT" | state)" "$((2 * 6738415616))" "ZeRO-3 over 8 GPUs: 16/8 bytes a parameter"
+
+# Korthikanti et al. 2022 through the CLI: GPT-2 (MHA, 4h GELU MLP,
+# LayerNorm, dropout), fp16, naive attention, s=1024, b=2, 12 layers:
+# L * s*b*h*(34 + 5*a*s/h).
+run_gpumem plan --model gpt2 --mode train --precision fp16 --variant naive --seq 1024 --batch 2 --format csv
+is "$(printf '%s\n' "$OUT" | awk -F, '$3 == "layers_saved" { print $4 }')" \
+   "$((12 * (1024 * 2 * 768 * 34 + 5 * 12 * 1024 * 1024 * 2)))" "activations kept: Korthikanti's s*b*h*(34+5as/h) per layer"
+
+run_gpumem plan --model llama-3-8b --precision bf16 --seq 8192 --fit 24GiB --format json
+fit=$(printf '%s' "$OUT" | perl -MJSON::PP -0777 -ne '$j = decode_json($_); $f = $j->{plans}[0]{fit}; print "$f->{max_batch} $f->{max_seq}"')
+like "$fit" "^[1-9][0-9]* [1-9][0-9]*\$" "--fit 24GiB --format json: a largest batch and sequence length"
+run_gpumem plan --model tiny-llama-gqa --mode train --precision fp32,bf16 --seq 128 --fit 64MiB
+is "$(printf '%s\n' "$OUT" | grep -c '^fit 64MiB ')" 2 "--fit answers per precision"
+
+# Bad input: one line naming the file and the field, exit 2.
+printf '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4}\n' >"$TEST_TMP/missing.json"
+run_gpumem plan --model "$TEST_TMP/missing.json"
+is "$RC" 2 "config.json with a missing field: exit status 2"
+like "$ERR" "missing\\.json: field 'num_hidden_layers': missing" "the message names the file and the field"
+printf '{"model_type": "t5", "d_model": 512}\n' >"$TEST_TMP/t5.json"
+run_gpumem plan --model "$TEST_TMP/t5.json"
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "unknown model_type: exit status 2, one line"
+like "$ERR" "t5\\.json: field 'model_type': unknown value 't5'" "the message names the file and model_type"
+run_gpumem plan --model llama-3-8b --zero 4
+is "$RC" 2 "--zero 4: exit status 2"
 done_testing

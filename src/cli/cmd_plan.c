@@ -10,9 +10,12 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpumem plan --workload W [--model NAME] [SHAPE OPTIONS] [--precision LIST]\n"
+               "       gpumem plan --model PRESET|CONFIG.json [--mode inference|train] [MODEL OPTIONS]\n"
                "\n"
                "Prints the tensors workload W holds at once (name, role, bytes), one a line,\n"
-               "and a last line `total <bytes>`, for each precision.\n"
+               "and a last line `total <bytes>`, for each precision. Without --workload: the\n"
+               "memory of a whole model per GPU, grouped by role with subtotals and the total,\n"
+               "for each precision (the options marked `model`).\n"
                "\n");
     gm_option_help(f, GM_CMD_PLAN);
 }
@@ -37,7 +40,9 @@ static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor 
 int gm_cmd_plan(int argc, char **argv)
 {
     gm_plan_args args = {.shape = {.batch = 1, .seq = 512, .hidden = 768, .heads = 12},
-                         .precisions = 1u << GM_FP32};
+                         .precisions = 1u << GM_FP32,
+                         .whole = {.format = GM_PLAN_TEXT}};
+    gm_plan_opts_init(&args.whole.plan);
     gm_opt_dest dest = {.plan = &args};
     gm_cli_arg cli[128];
     int n_cli = 0;
@@ -62,10 +67,22 @@ int gm_cmd_plan(int argc, char **argv)
     const gm_workload *w = args.workload;
     gm_shape s = args.shape;
     unsigned precisions = args.precisions;
+    if (!w && args.model) {
+        gm_model_plan_args m = args.whole;
+        m.precisions = precisions;
+        m.plan.batch = args.seen_batch ? s.batch : 1;
+        m.plan.seq = args.seen_seq ? s.seq : 512;
+        m.plan.naive = s.naive;
+        return gm_plan_model_main(args.model, &m);
+    }
     if (!w) {
         char allowed[256];
         gm_option_allowed(gm_option_find(GM_CMD_PLAN, "workload"), ", ", allowed, sizeof allowed);
-        fprintf(stderr, "gpumem plan: --workload is required (%s)\n", allowed);
+        fprintf(stderr, "gpumem plan: --workload or --model is required (workloads: %s)\n", allowed);
+        return GM_EXIT_USAGE;
+    }
+    if (args.model_err[0]) {
+        fprintf(stderr, "gpumem plan: %s\n", args.model_err);
         return GM_EXIT_USAGE;
     }
     bool uses_heads = strcmp(w->name, "linear") != 0;

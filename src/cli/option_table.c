@@ -80,6 +80,14 @@ LIST_VALUES(access_values, "auto", "grid", "chunked", "both")   /* in gm_access 
 LIST_VALUES(on_oom_values, "fail", "shrink")
 LIST_VALUES(variant_values, "tiled", "naive")
 LIST_VALUES(format_values, "table", "markdown", "csv")
+/* The whole-model plan's enumerations, in the order of their enums
+ * (bench/mem_plan.h, cli/plan_model.h). */
+LIST_VALUES(plan_mode_values, "inference", "train")
+LIST_VALUES(logits_values, "last", "all")
+LIST_VALUES(optimizer_values, "adamw", "adamw-8bit", "sgd", "sgd-momentum")
+LIST_VALUES(recompute_values, "none", "selective", "full")
+LIST_VALUES(zero_values, "0", "1", "2", "3")
+LIST_VALUES(plan_format_values, "text", "csv", "json")
 
 #define MAX_VALUES 32
 
@@ -515,6 +523,69 @@ APPLY(apply_plan_workload)
     return 0;
 }
 
+/* --model of plan: a models.ini shape for --workload; without --workload
+ * a whole model (preset or config.json), so a name models.ini lacks is
+ * an error only once --workload is known (gm_cmd_plan). */
+APPLY(apply_plan_model)
+{
+    (void)opt, (void)err, (void)err_len;
+    d->plan->model = v;
+    d->plan->model_err[0] = '\0';
+    gm_shape_set(&d->plan->shape, "model", v, d->plan->model_err, sizeof d->plan->model_err);
+    return 0;
+}
+
+/* The whole-model plan's enumerations: the index in the option's list. */
+APPLY(apply_plan_choice)
+{
+    int i = parse_enum(opt, v, err, err_len);
+    if (i < 0)
+        return -1;
+    gm_model_plan_args *m = &d->plan->whole;
+    if (!strcmp(opt->name, "mode"))
+        m->plan.mode = i == 1 ? GM_PLAN_TRAIN : GM_PLAN_INFERENCE;
+    else if (!strcmp(opt->name, "logits"))
+        m->plan.logits_all = i == 1;
+    else if (!strcmp(opt->name, "optimizer"))
+        m->plan.optimizer = (gm_optimizer)i;
+    else if (!strcmp(opt->name, "recompute"))
+        m->plan.recompute = (gm_recompute)i;
+    else if (!strcmp(opt->name, "zero"))
+        m->plan.zero = i;
+    else
+        m->format = (gm_plan_format)i;
+    return 0;
+}
+
+APPLY(apply_plan_gpus)
+{
+    char why[160];
+    uint64_t n;
+    if (gm_parse_uint(v, opt->max, &n, why, sizeof why) != 0 || n < opt->min) {
+        snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, v,
+                 (unsigned long long)opt->min, (unsigned long long)opt->max);
+        return -1;
+    }
+    if (!strcmp(opt->name, "gpus"))
+        d->plan->whole.plan.gpus = n;
+    else
+        d->plan->whole.plan.tp = n;
+    return 0;
+}
+
+APPLY(apply_plan_fit)
+{
+    gm_model_plan_args *m = &d->plan->whole;
+    char why[160];
+    m->fit = true;
+    m->fit_device = strcmp(v, "device") == 0;
+    if (!m->fit_device && (gm_parse_size(v, &m->fit_bytes, why, sizeof why) != 0 || m->fit_bytes == 0)) {
+        snprintf(err, err_len, "--%s '%s': expected a size such as 24GiB, or device", opt->name, v);
+        return -1;
+    }
+    return 0;
+}
+
 APPLY(apply_plan_number)
 {
     char why[160];
@@ -524,6 +595,8 @@ APPLY(apply_plan_number)
                  (unsigned long long)opt->min, (unsigned long long)opt->max);
         return -1;
     }
+    d->plan->seen_batch |= !strcmp(opt->name, "batch");
+    d->plan->seen_seq |= !strcmp(opt->name, "seq");
     return gm_shape_set(&d->plan->shape, opt->name, v, err, err_len);
 }
 
@@ -673,8 +746,12 @@ const gm_option gm_option_table[] = {
     {"prealloc", GM_OPTARG_SHARE, "SHARE", B, "pattern prealloc", "share of free memory reserved up front", "90%",
      .apply = apply_share},
     /* the workloads' shape: bench and plan */
-    {"model", GM_OPTARG_TEXT, "NAME", B | P, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
+    {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
      "llama-7b, ...)", NULL, .apply = apply_shape},
+    {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
+     "llama-1b, llama-7b, ...); without: a whole model, a preset of share/models/ (gpt2, llama-2-7b, llama-3-8b, "
+     "mistral-7b, mixtral-8x7b, tiny-llama-gqa, tiny-gpt2) or the path of a Hugging Face config.json", NULL,
+     .apply = apply_plan_model},
     {"hidden", GM_OPTARG_NUMBER, "N", B | P, "workloads", "model width", "512; plan: 768", .apply = apply_shape},
     {"heads", GM_OPTARG_NUMBER, "N", B | P, "workloads", "attention heads", "8; plan: 12", .apply = apply_shape},
     {"head-dim", GM_OPTARG_NUMBER, "N", B | P, "workloads", "width of a head", "hidden / heads",
@@ -731,12 +808,33 @@ const gm_option gm_option_table[] = {
      .apply = apply_out},
     {"quiet", GM_OPTARG_FLAG, NULL, B, NULL, "no progress or summary", NULL, .apply = apply_quiet},
     /* plan */
-    {"workload", GM_OPTARG_ENUM, "W", P, NULL, "the workload (required)", NULL, VALUES(workload_values),
-     .apply = apply_plan_workload},
+    {"workload", GM_OPTARG_ENUM, "W", P, NULL, "the workload (or --model without it: the whole model)", NULL,
+     VALUES(workload_values), .apply = apply_plan_workload},
     {"batch", GM_OPTARG_NUMBER, "N", P, NULL, "batch size", "1", NUM(1, 1u << 24), .apply = apply_plan_number},
     {"seq", GM_OPTARG_NUMBER, "N", P, NULL, "sequence length", "512", NUM(1, 1u << 24), .apply = apply_plan_number},
     {"precision", GM_OPTARG_LIST, "LIST", P, NULL, "precisions, one plan each", "fp32", VALUES(precision_values),
      .apply = apply_precision},
+    /* plan --model without --workload: the whole model (bench/mem_plan.h) */
+    {"mode", GM_OPTARG_ENUM, "M", P, "model", "inference (weights, KV cache, live layer, logits) or train "
+     "(and gradients, optimizer states, master weights, activations kept for backward)", "inference",
+     VALUES(plan_mode_values), .apply = apply_plan_choice},
+    {"logits", GM_OPTARG_ENUM, "L", P, "model", "inference: logits of every position or of the last", "last",
+     VALUES(logits_values), .apply = apply_plan_choice},
+    {"optimizer", GM_OPTARG_ENUM, "O", P, "model", "train: the optimizer whose states are counted", "adamw",
+     VALUES(optimizer_values), .apply = apply_plan_choice},
+    {"recompute", GM_OPTARG_ENUM, "R", P, "model", "train: activations recomputed in backward instead of kept",
+     "none", VALUES(recompute_values), .apply = apply_plan_choice},
+    {"gpus", GM_OPTARG_NUMBER, "N", P, "model", "GPUs the model is spread over (bytes per GPU)", "1",
+     NUM(1, 1u << 20), .apply = apply_plan_gpus},
+    {"tensor-parallel", GM_OPTARG_NUMBER, "T", P, "model", "tensor-parallel degree (divides --gpus)", "1",
+     NUM(1, 4096), .apply = apply_plan_gpus},
+    {"zero", GM_OPTARG_ENUM, "Z", P, "model", "ZeRO stage: 1 shards optimizer states and master weights over the "
+     "data-parallel GPUs, 2 also gradients, 3 also weights", "0", VALUES(zero_values), .apply = apply_plan_choice},
+    {"format", GM_OPTARG_ENUM, "F", P, "model", "output on stdout", "text", VALUES(plan_format_values),
+     .apply = apply_plan_choice},
+    {"fit", GM_OPTARG_TEXT, "SIZE", P, "model", "the largest batch at --seq and the largest sequence length at "
+     "--batch that fit in SIZE (24GiB), or in the best device's free memory (device)", NULL,
+     .apply = apply_plan_fit},
     /* plot, compare, fleet */
     {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_PLOT, NULL, "render into DIR instead of RUN/plots", NULL,
      .apply = apply_out},

@@ -12,6 +12,7 @@
 
 #include "bench/options.h"
 #include "bench/workload.h"
+#include "cli/plan_model.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,11 +52,16 @@ typedef struct {
     unsigned hang_timeout;        /* watchdog.h; 0: none */
 } gm_stress_args;
 
-/* What `gpumem plan` prints. */
+/* What `gpumem plan` prints: a workload's tensors (--workload), or without
+ * it a whole model's memory (--model PRESET|config.json, plan_model.h). */
 typedef struct {
     const gm_workload *workload;  /* NULL until --workload */
     gm_shape shape;
     unsigned precisions;          /* bit (1 << gm_precision) per precision */
+    const char *model;            /* --model as given; NULL: none */
+    char model_err[400];          /* why --model is no shape of models.ini ("" if it is) */
+    bool seen_batch, seen_seq;    /* given on the command line */
+    gm_model_plan_args whole;     /* the whole-model plan's own options */
 } gm_plan_args;
 
 /* What plot, compare and fleet read. */

@@ -1,0 +1,230 @@
+/* Printing a model's memory plan (src/cli/plan_model.h). */
+#include "cli/plan_model.h"
+
+#include "device/select.h"
+#include "lib/exit_codes.h"
+#include "lib/units.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mode_names[] = {"inference", "train"};
+static const char *const optim_names[] = {"adamw", "adamw-8bit", "sgd", "sgd-momentum"};
+static const char *const recompute_names[] = {"none", "selective", "full"};
+
+typedef struct {
+    gm_precision prec;
+    gm_plan_item items[GM_PLAN_MAX_ITEMS];
+    int n;
+    uint64_t subtotal[GM_PLAN_ROLE_COUNT];
+    uint64_t total;
+    uint64_t max_batch, max_seq;
+    uint64_t min_total;     /* at batch 1, seq 1: what nothing less needs */
+} plan_result;
+
+static void print_text_header(const gm_arch *a, const gm_plan_opts *o)
+{
+    printf("# model %s (%s): %llu parameters", a->name, a->model_type, (unsigned long long)gm_arch_params(a));
+    if (a->experts)
+        printf(", %llu active per token", (unsigned long long)gm_arch_active_params(a));
+    printf("; L=%llu h=%llu a=%llu k=%llu d=%llu I=%llu V=%llu", (unsigned long long)a->layers,
+           (unsigned long long)a->hidden, (unsigned long long)a->heads, (unsigned long long)a->kv_heads,
+           (unsigned long long)a->head_dim, (unsigned long long)a->ffn, (unsigned long long)a->vocab);
+    if (a->experts)
+        printf(" experts=%llu/%llu", (unsigned long long)a->experts_per_token, (unsigned long long)a->experts);
+    printf("\n");
+    (void)o;
+}
+
+static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
+{
+    char size[32], size2[32];
+    printf("# kv_bytes_per_token %llu\n",
+           (unsigned long long)gm_arch_kv_bytes_per_token(a, gm_precision_size(r->prec)));
+    printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", mode_names[o->mode],
+           gm_precision_name(r->prec), (unsigned long long)o->batch, (unsigned long long)o->seq,
+           (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
+    if (o->mode == GM_PLAN_TRAIN)
+        printf(" optimizer=%s recompute=%s zero=%d\n", optim_names[o->optimizer], recompute_names[o->recompute],
+               o->zero);
+    else
+        printf(" logits=%s\n", o->logits_all ? "all" : "last");
+    for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++) {
+        int count = 0;
+        for (int i = 0; i < r->n; i++) {
+            if ((int)r->items[i].role != role)
+                continue;
+            count++;
+            printf("%-12s %-22s %16llu  %s\n", gm_plan_role_name(role), r->items[i].name,
+                   (unsigned long long)r->items[i].bytes, gm_format_size(r->items[i].bytes, size, sizeof size));
+        }
+        if (count)
+            printf("%-12s %-22s %16llu  %s\n", "subtotal", gm_plan_role_name(role), (unsigned long long)r->subtotal[role],
+                   gm_format_size(r->subtotal[role], size, sizeof size));
+    }
+    printf("total %llu  %s\n", (unsigned long long)r->total, gm_format_size(r->total, size, sizeof size));
+    if (args->fit) {
+        printf("fit %s %s: max_batch %llu at seq %llu; max_seq %llu at batch %llu\n",
+               gm_format_size(args->fit_bytes, size, sizeof size), gm_precision_name(r->prec),
+               (unsigned long long)r->max_batch, (unsigned long long)o->seq, (unsigned long long)r->max_seq,
+               (unsigned long long)o->batch);
+        if (r->max_batch == 0 && r->max_seq == 0)
+            printf("fit %s %s: nothing fits: %s at batch 1, seq 1\n", gm_format_size(args->fit_bytes, size, sizeof size),
+                   gm_precision_name(r->prec), gm_format_size(r->min_total, size2, sizeof size2));
+    }
+}
+
+/* CSV: tidy, one figure a row: precision,kind,name,value,unit. kind is a
+ * role, "subtotal", "total" or "fit". */
+static void print_csv(const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
+{
+    const char *p = gm_precision_name(r->prec);
+    for (int i = 0; i < r->n; i++)
+        printf("%s,%s,%s,%llu,bytes\n", p, gm_plan_role_name(r->items[i].role), r->items[i].name,
+               (unsigned long long)r->items[i].bytes);
+    for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++)
+        if (r->subtotal[role])
+            printf("%s,subtotal,%s,%llu,bytes\n", p, gm_plan_role_name(role), (unsigned long long)r->subtotal[role]);
+    printf("%s,total,total,%llu,bytes\n", p, (unsigned long long)r->total);
+    if (args->fit) {
+        printf("%s,fit,budget,%llu,bytes\n", p, (unsigned long long)args->fit_bytes);
+        printf("%s,fit,max_batch,%llu,batch\n", p, (unsigned long long)r->max_batch);
+        printf("%s,fit,max_seq,%llu,tokens\n", p, (unsigned long long)r->max_seq);
+    }
+    (void)o;
+}
+
+static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
+{
+    json_t *items = json_array(), *sub = json_object();
+    for (int i = 0; i < r->n; i++)
+        json_array_append_new(items, json_pack("{s:s,s:s,s:I}", "role", gm_plan_role_name(r->items[i].role), "name",
+                                               r->items[i].name, "bytes", (json_int_t)r->items[i].bytes));
+    for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++)
+        if (r->subtotal[role])
+            json_object_set_new(sub, gm_plan_role_name(role), json_integer((json_int_t)r->subtotal[role]));
+    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", gm_precision_name(r->prec),
+                          "mode", mode_names[o->mode], "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq,
+                          "gpus", (json_int_t)o->gpus, "tensor_parallel", (json_int_t)o->tp, "zero", o->zero,
+                          "attention", o->naive ? "naive" : "tiled", "items", items, "subtotals", sub, "total",
+                          (json_int_t)r->total);
+    json_object_set_new(j, "kv_bytes_per_token",
+                        json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, gm_precision_size(r->prec))));
+    if (o->mode == GM_PLAN_TRAIN) {
+        json_object_set_new(j, "optimizer", json_string(optim_names[o->optimizer]));
+        json_object_set_new(j, "recompute", json_string(recompute_names[o->recompute]));
+    } else {
+        json_object_set_new(j, "logits", json_string(o->logits_all ? "all" : "last"));
+    }
+    if (args->fit)
+        json_object_set_new(j, "fit",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I}", "budget", (json_int_t)args->fit_bytes, "max_batch",
+                                      (json_int_t)r->max_batch, "at_seq", (json_int_t)o->seq, "max_seq",
+                                      (json_int_t)r->max_seq, "at_batch", (json_int_t)o->batch));
+    return j;
+}
+
+/* The best device's free memory, for --fit device. */
+static int device_budget(uint64_t *out)
+{
+    gm_device dev;
+    char err[400];
+    int rc = gm_select_device("auto", -1, &dev, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "gpumem plan: --fit device: %s\n", err);
+        return rc;
+    }
+    uint64_t total = 0;
+    gm_status st = gm_device_mem_info(&dev, out, &total);
+    gm_device_close(&dev);
+    if (st != GM_OK) {
+        fprintf(stderr, "gpumem plan: --fit device: the device does not report its free memory\n");
+        return GM_EXIT_DEVICE;
+    }
+    return 0;
+}
+
+int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
+{
+    gm_arch a;
+    char err[600];
+    int rc = gm_arch_load(model, &a, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "gpumem plan: %s\n", err);
+        return GM_EXIT_USAGE;
+    }
+    gm_model_plan_args args = *in;
+    if (args.fit && args.fit_device && (rc = device_budget(&args.fit_bytes)) != 0)
+        return rc;
+    if (args.plan.mode == GM_PLAN_TRAIN && (args.precisions & (1u << GM_INT8))) {
+        fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps fp32, fp16 or bf16 weights\n");
+        return GM_EXIT_USAGE;
+    }
+    if (args.plan.gpus % args.plan.tp) {
+        fprintf(stderr, "gpumem plan: --tensor-parallel %llu does not divide --gpus %llu\n",
+                (unsigned long long)args.plan.tp, (unsigned long long)args.plan.gpus);
+        return GM_EXIT_USAGE;
+    }
+    if (args.plan.tp > a.kv_heads || a.kv_heads % args.plan.tp) {
+        fprintf(stderr, "gpumem plan: --tensor-parallel %llu does not divide the model's %llu KV heads\n",
+                (unsigned long long)args.plan.tp, (unsigned long long)a.kv_heads);
+        return GM_EXIT_USAGE;
+    }
+    json_t *plans = args.format == GM_PLAN_JSON ? json_array() : NULL;
+    if (args.format == GM_PLAN_TEXT)
+        print_text_header(&a, &args.plan);
+    else if (args.format == GM_PLAN_CSV)
+        printf("precision,kind,name,value,unit\n");
+    for (int p = 0; p < GM_PREC_COUNT; p++) {
+        if (!(args.precisions & (1u << p)))
+            continue;
+        gm_plan_opts o = args.plan;
+        o.prec = (gm_precision)p;
+        plan_result r = {.prec = o.prec};
+        r.n = gm_plan_model(&a, &o, r.items);
+        if (r.n < 0) {
+            fprintf(stderr, "gpumem plan: inconsistent options for --model %s\n", model);
+            json_decref(plans);
+            return GM_EXIT_USAGE;
+        }
+        for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++) {
+            gm_plan_item group[GM_PLAN_MAX_ITEMS];
+            int k = 0;
+            for (int i = 0; i < r.n; i++)
+                if ((int)r.items[i].role == role)
+                    group[k++] = r.items[i];
+            r.subtotal[role] = gm_plan_sum(group, k);
+        }
+        r.total = gm_plan_sum(r.items, r.n);
+        if (r.total == UINT64_MAX) {
+            fprintf(stderr, "gpumem plan: the shape is too large to count (bytes overflow 64 bits)\n");
+            json_decref(plans);
+            return GM_EXIT_USAGE;
+        }
+        if (args.fit) {
+            gm_plan_fit(&a, &o, args.fit_bytes, &r.max_batch, &r.max_seq);
+            gm_plan_opts one = o;
+            one.batch = one.seq = 1;
+            gm_plan_item it[GM_PLAN_MAX_ITEMS];
+            r.min_total = gm_plan_sum(it, gm_plan_model(&a, &one, it));
+        }
+        if (args.format == GM_PLAN_TEXT)
+            print_text(&a, &o, &r, &args);
+        else if (args.format == GM_PLAN_CSV)
+            print_csv(&o, &r, &args);
+        else
+            json_array_append_new(plans, json_plan(&a, &o, &r, &args));
+    }
+    if (plans) {
+        json_t *doc = json_pack("{s:s,s:s,s:I,s:I,s:o}", "model", a.name, "model_type", a.model_type, "parameters",
+                                (json_int_t)gm_arch_params(&a), "active_parameters", (json_int_t)gm_arch_active_params(&a),
+                                "plans", plans);
+        char *text = json_dumps(doc, JSON_INDENT(2));
+        puts(text ? text : "{}");
+        free(text);
+        json_decref(doc);
+    }
+    return GM_EXIT_OK;
+}
