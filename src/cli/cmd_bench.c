@@ -66,21 +66,21 @@ typedef struct {
     const char *name, *value;
 } cli_opt;
 
-/* What opening the run folder (gm_bench_open_run) and the hang hook need. */
+/* What the session's open_run (gm_bench_open_run) and hang hook need. */
 typedef struct {
     gm_bench *bench;
     const gm_bench_opts *opts;
     int argc;
     char **argv;
     const gm_resume *resume;
-} open_context;
+} run_context;
 
 /* The session's hang hook (run/session.h), on the watchdog's thread while
  * the main thread is stuck in a device call: cuts the unfinished point's
  * rows off, as an interrupted run does, and says how to continue. */
 static void keep_finished(const char *op, double seconds, void *ctx)
 {
-    gm_bench *b = ((open_context *)ctx)->bench;
+    gm_bench *b = ((run_context *)ctx)->bench;
     gm_run *run = b->run;
     (void)op;
     (void)seconds;
@@ -94,7 +94,7 @@ static void keep_finished(const char *op, double seconds, void *ctx)
  * the resumed one. */
 static int open_run(gm_run *run, const gm_device *dev, void *ctx, char *err, size_t err_len)
 {
-    open_context *c = ctx;
+    run_context *c = ctx;
     return gm_bench_open_run(run, c->bench, c->opts, dev, c->argc, c->argv, c->resume, err, err_len);
 }
 
@@ -261,7 +261,7 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     b.journal_fd = -1;
     gm_session ses;
     b.run = &ses.run;               /* before the session can call keep_finished */
-    open_context oc = {&b, &o, argc, argv, resume};
+    run_context oc = {&b, &o, argc, argv, resume};
     gm_session_params sp = {"gpumem bench", o.backend, o.device, o.mem_limit_set ? o.mem_limit : 0,
                             o.hang_timeout, o.out, argc, argv, o.profile, open_run, keep_finished, &oc};
     /* A worker that dies leaves a closed pipe: writes to it fail, not kill. */
