@@ -4,16 +4,12 @@
 #include "cli/bench_run.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
-#include "lib/interrupt.h"
 #include "run/journal.h"
+#include "run/session.h"
 #include "device/memtrace.h"
-#include "run/meta.h"
-#include "device/select.h"
 #include "run/summary.h"
 #include "lib/units.h"
-#include "backend/watchdog.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,31 +27,36 @@ static void usage(FILE *f)
     gm_option_help(f, GM_CMD_BENCH);
 }
 
-/* What the watchdog's hook needs of a run under way. */
+/* What the session's open_run (gm_bench_open_run) and hang hook need. */
 typedef struct {
     gm_bench *bench;
-    gm_meta *meta;
-} hang_context;
+    const gm_bench_opts *opts;
+    int argc;
+    char **argv;
+    const gm_resume *resume;
+} run_context;
 
-/* The watchdog's hook (watchdog.h), on its thread while the main thread is
- * stuck in a device call: cuts the unfinished point's rows off, as an
- * interrupted run does, and records the end in meta.json. */
-static void record_hang(const char *op, double seconds, void *ctx)
+/* The session's hang hook (run/session.h), on the watchdog's thread while
+ * the main thread is stuck in a device call: cuts the unfinished point's
+ * rows off, as an interrupted run does, and says how to continue. */
+static void keep_finished(const char *op, double seconds, void *ctx)
 {
-    hang_context *h = ctx;
-    gm_bench *b = h->bench;
+    gm_bench *b = ((run_context *)ctx)->bench;
     gm_run *run = b->run;
-    char err[600];
     (void)op;
     (void)seconds;
     if (!b->output_failed && gm_run_cut_back(run, b->done_results_len, b->done_samples_len) == 0)
         run->rows_written = b->done_rows;
-    h->meta->end = time(NULL);
-    h->meta->status = "hung";
-    if (gm_meta_write(h->meta, err, sizeof err) != 0)
-        fprintf(stderr, "gpumem bench: %s\n", err);
     fprintf(stderr, "gpumem bench: %d finished points kept in %s; continue (after a device reset) with "
                     "gpumem bench --resume %s\n", b->points_finished, run->dir, run->dir);
+}
+
+/* The session's open_run (run/session.h): a new run with its journal, or
+ * the resumed one. */
+static int open_run(gm_run *run, const gm_device *dev, void *ctx, char *err, size_t err_len)
+{
+    run_context *c = ctx;
+    return gm_bench_open_run(run, c->bench, c->opts, dev, c->argc, c->argv, c->resume, err, err_len);
 }
 
 int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o, bool *help)
@@ -175,108 +176,68 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
         return rc;
     }
     char err[600];
-    if (gm_watchdog_start(o.hang_timeout, "gpumem bench") != 0)
-        fprintf(stderr, "gpumem bench: no hung-device watchdog: %s\n", strerror(errno));
-    gm_device dev;
-    rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "gpumem bench: %s\n", err);
-        gm_watchdog_stop();
-        gm_opts_release(&o);
-        return rc;
-    }
-    gm_device_set_limit(&dev, o.mem_limit_set ? o.mem_limit : gm_default_mem_limit(&dev.info));
-
-    gm_run run;
     gm_bench b = {0};
     b.journal_fd = -1;
-    int open_rc = gm_bench_open_run(&run, &b, &o, &dev, argc, argv, resume, err, sizeof err);
-    if (open_rc != 0) {
+    gm_session ses;
+    b.run = &ses.run;               /* before the session can call keep_finished */
+    run_context oc = {&b, &o, argc, argv, resume};
+    gm_session_params sp = {"gpumem bench", o.backend, o.device, o.mem_limit_set ? o.mem_limit : 0,
+                            o.hang_timeout, o.out, argc, argv, o.profile, open_run, keep_finished, &oc};
+    /* A worker that dies leaves a closed pipe: writes to it fail, not kill. */
+    signal(SIGPIPE, SIG_IGN);
+    rc = gm_session_open(&ses, &sp, err, sizeof err);
+    if (rc) {
         fprintf(stderr, "gpumem bench: %s\n", err);
         if (!resume && b.journal_fd >= 0)
             close(b.journal_fd);
-        gm_run_close(&run);
-        gm_device_close(&dev);
-        gm_watchdog_stop();
         gm_opts_release(&o);
-        return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
+        return rc;
     }
-    /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
-    gm_meta meta = {&run, &dev, argc + 1, argv - 1, o.profile, time(NULL), 0, "running", NULL};
+    gm_device *dev = &ses.dev;
+    gm_run *run = &ses.run;
     gm_summary summary;
     gm_summary_init(&summary);
-    b.dev = &dev;
-    b.run = &run;
+    b.dev = dev;
     b.opts = &o;
     b.summary = &summary;
     b.progress = !o.quiet && isatty(STDERR_FILENO);
     b.argc = argc;
     b.argv = argv;
-    /* A worker that dies leaves a closed pipe: writes to it fail, not kill. */
-    signal(SIGPIPE, SIG_IGN);
-    /* A file-size limit makes write(2) fail with EFBIG instead of killing us. */
-    signal(SIGXFSZ, SIG_IGN);
-    gm_interrupt_install();
     const char *fault = getenv("GPUMEM_FAULT");
     /* Test-only: corrupt one output value after every kernel. */
     b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;
 
-    hang_context hang = {&b, &meta};
-    if (gm_meta_write(&meta, err, sizeof err) != 0) {
-        fprintf(stderr, "gpumem bench: %s\n", err);
-        rc = GM_EXIT_OUTPUT;
-    } else {
-        gm_watchdog_set_hook(record_hang, &hang);
-        char limit[32] = "none";
-        if (dev.mem_limit)
-            gm_format_size(dev.mem_limit, limit, sizeof limit);
-        if (!o.quiet)
-            fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s%s\n", dev.backend->name, dev.index,
-                    dev.info.name, limit, run.dir, resume ? " (resumed)" : "");
-        gm_leak_report leak = {0};
-        gm_mem_snapshot_take(&dev, &leak.start);
-        int suites_rc = run_suites(&b, dev.mem_limit);
-        gm_leak_check(&dev, &leak);
-        gm_watchdog_set_hook(NULL, NULL);   /* the end is this thread's to write */
-        meta.leak = &leak;
-        meta.end = time(NULL);
-        meta.status = gm_bench_finish_run(&b, &run, suites_rc);
-        if (leak.leaked && strcmp(meta.status, "complete") == 0)
-            meta.status = "failed";
-        if (gm_meta_write(&meta, err, sizeof err) != 0 && !b.output_failed) {
-            b.output_failed = true;
-            snprintf(b.error, sizeof b.error, "%s", err);
-        }
-        if (!o.quiet)
-            gm_summary_print(&summary, stdout);
-        int mism = run.rows_by_status[GM_ROW_MISMATCH];
-        printf("results: %s (%d rows%s)\n", run.dir, run.rows_written,
-               mism ? ", with mismatches" : "");
-        if (b.output_failed) {
-            fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
-            rc = GM_EXIT_OUTPUT;
-        } else if (b.interrupted) {
-            fprintf(stderr, "gpumem bench: interrupted by %s after %d finished points; continue with "
-                            "gpumem bench --resume %s\n", strsignal(b.interrupted), b.points_finished, run.dir);
-            rc = 128 + b.interrupted;
-        } else if (b.device_lost) {
-            fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
-            rc = GM_EXIT_DEVICE;
-        } else if (leak.leaked) {
-            fprintf(stderr, "gpumem bench: device memory leak: %s\n", leak.detail);
-            rc = GM_EXIT_CHECK;
-        } else if (mism) {
-            fprintf(stderr, "gpumem bench: %d point%s produced wrong output (status mismatch)\n", mism,
-                    mism == 1 ? "" : "s");
-            rc = GM_EXIT_CHECK;
-        }
-    }
+    char limit[32] = "none";
+    if (dev->mem_limit)
+        gm_format_size(dev->mem_limit, limit, sizeof limit);
+    if (!o.quiet)
+        fprintf(stderr, "gpumem: %s device %d: %s (memory cap %s) -> %s%s\n", dev->backend->name, dev->index,
+                dev->info.name, limit, run->dir, resume ? " (resumed)" : "");
+    int suites_rc = run_suites(&b, dev->mem_limit);
+    gm_session_check_leaks(&ses);
+    gm_bench_finish_run(&b, run, suites_rc);   /* the journal's end; the status is the session's */
+    int mism = run->rows_by_status[GM_ROW_MISMATCH];
+    gm_session_outcome end = {b.output_failed, b.interrupted, b.device_lost, suites_rc != 0, mism > 0,
+                              b.error, sizeof b.error};
+    gm_session_finish(&ses, &end);
+    if (!o.quiet)
+        gm_summary_print(&summary, stdout);
+    printf("results: %s (%d rows%s)\n", run->dir, run->rows_written, mism ? ", with mismatches" : "");
+    if (end.output_failed)
+        fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
+    else if (end.interrupted)
+        fprintf(stderr, "gpumem bench: interrupted by %s after %d finished points; continue with "
+                        "gpumem bench --resume %s\n", strsignal(end.interrupted), b.points_finished, run->dir);
+    else if (end.device_lost)
+        fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
+    else if (ses.leak.leaked)
+        fprintf(stderr, "gpumem bench: device memory leak: %s\n", ses.leak.detail);
+    else if (mism)
+        fprintf(stderr, "gpumem bench: %d point%s produced wrong output (status mismatch)\n", mism,
+                mism == 1 ? "" : "s");
     if (b.journal_fd >= 0 && !resume)
         close(b.journal_fd);        /* a resumed run's is its caller's */
     gm_summary_release(&summary);
-    gm_run_close(&run);
-    gm_device_close(&dev);
-    gm_watchdog_stop();
     gm_opts_release(&o);
-    return rc;
+    return gm_session_close(&ses, &end);
 }

@@ -11,19 +11,14 @@
 #include "device/memtrace.h"
 #include "device/device.h"
 #include "lib/interrupt.h"
-#include "run/meta.h"
 #include "run/results.h"
-#include "device/select.h"
+#include "run/session.h"
 #include "stress/stress.h"
 #include "lib/units.h"
-#include "backend/watchdog.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static void usage(FILE *f)
 {
@@ -71,24 +66,13 @@ static void tap(FILE *const *sinks, const char *fmt, const char *a, const char *
         }
 }
 
-/* What the watchdog's hook needs of a run under way. */
-typedef struct {
-    gm_meta *meta;
-    FILE *const *sinks;
-} hang_context;
-
-/* The watchdog's hook (watchdog.h), on its thread while the main thread is
- * stuck in a device call: ends the TAP stream and records the end. */
-static void record_hang(const char *op, double seconds, void *ctx)
+/* The session's hang hook (run/session.h), on the watchdog's thread while
+ * the main thread is stuck in a device call: ends the TAP stream. */
+static void bail_out(const char *op, double seconds, void *ctx)
 {
-    hang_context *h = ctx;
-    char err[600];
+    FILE *const *sinks = ctx;
     (void)seconds;
-    tap(h->sinks, "Bail out! the device hung in a %s call%s\n", op, "");
-    h->meta->end = time(NULL);
-    h->meta->status = "hung";
-    if (gm_meta_write(h->meta, err, sizeof err) != 0)
-        fprintf(stderr, "gpumem stress: %s\n", err);
+    tap(sinks, "Bail out! the device hung in a %s call%s\n", op, "");
 }
 
 static void tap_result(FILE *const *sinks, int n, const gm_stress_check *c, const gm_stress_result *r)
@@ -127,54 +111,29 @@ int gm_cmd_stress(int argc, char **argv)
         return GM_EXIT_USAGE;
     }
     char err[600];
-    if (gm_watchdog_start(o.hang_timeout, "gpumem stress") != 0)
-        fprintf(stderr, "gpumem stress: no hung-device watchdog: %s\n", strerror(errno));
-    gm_device dev;
-    rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
+    FILE *sinks[2] = {stdout, NULL};
+    gm_session_params sp = {"gpumem stress", o.backend, o.device, o.mem_limit, o.hang_timeout, o.out, argc, argv,
+                            NULL, NULL, bail_out, sinks};
+    gm_session ses;
+    rc = gm_session_open(&ses, &sp, err, sizeof err);
     if (rc) {
         fprintf(stderr, "gpumem stress: %s\n", err);
-        gm_watchdog_stop();
         return rc;
     }
-    gm_device_set_limit(&dev, o.mem_limit ? o.mem_limit : gm_default_mem_limit(&dev.info));
-    /* A file-size limit makes write(2) fail with EFBIG instead of killing us. */
-    signal(SIGXFSZ, SIG_IGN);
-    gm_interrupt_install();
-    gm_run run;
-    int open_rc = gm_run_open(&run, o.out, dev.backend->name, dev.info.name, dev.info.uuid, err, sizeof err);
-    if (open_rc != 0) {
-        fprintf(stderr, "gpumem stress: %s\n", err);
-        gm_run_close(&run);
-        gm_device_close(&dev);
-        gm_watchdog_stop();
-        return open_rc == GM_RUN_REFUSED ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
-    }
-    /* argv[-1] is the program name: main passes argv + 1 to subcommands. */
-    gm_meta meta = {&run, &dev, argc + 1, argv - 1, NULL, time(NULL), 0, "running", NULL};
-    if (gm_meta_write(&meta, err, sizeof err) != 0) {
-        fprintf(stderr, "gpumem stress: %s\n", err);
-        gm_run_close(&run);
-        gm_device_close(&dev);
-        gm_watchdog_stop();
-        return GM_EXIT_OUTPUT;
-    }
+    gm_device *dev = &ses.dev;
     char path[4200];
-    snprintf(path, sizeof path, "%s/stress.tap", run.dir);
-    FILE *sinks[2] = {stdout, fopen(path, "w")};
+    snprintf(path, sizeof path, "%s/stress.tap", ses.run.dir);
+    sinks[1] = fopen(path, "w");
     if (!sinks[1])
         fprintf(stderr, "gpumem stress: cannot write %s; the TAP stream goes to stdout only\n", path);
-    gm_stress s = {&dev, &run, o.duration, o.fill, o.throttle, o.seed, fault, false, ""};
+    gm_stress s = {dev, &ses.run, o.duration, o.fill, o.throttle, o.seed, fault, false, ""};
     int planned = __builtin_popcount(o.checks), n = 0, failed = 0;
     char plan[32];
     snprintf(plan, sizeof plan, "1..%d", planned);
     tap(sinks, "TAP version 13\n%s%s\n", plan, "");
     char dev_line[400];
-    snprintf(dev_line, sizeof dev_line, "%s device %d: %s", dev.backend->name, dev.index, dev.info.name);
+    snprintf(dev_line, sizeof dev_line, "%s device %d: %s", dev->backend->name, dev->index, dev->info.name);
     tap(sinks, "# %s%s\n", dev_line, "");
-    hang_context hang = {&meta, sinks};
-    gm_watchdog_set_hook(record_hang, &hang);
-    gm_leak_report leak = {0};
-    gm_mem_snapshot_take(&dev, &leak.start);
     bool stop = false, lost = false;
     for (int i = 0; gm_stress_checks[i]; i++) {
         if (!(o.checks & (1u << i)))
@@ -189,37 +148,25 @@ int gm_cmd_stress(int argc, char **argv)
             stop = true;
             lost = !s.output_failed;
             if (r.ok)
-                gm_stress_fail(&r, "%s", s.output_failed ? s.error : dev.err.msg);
+                gm_stress_fail(&r, "%s", s.output_failed ? s.error : dev->err.msg);
         }
         if (gm_interrupted() && !stop)
             gm_stress_fail(&r, "interrupted by %s", strsignal(gm_interrupted()));
         failed += !r.ok;
         tap_result(sinks, ++n, gm_stress_checks[i], &r);
     }
-    if (gm_leak_check(&dev, &leak))
-        tap(sinks, "# device memory leak: %s%s\n", leak.detail, "");
-    gm_watchdog_set_hook(NULL, NULL);   /* the end is this thread's to write */
+    if (gm_session_check_leaks(&ses))
+        tap(sinks, "# device memory leak: %s%s\n", ses.leak.detail, "");
     if (sinks[1])
         fclose(sinks[1]);
-    meta.leak = &leak;
-    meta.end = time(NULL);
-    int interrupted = gm_interrupted();
-    meta.status = s.output_failed ? "output-failed" : interrupted ? "interrupted" : lost ? "device-lost"
-                  : failed || leak.leaked ? "failed" : "complete";
-    if (gm_meta_write(&meta, err, sizeof err) != 0 && !s.output_failed) {
-        s.output_failed = true;
-        snprintf(s.error, sizeof s.error, "%s", err);
-    }
-    fprintf(stderr, "gpumem stress: %d of %d checks passed -> %s\n", n - failed, n, run.dir);
-    if (s.output_failed)
+    gm_session_outcome end = {s.output_failed, 0, lost, failed > 0, failed > 0, s.error, sizeof s.error};
+    gm_session_finish(&ses, &end);
+    fprintf(stderr, "gpumem stress: %d of %d checks passed -> %s\n", n - failed, n, ses.run.dir);
+    if (end.output_failed)
         fprintf(stderr, "gpumem stress: stopped: %s\n", s.error);
-    else if (interrupted)
-        fprintf(stderr, "gpumem stress: interrupted by %s\n", strsignal(interrupted));
-    if (leak.leaked)
-        fprintf(stderr, "gpumem stress: device memory leak: %s\n", leak.detail);
-    gm_run_close(&run);
-    gm_device_close(&dev);
-    gm_watchdog_stop();
-    return s.output_failed ? GM_EXIT_OUTPUT : interrupted ? 128 + interrupted : lost ? GM_EXIT_DEVICE
-           : failed || leak.leaked ? GM_EXIT_CHECK : GM_EXIT_OK;
+    else if (end.interrupted)
+        fprintf(stderr, "gpumem stress: interrupted by %s\n", strsignal(end.interrupted));
+    if (ses.leak.leaked)
+        fprintf(stderr, "gpumem stress: device memory leak: %s\n", ses.leak.detail);
+    return gm_session_close(&ses, &end);
 }
