@@ -34,8 +34,10 @@ endif
 CFLAGS  ?=
 LDLIBS  := -Wl,-Bstatic -linih -ljansson -Wl,-Bdynamic -ldl -lm -lpthread
 
-# CUDA: found through nvcc; the driver is loaded at run time (libcuda.so.1).
-NVCC ?= $(shell command -v nvcc 2>/dev/null)
+# CUDA: found through nvcc (on the PATH, else $(CUDA_HOME)/bin/nvcc, else
+# /usr/local/cuda/bin/nvcc); `make NVCC=` builds without CUDA. The driver
+# is loaded at run time (libcuda.so.1).
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(if $(CUDA_HOME),$(CUDA_HOME)/bin/nvcc)),$(wildcard /usr/local/cuda/bin/nvcc))
 # Objects differ with SAN and with CUDA, so each combination builds apart.
 BUILD := build$(if $(filter 1,$(SAN)),-san)$(if $(NVCC),,-nocuda)
 ifneq ($(NVCC),)
@@ -48,8 +50,11 @@ variant_defines = $(foreach t,$(subst -, ,$(1)),-DGM_$(shell echo $(t) | tr a-z 
 # Images do not depend on SAN: every flavour shares build/cuda (CUDA_OUT).
 CUDA_OUT ?= build/cuda
 CUDA_IMAGES := $(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),$(CUDA_OUT)/$(p).$(v).fatbin))
+# ptxas's report beside each image: the stack frames the backend reserves at open.
+CUDA_LOGS := $(CUDA_IMAGES:.fatbin=.ptxas.log)
 else
 CUDA_IMAGES :=
+CUDA_LOGS :=
 endif
 
 # The layers, lowest first (see README.md, "Source layout").
@@ -101,7 +106,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/gen/kernel_blobs.S $(BUILD)/gen/kernel_table.c &: $(KERNEL_FILES) $(CUDA_IMAGES) scripts/embed-kernels.sh
+$(BUILD)/gen/kernel_blobs.S $(BUILD)/gen/kernel_table.c &: $(KERNEL_FILES) $(CUDA_IMAGES) $(CUDA_LOGS) scripts/embed-kernels.sh
 	scripts/embed-kernels.sh $(BUILD)/gen '$(KERNEL_FILES)' '$(CUDA_IMAGES)'
 
 $(BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
@@ -110,12 +115,14 @@ $(BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
 $(BUILD)/gen/kernel_blobs.o: $(BUILD)/gen/kernel_blobs.S
 	$(CC) -c -o $@ $<
 
-# One fatbin per kernel variant ($(CUDA_OUT)/PROGRAM.VARIANT.fatbin): machine code for every CUDA_ARCHS entry.
+# One fatbin per kernel variant ($(CUDA_OUT)/PROGRAM.VARIANT.fatbin): machine code for every CUDA_ARCHS entry,
+# and ptxas's resource report for it (PROGRAM.VARIANT.ptxas.log; shown when the build fails).
 .SECONDEXPANSION:
-$(CUDA_OUT)/%.fatbin: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
+$(CUDA_OUT)/%.fatbin $(CUDA_OUT)/%.ptxas.log: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) $(NVCC_GENCODE) $(call variant_defines,$(word 2,$(subst ., ,$*))) \
-	    -fatbin -o $@ kernels/$(firstword $(subst ., ,$*)).cl
+	$(NVCC) $(NVCC_FLAGS) -Xptxas -v $(NVCC_GENCODE) $(call variant_defines,$(word 2,$(subst ., ,$*))) \
+	    -fatbin -o $(CUDA_OUT)/$*.fatbin kernels/$(firstword $(subst ., ,$*)).cl >$(CUDA_OUT)/$*.ptxas.log 2>&1 \
+	    || { cat $(CUDA_OUT)/$*.ptxas.log; rm -f $(CUDA_OUT)/$*.fatbin; exit 1; }
 cuda-kernels: $(CUDA_IMAGES)
 
 # Unit tests: one cmocka program per tests/unit/test_*.c, linked with

@@ -193,4 +193,12 @@ void gm_pattern_end(gm_pattern *p)
     free(p->fragments);
     p->fragments = NULL;
     p->n_tickets = p->n_fragments = 0;
+    /* The point is over: what the stream-ordered pool cached goes back to
+     * the device. A failure here is the next call's to report: the error
+     * that ended the point stays in dev->err. */
+    if (p->dev && p->dev->priv) {
+        gm_error kept = p->dev->err;
+        gm_device_trim(p->dev);
+        p->dev->err = kept;
+    }
 }

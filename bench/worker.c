@@ -12,6 +12,7 @@
 #include "bench/probe.h"
 
 #include "lib/interrupt.h"
+#include "run/worker_spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +140,8 @@ static int start(gm_worker *w, char *why, size_t len)
     char backend[16], device[16], limit[32];
     char **argv = worker_argv(w->b, backend, device, limit);
     int to[2] = {-1, -1}, from[2] = {-1, -1};
-    if (!argv || pipe(to) || pipe(from)) {
+    /* Every end is close-on-exec: the child gets its two ends as 0 and 1. */
+    if (!argv || pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
         snprintf(why, len, "cannot start a worker: %s", strerror(errno));
         free(argv);
         for (int i = 0; i < 2; i++) {
@@ -152,36 +154,22 @@ static int start(gm_worker *w, char *why, size_t len)
     }
     char log[4200];
     snprintf(log, sizeof log, "%s/worker.log", w->b->run->dir);
-    char serial[16];
-    snprintf(serial, sizeof serial, "%d", ++w->started);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("GPUMEM_WORKER_SERIAL", serial, 1);
-        dup2(to[0], STDIN_FILENO);
-        dup2(from[1], STDOUT_FILENO);
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0)
-            dup2(fd, STDERR_FILENO);
-        for (int i = 0; i < 2; i++) {
-            close(to[i]);
-            close(from[i]);
-        }
-        execv("/proc/self/exe", argv);
-        fprintf(stderr, "gpumem: cannot run the worker: %s\n", strerror(errno));
-        _exit(127);
-    }
+    int log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    char serial[48];
+    snprintf(serial, sizeof serial, "GPUMEM_WORKER_SERIAL=%d", ++w->started);
+    const char *env[] = {serial, NULL};
+    gm_spawn_spec spec = {NULL, argv, env, to[0], from[1], log_fd, 127};
+    pid_t pid = gm_spawn_worker(&spec, why, len);
     free(argv);
+    if (log_fd >= 0)
+        close(log_fd);
     close(to[0]);
     close(from[1]);
     if (pid < 0) {
-        snprintf(why, len, "cannot start a worker: %s", strerror(errno));
         close(to[1]);
         close(from[0]);
         return -1;
     }
-    fcntl(to[1], F_SETFD, FD_CLOEXEC);
-    fcntl(from[0], F_SETFD, FD_CLOEXEC);
     w->pid = pid;
     w->to_worker = to[1];
     w->from_worker = from[0];

@@ -90,18 +90,21 @@ GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const g
         const size_t h = r / seq, i = r % seq, b = h / heads, hh = h % heads;
         const size_t q_at = q_off + b * q_batch + hh * dim + i * q_row;
         const size_t kv_at = b * kv_batch + hh * dim, o_at = o_off + b * o_batch + hh * dim + i * o_row;
-        float qv[GM_ATTN_MAX_DIM], acc[GM_ATTN_MAX_DIM];
-        for (unsigned int d = 0; d < dim; d++) {
-            qv[d] = GM_LOAD(q, q_at + d, scale_in) * inv_sqrt;
+        /* The one per-item array: 4 * GM_ATTN_MAX_DIM bytes of stack, within
+         * CUDA's default per-thread stack (1 KiB), so a first launch never
+         * grows the context's local memory. The query row is read from
+         * memory at each key (cached) rather than kept beside it. */
+        float acc[GM_ATTN_MAX_DIM];
+        for (unsigned int d = 0; d < dim; d++)
             acc[d] = 0.0f;
-        }
         float m = -INFINITY, l = 0.0f;
         const size_t last = causal ? i + 1 : seq;
         for (size_t j = 0; j < last; j++) {
             const size_t kj = kv_at + j * kv_row;
             float s = 0.0f;
             for (unsigned int d = 0; d < dim; d++)
-                s += qv[d] * GM_LOAD(k, k_off + kj + d, scale_in);
+                s += GM_LOAD(q, q_at + d, scale_in) * GM_LOAD(k, k_off + kj + d, scale_in);
+            s *= inv_sqrt;
             const float m_new = fmax(m, s);
             const float correction = exp(m - m_new), e = exp(s - m_new);
             l = l * correction + e;

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Usage: embed-kernels.sh OUT_DIR 'KERNEL_FILES' 'CUDA_IMAGES'
 # Writes OUT_DIR/kernel_blobs.S (the files, byte for byte, via .incbin) and
-# OUT_DIR/kernel_table.c (gm_kernel_files[] and gm_cuda_images[]).
+# OUT_DIR/kernel_table.c (gm_kernel_files[] and gm_cuda_images[], and
+# gm_cuda_stack_bytes: the largest per-thread stack frame ptxas reports in
+# any image's log, build/cuda/PROG.VARIANT.ptxas.log beside the fatbin).
 # Kernel files are named by their base name without .cl ("stream",
 # "gm_portable.h"); CUDA images build/cuda/PROG.VARIANT.fatbin by PROG.VARIANT.
 set -eu
@@ -36,8 +38,17 @@ for f in $images; do
     key=$(basename "$f" .fatbin)
     ci="$ci $key=$sym"
 done
+stack=0
+for f in $images; do
+    log=${f%.fatbin}.ptxas.log
+    [ -r "$log" ] || { echo "embed-kernels.sh: $log missing: rebuild $f" >&2; exit 1; }
+    for v in $(sed -n 's/.* \([0-9][0-9]*\) bytes stack frame.*/\1/p; s/.* \([0-9][0-9]*\) bytes cumulative stack size.*/\1/p' "$log"); do
+        if [ "$v" -gt "$stack" ]; then stack=$v; fi
+    done
+done
 printf '\t.section .note.GNU-stack,"",@progbits\n' >>"$S"
 table gm_kernel_files "$kf"
 table gm_cuda_images "$ci"
+printf '\nconst size_t gm_cuda_stack_bytes = %s;\n' "$stack" >>"$C"
 mv "$S" "$out/kernel_blobs.S"
 mv "$C" "$out/kernel_table.c"

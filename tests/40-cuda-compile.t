@@ -10,7 +10,7 @@ variants=$(make -s print-cuda-variants)
 archs=$(make -s print-cuda-archs)
 n_variants=$(echo "$variants" | wc -l)
 n_archs=$(echo $archs | wc -w)
-plan $((n_variants * n_archs * 2 + 1))
+plan $((n_variants * n_archs * 2 + 2))
 
 # compile PROGRAM.VARIANT ARCH: one cubin, its log beside it.
 jobs=$TEST_TMP/jobs
@@ -45,4 +45,13 @@ done
 table=$GM_BUILD/gen/kernel_table.c
 got=$(sed -n '/gm_cuda_images\[\]/,/^};/p' "$table" 2>/dev/null | grep -o '{"[^"]*"' | tr -d '{"' | sort | tr '\n' ' ')
 is "$got" "$(echo "$variants" | sort | tr '\n' ' ')" "gpumem embeds exactly the variants built"
+# No kernel's stack frame (as ptxas reports it) exceeds CUDA's default
+# per-thread stack of 1 KiB, so no first launch grows the context's local
+# memory after the leak check's snapshot (attention_tiled keeps one
+# GM_ATTN_MAX_DIM array: 1024 bytes); the binary reserves the largest one
+# at open all the same (gm_cuda_stack_bytes).
+stack=$(sed -n 's/^const size_t gm_cuda_stack_bytes = \([0-9]*\);/\1/p' "$table" 2>/dev/null)
+want=$(cat build/cuda/*.ptxas.log 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) bytes stack frame.*/\1/p' | sort -n | tail -1)
+[ -n "$stack" ] && [ "$stack" = "$want" ] && [ "$stack" -gt 0 ] && [ "$stack" -le 1024 ]
+ok $? "the largest kernel stack frame is within CUDA's default 1 KiB and gpumem reserves it ($stack bytes; ptxas: $want)"
 done_testing

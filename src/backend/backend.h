@@ -174,6 +174,13 @@ typedef struct gm_backend {
 
     /* Waits for all work on `queue`, or on every queue if queue < 0. */
     gm_status (*synchronize)(struct gm_device *dev, int queue);
+    /* Hands the memory that the driver's stream-ordered pool keeps cached
+     * (GM_MEM_ASYNC buffers freed since) back to the device, so that free
+     * memory is free again: CUDA cuMemPoolTrimTo(pool, 0) after the
+     * pool's frees have completed. Live buffers are untouched. GM_OK where
+     * nothing is cached (OpenCL: no such pool; CUDA before the first
+     * GM_MEM_ASYNC allocation). */
+    gm_status (*trim)(struct gm_device *dev);
 
     /* The vendor BLAS, where the backend has one (loaded at run time):
      * c[m, n] = a[m, k] * b[k, n], fp32, row-major, enqueued on `queue`

@@ -21,6 +21,10 @@ const char *gm_kernel_header(size_t *len);
 /* A CUDA fatbin for program and variant key ("stream", "fp16-grid"). */
 const unsigned char *gm_cuda_image(const char *program, const char *variant, size_t *len);
 
+/* The largest stack frame, in bytes per thread, of any kernel in the CUDA
+ * images (as ptxas reported it when they were built); 0 without CUDA. */
+extern const size_t gm_cuda_stack_bytes;
+
 /* Writes the defines for a variant key: each '-'-separated token T
  * becomes "-DGM_<T upper-cased>=1". Returns 0, or -1 if it does not fit
  * or a token holds anything but letters, digits and '_'. */

@@ -217,6 +217,12 @@ static gm_status shim_synchronize(gm_device *dev, int queue)
     return settle(st != GM_OK ? st : INNER(dev)->synchronize(dev, queue));
 }
 
+static gm_status shim_trim(gm_device *dev)
+{
+    gm_status st = strike(dev, GM_OP_TRIM);
+    return settle(st != GM_OK ? st : INNER(dev)->trim(dev));
+}
+
 static gm_status shim_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
                                  const gm_buffer *b, gm_buffer *c)
 {
@@ -260,6 +266,7 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
     s->table.event_elapsed_ms = shim_event_elapsed_ms;
     s->table.event_release = shim_event_release;
     s->table.synchronize = shim_synchronize;
+    s->table.trim = shim_trim;
     if (inner->blas_sgemm)
         s->table.blas_sgemm = shim_blas_sgemm;
     dev->backend = &s->table;

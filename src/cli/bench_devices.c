@@ -18,6 +18,7 @@
 #include "lib/csv.h"
 #include "run/meta.h"
 #include "run/results.h"
+#include "run/worker_spawn.h"
 #include "device/select.h"
 
 #include <errno.h>
@@ -114,26 +115,20 @@ static char **worker_argv(int argc, char **argv, const char *backend, const char
 
 static pid_t start_worker(int argc, char **argv, const char *backend, device_job *j)
 {
-    char device[16], log[4300];
+    char device[16], log[4300], err[300];
     snprintf(device, sizeof device, "%d", j->index);
     snprintf(log, sizeof log, "%s/bench.log", j->dir);
     char **wargv = worker_argv(argc, argv, backend, device, j->dir);
     if (!wargv)
         return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        execv("/proc/self/exe", wargv);
-        fprintf(stderr, "gpumem: cannot start the device worker: %s\n", strerror(errno));
-        _exit(GM_EXIT_DEVICE);
-    }
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    gm_spawn_spec spec = {NULL, wargv, NULL, -1, fd, fd, GM_EXIT_DEVICE};
+    pid_t pid = gm_spawn_worker(&spec, err, sizeof err);
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
     free(wargv);
+    errno = saved;
     return pid;
 }
 

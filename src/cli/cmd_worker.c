@@ -101,6 +101,7 @@ int gm_cmd_worker(int argc, char **argv)
             pause();
         gm_probe_result r;
         answer(&dev, &o, line, &r);
+        gm_device_trim(&dev);   /* the next probe finds the pool's cache free */
         if (gm_probe_format_result(&r, out, sizeof out) != 0 || fputs(out, stdout) == EOF || fflush(stdout) != 0)
             break;
     }

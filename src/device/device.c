@@ -122,6 +122,11 @@ gm_status gm_device_sync(gm_device *dev)
     return dev->backend->synchronize(dev, -1);
 }
 
+gm_status gm_device_trim(gm_device *dev)
+{
+    return dev->backend->trim(dev);
+}
+
 uint64_t gm_default_mem_limit(const gm_device_info *info)
 {
     if (info->type != GM_DEV_CPU)

@@ -35,6 +35,11 @@ gm_status gm_device_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b
 /* Waits for every queue. */
 gm_status gm_device_sync(gm_device *dev);
 
+/* Gives what the driver's stream-ordered pool caches back to the device
+ * (gm_backend.trim), so that the next point or probe finds the memory
+ * free. On failure dev->err says why. */
+gm_status gm_device_trim(gm_device *dev);
+
 /* The default cap for a device: a share of host RAM on CPU devices (whose
  * memory is the host's), none on others. */
 uint64_t gm_default_mem_limit(const gm_device_info *info);

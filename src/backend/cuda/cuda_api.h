@@ -7,6 +7,8 @@
 #ifndef GM_CUDA_API_H
 #define GM_CUDA_API_H
 
+#include "backend/backend.h"
+
 #include <cuda.h>
 
 /* X(field, exported symbol, return, parameters) */
@@ -21,6 +23,10 @@
     X(DeviceGetPCIBusId, "cuDeviceGetPCIBusId", CUresult, (char *, int, CUdevice))             \
     X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult, (CUcontext *, CUdevice))    \
     X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", CUresult, (CUdevice))            \
+    X(DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", CUresult, (CUdevice, unsigned int *, int *)) \
+    X(DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", CUresult, (CUdevice))                \
+    X(CtxGetLimit, "cuCtxGetLimit", CUresult, (size_t *, CUlimit))                              \
+    X(CtxSetLimit, "cuCtxSetLimit", CUresult, (CUlimit, size_t))                                \
     X(CtxSetCurrent, "cuCtxSetCurrent", CUresult, (CUcontext))                                  \
     X(MemGetInfo, "cuMemGetInfo_v2", CUresult, (size_t *, size_t *))                            \
     X(MemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr *, size_t))                             \
@@ -41,7 +47,6 @@
     X(EventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))                                   \
     X(EventRecord, "cuEventRecord", CUresult, (CUevent, CUstream))                              \
     X(EventSynchronize, "cuEventSynchronize", CUresult, (CUevent))                              \
-    X(EventElapsedTime, "cuEventElapsedTime_v2", CUresult, (float *, CUevent, CUevent))         \
     X(ModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *, const void *))                 \
     X(ModuleUnload, "cuModuleUnload", CUresult, (CUmodule))                                     \
     X(ModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *, CUmodule, const char *)) \
@@ -52,7 +57,10 @@
     X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))
 
 /* Entry points a driver may lack (older, or newer having renamed them):
- * NULL then, and what needs them is `unsupported`. cuMemPrefetchAsync is
+ * NULL then, and what needs them is `unsupported`. cuEventElapsedTime_v2
+ * (drivers from 570 on) and the original cuEventElapsedTime have one
+ * signature: gm_cu_load takes the first it finds into EventElapsedTime and
+ * fails only when both are missing. cuMemPrefetchAsync is
  * the original (CUdevice) form, which drivers keep exporting;
  * cuMemPrefetchAsync_v2 (CUDA 12.2 on) the CUmemLocation form, which
  * CUDA 13 made the only one in its headers. */
@@ -61,6 +69,9 @@
     X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
     X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
     X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
+    X(MemPoolTrimTo, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t))                       \
+    X(EventElapsedTime, "cuEventElapsedTime_v2", CUresult, (float *, CUevent, CUevent))         \
+    X(EventElapsedTimeV1, "cuEventElapsedTime", CUresult, (float *, CUevent, CUevent))          \
     X(MemPrefetchAsync, "cuMemPrefetchAsync", CUresult, (CUdeviceptr, size_t, CUdevice, CUstream)) \
     X(MemPrefetchAsyncV2, "cuMemPrefetchAsync_v2", CUresult,                                    \
       (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream))
@@ -71,6 +82,13 @@ typedef struct {
     GM_CU_OPTIONAL_FUNCS(GM_CU_DECLARE)
 } gm_cu_api;
 #undef GM_CU_DECLARE
+
+/* The suite's status for a CUDA error code: GM_OK for CUDA_SUCCESS,
+ * GM_ERR_OOM only for memory exhaustion, GM_ERR_DEVICE_LOST for every code
+ * after which cuda.h says the context (or the process's CUDA) is unusable,
+ * GM_ERR_UNSUPPORTED, GM_ERR_BUILD for kernel images, else GM_ERR_INVALID.
+ * Pure: needs no driver (cuda_errors.c). */
+gm_status gm_cu_status(CUresult rc);
 
 /* Loads libcuda.so.1 and calls cuInit once. Returns NULL and fills `why`
  * if there is no driver or it cannot start. */

@@ -1,6 +1,7 @@
 /*
- * cuBLAS for the CUDA backend, loaded at run time (libcublas.so.13 or
- * libcublas.so), so that gpumem starts without it; without it the BLAS
+ * cuBLAS for the CUDA backend, loaded at run time (libcublas.so.13, .12
+ * or libcublas.so; open_library says where from), so that gpumem starts
+ * without it; without it the BLAS
  * variant of a workload is `unsupported`. Only the stable v2 entry points
  * are used, declared here to need no cuBLAS header.
  */
@@ -8,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_ALLOC_FAILED = 3, CUBLAS_OP_N = 0 };
 typedef int (*create_fn)(void **handle);
@@ -23,13 +25,38 @@ static struct {
     sgemm_fn sgemm;
 } blas;
 static int load_state;   /* 0 not tried, 1 loaded, -1 missing */
+static char loaded_from[512];
+
+/* Opens cuBLAS: by soname (the loader's path, LD_LIBRARY_PATH), else from
+ * the toolkit's lib64 ($CUDA_HOME, then /usr/local/cuda), where a toolkit
+ * install leaves it off the loader's path. libcublas finds its libcublasLt
+ * beside itself (its RUNPATH is $ORIGIN). */
+static void *open_library(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    const char *home = getenv("CUDA_HOME");
+    const char *dirs[] = {NULL, home && *home ? home : NULL, "/usr/local/cuda"};
+    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+        if (d > 0 && !dirs[d])
+            continue;
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            if (d == 0)
+                snprintf(loaded_from, sizeof loaded_from, "%s", names[i]);
+            else
+                snprintf(loaded_from, sizeof loaded_from, "%s/lib64/%s", dirs[d], names[i]);
+            void *lib = dlopen(loaded_from, RTLD_NOW | RTLD_LOCAL);
+            if (lib)
+                return lib;
+        }
+    }
+    loaded_from[0] = '\0';
+    return NULL;
+}
 
 static bool load(void)
 {
     if (load_state == 0) {
-        void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-        if (!lib)
-            lib = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+        void *lib = open_library();
         if (lib) {
             *(void **)&blas.create = dlsym(lib, "cublasCreate_v2");
             *(void **)&blas.destroy = dlsym(lib, "cublasDestroy_v2");
@@ -41,11 +68,18 @@ static bool load(void)
     return load_state > 0;
 }
 
+const char *gm_cu_blas_library(void)
+{
+    return load() ? loaded_from : NULL;
+}
+
 gm_status gm_cu_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
                            const gm_buffer *b, gm_buffer *c)
 {
     if (!load())
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "cuBLAS not found (libcublas.so.13)");
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0,
+                              "cuBLAS not found (libcublas.so.13 or .12 on the loader's path, in $CUDA_HOME/lib64 "
+                              "or /usr/local/cuda/lib64)");
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "cuBLAS takes dimensions below 2^31");
     CUstream stream = gm_cu_stream(dev, queue);

@@ -16,5 +16,8 @@ void **gm_cu_blas_handle(gm_device *dev);
 gm_status gm_cu_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
                            const gm_buffer *b, gm_buffer *c);
 void gm_cu_blas_release(gm_device *dev);
+/* Where cuBLAS was loaded from (a soname or a path), loading it on first
+ * call; NULL when it cannot be found. */
+const char *gm_cu_blas_library(void);
 
 #endif

@@ -599,6 +599,13 @@ static void cl_event_release(gm_device *dev, gm_event *e)
     free(e);
 }
 
+/* OpenCL has no stream-ordered pool: nothing is cached to hand back. */
+static gm_status cl_trim(gm_device *dev)
+{
+    (void)dev;
+    return GM_OK;
+}
+
 static gm_status cl_synchronize(gm_device *dev, int queue)
 {
     for (int q = 0; q < GM_MAX_QUEUES; q++) {
@@ -635,6 +642,7 @@ const gm_backend gm_backend_opencl = {
     .event_elapsed_ms = cl_event_elapsed_ms,
     .event_release = cl_event_release,
     .synchronize = cl_synchronize,
+    .trim = cl_trim,
     .blas_name = "clblast",
     .blas_sgemm = gm_cl_blas_sgemm,
 };
