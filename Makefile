@@ -32,7 +32,7 @@ GM_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 CFLAGS  ?=
-LDLIBS  := -Wl,-Bstatic -linih -Wl,-Bdynamic -ldl -lm -lpthread
+LDLIBS  := -Wl,-Bstatic -linih -ljansson -Wl,-Bdynamic -ldl -lm -lpthread
 
 # CUDA: found through nvcc; the driver is loaded at run time (libcuda.so.1).
 NVCC ?= $(shell command -v nvcc 2>/dev/null)

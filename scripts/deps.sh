@@ -3,7 +3,7 @@
 # Installs the Debian packages a group needs when run as root; otherwise
 # prints the exact install line and fails. Installs nothing already there.
 set -eu
-pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev"
+pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev libjansson-dev"
 pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd libclblast1"
 pkgs_bench="gnuplot-nox"
 pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox chromium"
