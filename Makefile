@@ -32,6 +32,7 @@ GM_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 CFLAGS  ?=
+# inih and jansson are linked statically: the binary starts where neither is installed.
 LDLIBS  := -Wl,-Bstatic -linih -ljansson -Wl,-Bdynamic -ldl -lm -lpthread
 
 # CUDA: found through nvcc (on the PATH, else $(CUDA_HOME)/bin/nvcc, else

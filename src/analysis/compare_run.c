@@ -1,7 +1,7 @@
 /* Reading a run folder for gpumem compare (src/compare.h), and the table
  * of which way each metric gets worse. */
 #include "analysis/compare.h"
-#include "lib/json_read.h"
+#include "lib/json.h"
 #include "analysis/metric_direction.h"
 #include "analysis/point_key.h"
 
@@ -157,9 +157,9 @@ static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
     return rc;
 }
 
-static void meta_fact(const gm_json_doc *json, const char *path, char *out, size_t len)
+static void meta_fact(const json_t *json, const char *path, char *out, size_t len)
 {
-    const char *v = json ? gm_json_get(json, path) : NULL;
+    const char *v = gm_json_str(json, path);
     snprintf(out, len, "%s", v ? v : "?");
 }
 
@@ -181,15 +181,13 @@ int gm_cmp_run_load(const char *dir, gm_cmp_run *r, char *err, size_t len)
         return -1;
     snprintf(path, sizeof path, "%s/meta.json", r->dir);
     /* meta.json only labels the run: a missing or broken one leaves "?". */
-    gm_json_doc doc;
     char why[300];
-    const gm_json_doc *json = gm_json_load(path, &doc, why, sizeof why) == 0 ? &doc : NULL;
+    json_t *json = gm_json_load(path, why, sizeof why);
     meta_fact(json, "device.name", r->device, sizeof r->device);
     meta_fact(json, "device.backend", r->backend, sizeof r->backend);
     meta_fact(json, "device.driver_version", r->driver, sizeof r->driver);
     meta_fact(json, "suite_version", r->version, sizeof r->version);
-    if (json)
-        gm_json_doc_free(&doc);
+    json_decref(json);
     return 0;
 }
 

@@ -2,7 +2,7 @@
  * Loading a fleet (fleet.h): the run folders under a root, found by a
  * recursive walk that does not follow symbolic links, sorted by path so
  * the output is the same on every run; each folder's meta.json (parsed
- * whole, json_read.h) and results.csv read once, the CSV streamed line by
+ * whole, lib/json.h) and results.csv read once, the CSV streamed line by
  * line keeping only the ok rows' point, value and stdev (then samples.csv,
  * fleet_samples.c).
  * Points are found by key in fleet_points.c, so hundreds of folders cost
@@ -11,7 +11,7 @@
 #include "analysis/fleet.h"
 
 #include "lib/csv.h"
-#include "lib/json_read.h"
+#include "lib/json.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -83,24 +83,24 @@ static int by_path(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The GPU's host and identity from its meta.json (json_read.h). */
+/* The GPU's host and identity from its meta.json (lib/json.h). */
 static int read_meta(gm_fleet_gpu *g, char *err, size_t err_len)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/meta.json", g->dir);
-    gm_json_doc meta;
-    if (gm_json_load(path, &meta, err, err_len) != 0)
+    json_t *meta = gm_json_load(path, err, err_len);
+    if (!meta)
         return -1;
     int rc = 0;
-    if (!gm_json_get(&meta, "schema_version")) {
+    if (!gm_json_at(meta, "schema_version")) {
         snprintf(err, err_len, "%s:1: not a gpumem meta.json (no schema_version)", path);
         rc = -1;
     } else {
-        const char *host = gm_json_get(&meta, "host.hostname"), *id = gm_json_get(&meta, "device.uuid");
+        const char *host = gm_json_str(meta, "host.hostname"), *id = gm_json_str(meta, "device.uuid");
         snprintf(g->host, sizeof g->host, "%s", host ? host : "");
         snprintf(g->device_id, sizeof g->device_id, "%s", id ? id : "");
     }
-    gm_json_doc_free(&meta);
+    json_decref(meta);
     return rc;
 }
 

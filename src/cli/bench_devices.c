@@ -12,7 +12,7 @@
  * that some worker returned (a worker killed by a signal counts as 3).
  */
 #include "cli/bench_devices.h"
-#include "lib/json_read.h"
+#include "lib/json.h"
 
 #include "cli/commands.h"
 #include "lib/csv.h"
@@ -143,15 +143,15 @@ static void finish(device_job *j, int wstatus)
     }
     /* A failed run says why in its meta.json: device-lost, hung, ... */
     char path[4300], err[300];
-    gm_json_doc meta = {0};
+    json_t *meta = NULL;
     snprintf(path, sizeof path, "%s/meta.json", j->dir);
-    if (j->status && gm_json_load(path, &meta, err, sizeof err) == 0) {
-        const char *status = gm_json_get(&meta, "status");
+    if (j->status && (meta = gm_json_load(path, err, sizeof err)) != NULL) {
+        const char *status = gm_json_str(meta, "status");
         size_t used = strlen(j->how);
         if (status && strcmp(status, "running") != 0)
             snprintf(j->how + used, sizeof j->how - used, " (%.40s)", status);
     }
-    gm_json_doc_free(&meta);
+    json_decref(meta);
 }
 
 /* The last line of the worker's log, for the error row. */

@@ -1,95 +1,123 @@
 #include "lib/json.h"
 
-#include <inttypes.h>
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-void gm_json_init(gm_json *j, FILE *f)
+json_t *gm_json_parse(const char *text, size_t len, char *err, size_t err_len)
 {
-    j->f = f;
-    j->depth = 0;
-    j->first[0] = true;
+    json_error_t e;
+    json_t *root = json_loadb(text, len, 0, &e);
+    if (!root)
+        snprintf(err, err_len, "line %d: %s", e.line > 0 ? e.line : 1, e.text);
+    return root;
 }
 
-static void write_escaped(FILE *f, const char *s)
+json_t *gm_json_load(const char *path, char *err, size_t err_len)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    json_error_t e;
+    json_t *root = json_loadf(f, 0, &e);
+    int read_failed = ferror(f);
+    fclose(f);
+    if (!root && read_failed)
+        snprintf(err, err_len, "cannot read %s: %s", path, e.text);
+    else if (!root)
+        snprintf(err, err_len, "%s:%d: %s", path, e.line > 0 ? e.line : 1, e.text);
+    return root;
+}
+
+json_t *gm_json_at(const json_t *root, const char *path)
+{
+    json_t *v = (json_t *)root;
+    for (const char *c = path; v; c++) {
+        size_t n = strcspn(c, ".");
+        if (json_is_object(v)) {
+            v = json_object_getn(v, c, n);
+        } else if (json_is_array(v) && n > 0 && n <= 9 && strspn(c, "0123456789") >= n) {
+            v = json_array_get(v, strtoul(c, NULL, 10));
+        } else {
+            v = NULL;
+        }
+        c += n;
+        if (!*c)
+            break;
+    }
+    return v;
+}
+
+const char *gm_json_str(const json_t *root, const char *path)
+{
+    return json_string_value(gm_json_at(root, path));
+}
+
+/* The length of the well-formed UTF-8 sequence at s (s[0] != 0), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n = s[0] < 0x80 ? 1 : s[0] >= 0xC2 && s[0] <= 0xDF ? 2
+             : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if ((n == 3 && s[0] == 0xE0 && s[1] < 0xA0) || (n == 3 && s[0] == 0xED && s[1] > 0x9F) ||
+        (n == 4 && s[0] == 0xF0 && s[1] < 0x90) || (n == 4 && s[0] == 0xF4 && s[1] > 0x8F))
+        return 0;   /* overlong, a surrogate, or past U+10FFFF */
+    return n;
+}
+
+json_t *gm_json_text(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    /* Not UTF-8: each bad byte becomes U+FFFD (3 bytes). */
+    size_t len = strlen(s);
+    char *fixed = malloc(3 * len + 1), *w = fixed;
+    if (!fixed)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_len(p);
+        if (n) {
+            memcpy(w, p, n);
+            w += n;
+            p += n;
+        } else {
+            memcpy(w, "\xEF\xBF\xBD", 3);
+            w += 3;
+            p++;
         }
     }
-    fputc('"', f);
+    *w = '\0';
+    v = json_string(fixed);
+    free(fixed);
+    return v;
 }
 
-/* Writes the separator, indentation and key before a value. */
-static void member(gm_json *j, const char *key)
+json_t *gm_json_real(double v)
 {
-    if (j->depth > 0) {
-        fputs(j->first[j->depth] ? "\n" : ",\n", j->f);
-        fprintf(j->f, "%*s", 2 * j->depth, "");
-    }
-    j->first[j->depth] = false;
-    if (key) {
-        write_escaped(j->f, key);
-        fputs(": ", j->f);
-    }
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
-static void open_container(gm_json *j, const char *key, char open, char close)
+int gm_json_set_string(json_t *obj, const char *key, const char *value)
 {
-    member(j, key);
-    fputc(open, j->f);
-    if (j->depth + 1 < GM_JSON_MAX_DEPTH)
-        j->depth++;
-    j->first[j->depth] = true;
-    j->closer[j->depth] = close;
+    return json_object_set_new(obj, key, gm_json_text(value));
 }
 
-void gm_json_object(gm_json *j, const char *key) { open_container(j, key, '{', '}'); }
-void gm_json_array(gm_json *j, const char *key) { open_container(j, key, '[', ']'); }
-
-void gm_json_end(gm_json *j)
+int gm_json_set_uint(json_t *obj, const char *key, uint64_t value)
 {
-    if (j->depth == 0)
-        return;
-    bool empty = j->first[j->depth];
-    char close = j->closer[j->depth];
-    j->depth--;
-    if (!empty)
-        fprintf(j->f, "\n%*s", 2 * j->depth, "");
-    fputc(close, j->f);
-    if (j->depth == 0)
-        fputc('\n', j->f);
+    return json_object_set_new(obj, key, json_integer(value > INT64_MAX ? INT64_MAX : (json_int_t)value));
 }
 
-void gm_json_string(gm_json *j, const char *key, const char *value)
+int gm_json_dump(const json_t *root, FILE *f)
 {
-    member(j, key);
-    if (value)
-        write_escaped(j->f, value);
-    else
-        fputs("null", j->f);
-}
-
-void gm_json_int(gm_json *j, const char *key, int64_t v) { member(j, key); fprintf(j->f, "%" PRId64, v); }
-void gm_json_uint(gm_json *j, const char *key, uint64_t v) { member(j, key); fprintf(j->f, "%" PRIu64, v); }
-void gm_json_bool(gm_json *j, const char *key, bool v) { member(j, key); fputs(v ? "true" : "false", j->f); }
-void gm_json_null(gm_json *j, const char *key) { member(j, key); fputs("null", j->f); }
-
-void gm_json_double(gm_json *j, const char *key, double v)
-{
-    member(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
-        fputs("null", j->f);
+    if (json_dumpf(root, f, JSON_INDENT(2)) != 0 || fputc('\n', f) == EOF)
+        return -1;
+    return 0;
 }

@@ -1,7 +1,7 @@
 /* The report's device facts (meta.json) and stress verdicts (stress.tap). */
 #include "report/report_parts.h"
 
-#include "lib/json_read.h"
+#include "lib/json.h"
 #include "lib/units.h"
 
 #include <stdio.h>
@@ -17,50 +17,64 @@ static void fact(gm_report *r, const char *label, const char *fmt, const char *v
     snprintf(row->value, sizeof row->value, fmt, value);
 }
 
-static void size_fact(gm_report *r, const char *label, const char *bytes)
+/* A number or true/false at path as text in buf, or NULL where there is none. */
+static const char *scalar(const json_t *m, const char *path, char *buf, size_t len)
+{
+    const json_t *v = gm_json_at(m, path);
+    if (json_is_integer(v))
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_boolean(v))
+        snprintf(buf, len, "%s", json_is_true(v) ? "true" : "false");
+    else
+        return NULL;
+    return buf;
+}
+
+static void size_fact(gm_report *r, const char *label, const json_t *m, const char *path)
 {
     char buf[32];
-    if (bytes && strtoull(bytes, NULL, 10) > 0)
-        fact(r, label, "%s", gm_format_size(strtoull(bytes, NULL, 10), buf, sizeof buf));
+    json_int_t bytes = json_integer_value(gm_json_at(m, path));
+    if (bytes > 0)
+        fact(r, label, "%s", gm_format_size((uint64_t)bytes, buf, sizeof buf));
 }
 
 void gm_report_facts(const char *run, gm_report *r)
 {
-    char path[4200], err[400];
+    char path[4200], err[400], buf[32];
     snprintf(path, sizeof path, "%s/meta.json", run);
-    gm_json_doc m;
-    if (gm_json_load(path, &m, err, sizeof err) != 0) {
+    json_t *m = gm_json_load(path, err, sizeof err);
+    if (!m) {
         snprintf(r->facts_note, sizeof r->facts_note, "No device facts: %.250s.", err);
         return;
     }
-    const char *name = gm_json_get(&m, "device.name"), *backend = gm_json_get(&m, "device.backend");
+    const char *name = gm_json_str(m, "device.name"), *backend = gm_json_str(m, "device.backend");
+    const char *index = scalar(m, "device.index", buf, sizeof buf);
     if (name)
         snprintf(r->device, sizeof r->device, "%s (%s, device %s)", name, backend ? backend : "?",
-                 gm_json_get(&m, "device.index") ? gm_json_get(&m, "device.index") : "?");
-    fact(r, "vendor", "%s", gm_json_get(&m, "device.vendor"));
-    fact(r, "type", "%s", gm_json_get(&m, "device.type"));
-    fact(r, "identity", "%s", gm_json_get(&m, "device.uuid"));
-    fact(r, "driver", "%s", gm_json_get(&m, "device.driver_version"));
-    fact(r, "runtime", "%s", gm_json_get(&m, "device.runtime_version"));
-    size_fact(r, "memory", gm_json_get(&m, "device.total_mem_bytes"));
-    size_fact(r, "largest allocation the driver allows", gm_json_get(&m, "device.max_alloc_bytes"));
-    size_fact(r, "run's memory cap", gm_json_get(&m, "device.mem_limit_bytes"));
-    size_fact(r, "peak memory the run held", gm_json_get(&m, "device.peak_allocated_bytes"));
-    fact(r, "compute units", "%s", gm_json_get(&m, "device.compute_units"));
-    const char *clock = gm_json_get(&m, "device.clock_mhz"), *mem_clock = gm_json_get(&m, "device.mem_clock_mhz");
-    if (clock && strcmp(clock, "0") != 0)
-        fact(r, "clock", "%s MHz", clock);
-    if (mem_clock && strcmp(mem_clock, "0") != 0)
-        fact(r, "memory clock", "%s MHz", mem_clock);
-    fact(r, "managed memory", "%s", gm_json_get(&m, "device.managed_memory"));
-    fact(r, "host", "%s", gm_json_get(&m, "host.hostname"));
-    fact(r, "host CPU", "%s", gm_json_get(&m, "host.cpu"));
-    fact(r, "suite version", "%s", gm_json_get(&m, "suite_version"));
-    fact(r, "profile", "%s", gm_json_get(&m, "profile"));
-    fact(r, "started", "%s", gm_json_get(&m, "start_time"));
-    fact(r, "ended", "%s", gm_json_get(&m, "end_time"));
-    fact(r, "run status", "%s", gm_json_get(&m, "status"));
-    gm_json_doc_free(&m);
+                 index ? index : "?");
+    fact(r, "vendor", "%s", gm_json_str(m, "device.vendor"));
+    fact(r, "type", "%s", gm_json_str(m, "device.type"));
+    fact(r, "identity", "%s", gm_json_str(m, "device.uuid"));
+    fact(r, "driver", "%s", gm_json_str(m, "device.driver_version"));
+    fact(r, "runtime", "%s", gm_json_str(m, "device.runtime_version"));
+    size_fact(r, "memory", m, "device.total_mem_bytes");
+    size_fact(r, "largest allocation the driver allows", m, "device.max_alloc_bytes");
+    size_fact(r, "run's memory cap", m, "device.mem_limit_bytes");
+    size_fact(r, "peak memory the run held", m, "device.peak_allocated_bytes");
+    fact(r, "compute units", "%s", scalar(m, "device.compute_units", buf, sizeof buf));
+    if (json_integer_value(gm_json_at(m, "device.clock_mhz")) != 0)
+        fact(r, "clock", "%s MHz", scalar(m, "device.clock_mhz", buf, sizeof buf));
+    if (json_integer_value(gm_json_at(m, "device.mem_clock_mhz")) != 0)
+        fact(r, "memory clock", "%s MHz", scalar(m, "device.mem_clock_mhz", buf, sizeof buf));
+    fact(r, "managed memory", "%s", scalar(m, "device.managed_memory", buf, sizeof buf));
+    fact(r, "host", "%s", gm_json_str(m, "host.hostname"));
+    fact(r, "host CPU", "%s", gm_json_str(m, "host.cpu"));
+    fact(r, "suite version", "%s", gm_json_str(m, "suite_version"));
+    fact(r, "profile", "%s", gm_json_str(m, "profile"));
+    fact(r, "started", "%s", gm_json_str(m, "start_time"));
+    fact(r, "ended", "%s", gm_json_str(m, "end_time"));
+    fact(r, "run status", "%s", gm_json_str(m, "status"));
+    json_decref(m);
 }
 
 /* One headline row per stress check in the TAP stream at path: "ok" or

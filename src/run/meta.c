@@ -49,125 +49,130 @@ static uint64_t host_mem_total(void)
 
 /* How often this process called each op of the backend (the shim's count;
  * the oom suite's probe workers count their own). */
-static void emit_backend_calls(gm_json *j, const gm_device *d)
+static json_t *backend_calls(const gm_device *d)
 {
-    gm_json_object(j, "backend_calls");
+    json_t *o = json_object();
     for (int op = 0; op < GM_OP_COUNT; op++)
-        gm_json_int(j, gm_backend_op_name((gm_backend_op)op), d->shim.calls[op]);
-    gm_json_end(j);
+        json_object_set_new(o, gm_backend_op_name((gm_backend_op)op), json_integer(d->shim.calls[op]));
+    return o;
 }
 
-static void emit_live(gm_json *j, const char *key, const gm_live_objects *l)
+static json_t *live(const gm_live_objects *l)
 {
-    gm_json_object(j, key);
-    gm_json_uint(j, "buffers", l->buffers);
-    gm_json_uint(j, "bytes", l->bytes);
-    gm_json_uint(j, "views", l->views);
-    gm_json_uint(j, "mappings", l->maps);
-    gm_json_uint(j, "programs", l->programs);
-    gm_json_uint(j, "kernels", l->kernels);
-    gm_json_uint(j, "events", l->events);
-    gm_json_end(j);
+    json_t *o = json_object();
+    gm_json_set_uint(o, "buffers", l->buffers);
+    gm_json_set_uint(o, "bytes", l->bytes);
+    gm_json_set_uint(o, "views", l->views);
+    gm_json_set_uint(o, "mappings", l->maps);
+    gm_json_set_uint(o, "programs", l->programs);
+    gm_json_set_uint(o, "kernels", l->kernels);
+    gm_json_set_uint(o, "events", l->events);
+    return o;
 }
 
-static void emit_leak_check(gm_json *j, const gm_leak_report *r)
+static json_t *leak_check(const gm_leak_report *r)
 {
-    gm_json_object(j, "device_leak_check");
+    json_t *o = json_object();
     if (!r || !r->checked) {
-        gm_json_string(j, "result", "not-checked");
-        gm_json_end(j);
-        return;
+        gm_json_set_string(o, "result", "not-checked");
+        return o;
     }
-    gm_json_string(j, "result", r->leaked ? "leak" : "ok");
-    gm_json_string(j, "detail", r->detail);
-    emit_live(j, "live_at_start", &r->start.live);
-    emit_live(j, "live_at_end", &r->end.live);
+    gm_json_set_string(o, "result", r->leaked ? "leak" : "ok");
+    gm_json_set_string(o, "detail", r->detail);
+    json_object_set_new(o, "live_at_start", live(&r->start.live));
+    json_object_set_new(o, "live_at_end", live(&r->end.live));
     if (r->start.driver_known && r->end.driver_known) {
-        gm_json_uint(j, "driver_free_at_start_bytes", r->start.driver_free);
-        gm_json_uint(j, "driver_free_at_end_bytes", r->end.driver_free);
+        gm_json_set_uint(o, "driver_free_at_start_bytes", r->start.driver_free);
+        gm_json_set_uint(o, "driver_free_at_end_bytes", r->end.driver_free);
     } else {
-        gm_json_null(j, "driver_free_at_start_bytes");
-        gm_json_null(j, "driver_free_at_end_bytes");
+        json_object_set_new(o, "driver_free_at_start_bytes", json_null());
+        json_object_set_new(o, "driver_free_at_end_bytes", json_null());
     }
-    gm_json_bool(j, "driver_compared", r->driver_compared);
-    gm_json_end(j);
+    json_object_set_new(o, "driver_compared", json_boolean(r->driver_compared));
+    return o;
 }
 
-static void emit_device(gm_json *j, const gm_device *d)
+static json_t *device(const gm_device *d)
 {
     const gm_device_info *i = &d->info;
-    gm_json_object(j, "device");
-    gm_json_string(j, "backend", d->backend->name);
-    gm_json_int(j, "index", d->index);
-    gm_json_string(j, "name", i->name);
-    gm_json_string(j, "vendor", i->vendor);
-    gm_json_string(j, "type", gm_device_type_name(i->type));
-    gm_json_string(j, "platform", i->platform);
-    gm_json_string(j, "uuid", i->uuid);
-    gm_json_string(j, "driver_version", i->driver_version);
-    gm_json_string(j, "runtime_version", i->runtime_version);
-    gm_json_uint(j, "total_mem_bytes", i->total_mem);
+    json_t *o = json_object();
+    gm_json_set_string(o, "backend", d->backend->name);
+    json_object_set_new(o, "index", json_integer(d->index));
+    gm_json_set_string(o, "name", i->name);
+    gm_json_set_string(o, "vendor", i->vendor);
+    gm_json_set_string(o, "type", gm_device_type_name(i->type));
+    gm_json_set_string(o, "platform", i->platform);
+    gm_json_set_string(o, "uuid", i->uuid);
+    gm_json_set_string(o, "driver_version", i->driver_version);
+    gm_json_set_string(o, "runtime_version", i->runtime_version);
+    gm_json_set_uint(o, "total_mem_bytes", i->total_mem);
     if (i->free_mem_known)
-        gm_json_uint(j, "free_mem_bytes", i->free_mem);
+        gm_json_set_uint(o, "free_mem_bytes", i->free_mem);
     else
-        gm_json_null(j, "free_mem_bytes");
-    gm_json_uint(j, "max_alloc_bytes", i->max_alloc);
-    gm_json_uint(j, "llc_bytes", i->llc_bytes);
-    gm_json_int(j, "compute_units", i->compute_units);
-    gm_json_int(j, "clock_mhz", i->clock_mhz);
-    gm_json_int(j, "mem_clock_mhz", i->mem_clock_mhz);
-    gm_json_int(j, "mem_bus_bits", i->mem_bus_bits);
-    gm_json_bool(j, "managed_memory", i->has_managed);
-    gm_json_uint(j, "mem_limit_bytes", d->mem_limit);
-    gm_json_uint(j, "peak_allocated_bytes", d->peak_bytes);
-    gm_json_end(j);
+        json_object_set_new(o, "free_mem_bytes", json_null());
+    gm_json_set_uint(o, "max_alloc_bytes", i->max_alloc);
+    gm_json_set_uint(o, "llc_bytes", i->llc_bytes);
+    json_object_set_new(o, "compute_units", json_integer(i->compute_units));
+    json_object_set_new(o, "clock_mhz", json_integer(i->clock_mhz));
+    json_object_set_new(o, "mem_clock_mhz", json_integer(i->mem_clock_mhz));
+    json_object_set_new(o, "mem_bus_bits", json_integer(i->mem_bus_bits));
+    json_object_set_new(o, "managed_memory", json_boolean(i->has_managed));
+    gm_json_set_uint(o, "mem_limit_bytes", d->mem_limit);
+    gm_json_set_uint(o, "peak_allocated_bytes", d->peak_bytes);
+    return o;
 }
 
-static void emit_meta(FILE *f, void *ctx)
+/* meta.json's document; its keys in this order. */
+static json_t *meta_doc(const gm_meta *m)
 {
-    const gm_meta *m = ctx;
-    gm_json j;
     char buf[256];
-    gm_json_init(&j, f);
-    gm_json_object(&j, NULL);
-    gm_json_int(&j, "schema_version", GM_SCHEMA_VERSION);
-    gm_json_string(&j, "run_id", m->run->run_id);
-    gm_json_string(&j, "suite_version", gm_suite_version());
-    gm_json_string(&j, "profile", m->profile);
-    gm_json_array(&j, "command_line");
+    json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(GM_SCHEMA_VERSION));
+    gm_json_set_string(o, "run_id", m->run->run_id);
+    gm_json_set_string(o, "suite_version", gm_suite_version());
+    gm_json_set_string(o, "profile", m->profile);
+    json_t *argv = json_array();
     for (int i = 0; i < m->argc; i++)
-        gm_json_string(&j, NULL, m->argv[i]);
-    gm_json_end(&j);
+        json_array_append_new(argv, gm_json_text(m->argv[i]));
+    json_object_set_new(o, "command_line", argv);
     iso_time(m->start, buf, sizeof buf);
-    gm_json_string(&j, "start_time", buf);
+    gm_json_set_string(o, "start_time", buf);
     if (m->end) {
         iso_time(m->end, buf, sizeof buf);
-        gm_json_string(&j, "end_time", buf);
+        gm_json_set_string(o, "end_time", buf);
     } else {
-        gm_json_null(&j, "end_time");
+        json_object_set_new(o, "end_time", json_null());
     }
-    gm_json_string(&j, "status", m->status);
-    gm_json_int(&j, "rows", m->run->rows_written);
+    gm_json_set_string(o, "status", m->status);
+    json_object_set_new(o, "rows", json_integer(m->run->rows_written));
 
-    gm_json_object(&j, "host");
+    json_t *host = json_object();
     struct utsname u;
     if (uname(&u) == 0) {
-        gm_json_string(&j, "hostname", u.nodename);
+        gm_json_set_string(host, "hostname", u.nodename);
         snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
-        gm_json_string(&j, "os", buf);
+        gm_json_set_string(host, "os", buf);
     }
     cpu_model(buf, sizeof buf);
-    gm_json_string(&j, "cpu", buf);
-    gm_json_int(&j, "cpu_count", sysconf(_SC_NPROCESSORS_ONLN));
-    gm_json_uint(&j, "mem_total_bytes", host_mem_total());
-    gm_json_end(&j);
+    gm_json_set_string(host, "cpu", buf);
+    json_object_set_new(host, "cpu_count", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    gm_json_set_uint(host, "mem_total_bytes", host_mem_total());
+    json_object_set_new(o, "host", host);
 
     if (m->device) {
-        emit_device(&j, m->device);
-        emit_backend_calls(&j, m->device);
+        json_object_set_new(o, "device", device(m->device));
+        json_object_set_new(o, "backend_calls", backend_calls(m->device));
     }
-    emit_leak_check(&j, m->leak);
-    gm_json_end(&j);
+    json_object_set_new(o, "device_leak_check", leak_check(m->leak));
+    return o;
+}
+
+/* A failed write shows in f's error indicator (gm_write_file_atomic). */
+static void emit_meta(FILE *f, void *ctx)
+{
+    json_t *doc = meta_doc(ctx);
+    gm_json_dump(doc, f);
+    json_decref(doc);
 }
 
 int gm_meta_write(const gm_meta *m, char *err, size_t err_len)

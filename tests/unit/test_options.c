@@ -1,5 +1,5 @@
 /* bench options and profiles (src/options.c), variant defines
- * (src/kernel_sources.c), the JSON writer (src/json.c) and the memory
+ * (src/kernel_sources.c), the JSON writer (src/lib/json.c) and the memory
  * model's arithmetic (bench/model.c) and its refusal of overflowing
  * options (bench/workloads.c). */
 #include <setjmp.h>
@@ -250,19 +250,16 @@ static void test_json(void **state)
     (void)state;
     char buf[1024];
     FILE *f = fmemopen(buf, sizeof buf, "w");
-    gm_json j;
-    gm_json_init(&j, f);
-    gm_json_object(&j, NULL);
-    gm_json_string(&j, "s", "a\"b\\c\nd\x01");
-    gm_json_array(&j, "list");
-    gm_json_int(&j, NULL, -3);
-    gm_json_double(&j, NULL, 1.0 / 0.0);
-    gm_json_end(&j);
-    gm_json_object(&j, "empty");
-    gm_json_end(&j);
-    gm_json_bool(&j, "t", true);
-    gm_json_null(&j, "n");
-    gm_json_end(&j);
+    json_t *o = json_object(), *list = json_array();
+    assert_int_equal(gm_json_set_string(o, "s", "a\"b\\c\nd\x01"), 0);
+    json_array_append_new(list, json_integer(-3));
+    json_array_append_new(list, gm_json_real(1.0 / 0.0));
+    json_object_set_new(o, "list", list);
+    json_object_set_new(o, "empty", json_object());
+    json_object_set_new(o, "t", json_true());
+    assert_int_equal(gm_json_set_string(o, "n", NULL), 0);
+    assert_int_equal(gm_json_dump(o, f), 0);
+    json_decref(o);
     fclose(f);
     assert_string_equal(buf, "{\n"
                              "  \"s\": \"a\\\"b\\\\c\\nd\\u0001\",\n"
