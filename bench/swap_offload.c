@@ -43,7 +43,7 @@ static gm_shape shape_of(const gm_bench *b, bool offload)
 static gm_status measure(gm_bench *b, const gm_shape *s, double *ms, double *copy_ms, bool *ok, char *note,
                          size_t len)
 {
-    const gm_runnable *r = &gm_runnable_block;
+    const gm_workload *r = &gm_workload_block;
     gm_tensor t[GM_MAX_TENSORS];
     int nt = gm_workload_find("block")->tensors(s, t);
     gm_pattern_env env;

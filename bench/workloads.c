@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* In the order of gm_runnable_workloads (src/options.c). */
-const gm_runnable *const gm_workload_runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {
-    &gm_runnable_linear, &gm_runnable_attention, &gm_runnable_block, &gm_runnable_kvcache};
-#define runnables gm_workload_runnables
+#define runnables gm_workloads
 
 static const uint64_t default_batches[] = {1, 4, 16};
 static const uint64_t default_seqs[] = {128, 512};
@@ -61,7 +58,7 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
             s.seq = seq;
             gm_shape_complete(&s);
             gm_tensor t[GM_MAX_TENSORS];
-            int nt = gm_workload_find(runnables[w]->name)->tensors(&s, t);
+            int nt = runnables[w]->tensors(&s, t);
             if (nt < 0 || gm_tensors_total(t, nt) == UINT64_MAX) {
                 snprintf(err, err_len, "workload %s at batch %llu, seq %llu, hidden %llu (%s) needs more than "
                          "2^64 bytes: refused", runnables[w]->name, (unsigned long long)batch,
@@ -93,7 +90,7 @@ static int workloads_count(gm_bench *b)
 typedef struct {
     gm_bench *b;
     gm_pattern_env *env;
-    const gm_runnable *r;
+    const gm_workload *r;
     gm_shape *s;                  /* with --on-oom shrink, the batch may drop */
     const char *impl;
     gm_pattern_kind pattern;
@@ -306,7 +303,7 @@ static int workloads_run(gm_bench *b)
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT && rc == 0; w++) {
         if (!(b->opts->workloads & (1u << w)))
             continue;
-        const gm_runnable *r = runnables[w];
+        const gm_workload *r = runnables[w];
         for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {
             if (!(b->opts->precisions & (1u << p)))
                 continue;

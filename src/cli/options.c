@@ -19,8 +19,6 @@ const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
 
 static const char *const known_suites[] = {"stream", "workloads", "swap", "oom", NULL};
 
-const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear", "attention", "block", "kvcache"};
-
 void gm_opts_init(gm_bench_opts *o)
 {
     memset(o, 0, sizeof *o);
