@@ -80,7 +80,7 @@ static gm_status attention_setup(gm_device *dev, gm_pattern *pat, const gm_shape
     st->dev = dev;
     st->s = *s;
     st->naive = strcmp(impl, "naive") == 0;
-    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->chunked = gm_device_prefers_chunked(dev);
     st->bh = (unsigned int)(s->batch * s->heads);
     st->seq = (unsigned int)s->seq;
     st->dim = (unsigned int)s->head_dim;

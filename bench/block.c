@@ -190,7 +190,7 @@ static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     st->dev = dev;
     st->s = *s;
-    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->chunked = gm_device_prefers_chunked(dev);
     st->h = s->hidden;
     st->ffn = s->ffn;
     st->heads = s->heads;

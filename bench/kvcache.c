@@ -106,7 +106,7 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     st->dev = dev;
     st->s = *s;
     st->paged = strcmp(impl, "paged") == 0;
-    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->chunked = gm_device_prefers_chunked(dev);
     st->heads = (unsigned int)s->heads;
     st->n_seq = (unsigned int)(s->batch * s->heads);
     st->dim = (unsigned int)s->head_dim;

@@ -31,7 +31,7 @@ enum { IMPL_TILED, IMPL_BLOCKED, IMPL_BLAS };
 static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
 {
     int n = 0;
-    out[n++] = dev->info.type == GM_DEV_CPU ? "blocked" : "tiled";
+    out[n++] = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
     if (p == GM_FP32)
         out[n++] = dev->backend->blas_name;
     return n;

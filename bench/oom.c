@@ -76,7 +76,7 @@ static int emit_failed_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
 static int largest_alloc(gm_bench *b, gm_worker *w)
 {
     gm_device *dev = b->dev;
-    uint64_t total = dev->mem_limit ? dev->mem_limit : dev->info.total_mem;
+    uint64_t total = gm_device_usable_total(dev);
     uint64_t lo = 0, hi = total / MIB + 1;   /* lo MiB fits; hi MiB does not (or is past the end) */
     int probes = 0, rc = 0;
     double t0 = gm_now();
@@ -220,7 +220,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
         return emit_failed_probe(b, *row, &res);
     }
     char note[300], at[32], next[32];
-    uint64_t total = b->dev->mem_limit ? b->dev->mem_limit : b->dev->info.total_mem;
+    uint64_t total = gm_device_usable_total(b->dev);
     row->batch = lo;
     row->model_bytes = lo ? model_at(r, *s, lo) : 0;
     snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s", sr.probes,

@@ -13,7 +13,7 @@
 static void from_status(gm_device *dev, gm_status st, gm_probe_result *r)
 {
     r->outcome = st == GM_OK ? GM_PROBE_FITS : st == GM_ERR_OOM ? GM_PROBE_OOM : GM_PROBE_FAILED;
-    r->failed_as = st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+    r->failed_as = gm_row_status_of(st);
     r->device_lost = st == GM_ERR_DEVICE_LOST;
     snprintf(r->note, sizeof r->note, "%s", st == GM_OK ? "" : dev->err.msg);
 }

@@ -129,7 +129,7 @@ int gm_swap_offload_run(gm_bench *b)
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
         row.variant = "offloaded";
-        rc = gm_swap_emit_status(b, row, gm_swap_status_of(st), b->dev->err.msg);
+        rc = gm_swap_emit_status(b, row, gm_row_status_of(st), b->dev->err.msg);
     } else if (!ok) {
         row.variant = "offloaded";
         rc = gm_swap_emit_status(b, row, GM_ROW_MISMATCH, note);
