@@ -80,7 +80,7 @@ static gm_status attention_setup(gm_device *dev, gm_pattern *pat, const gm_shape
     st->dev = dev;
     st->s = *s;
     st->naive = strcmp(impl, "naive") == 0;
-    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->chunked = gm_device_prefers_chunked(dev);
     st->bh = (unsigned int)(s->batch * s->heads);
     st->seq = (unsigned int)s->seq;
     st->dim = (unsigned int)s->head_dim;
@@ -246,8 +246,36 @@ static void attention_work(const gm_shape *s, double *flops, double *bytes, doub
     *tokens = (double)s->batch * n;
 }
 
-const gm_runnable gm_runnable_attention = {
+/* attention over [B, heads, S, head_dim]: q, k, v, o; naive adds the
+ * S x S score matrix per (batch, head); tiled keeps a running max and sum
+ * per query row. */
+static void attention_into(gm_tensor_list *l, const gm_shape *s, uint64_t batch, const char *prefix)
+{
+    uint64_t es = gm_precision_size(s->prec);
+    uint64_t rows = gm_tensor_mul(l, gm_tensor_mul(l, batch, s->heads), s->seq);
+    uint64_t qkv = gm_tensor_mul(l, rows, s->head_dim);
+    char name[32];
+    static const char *const parts[] = {"q", "k", "v", "o"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, parts[i]);
+        gm_tensor_list_add(l, name, GM_ROLE_ACTIVATION, qkv, es);
+    }
+    snprintf(name, sizeof name, "%s%s", prefix, s->naive ? "scores" : "softmax_stats");
+    gm_tensor_list_add(l, name, GM_ROLE_WORKSPACE, s->naive ? gm_tensor_mul(l, rows, s->seq) : gm_tensor_mul(l, rows, 2), 4);
+}
+
+static int attention_tensors(const gm_shape *s, gm_tensor *out)
+{
+    gm_tensor_list l = {out, 0, false};
+    attention_into(&l, s, s->batch, "");
+    return gm_tensor_list_finish(&l);
+}
+
+const gm_workload gm_workload_attention = {
     .name = "attention",
+    .summary = "scaled dot-product attention, naive or tiled",
+    .uses_heads = true,
+    .tensors = attention_tensors,
     .impls = attention_impls,
     .adapt = attention_adapt,
     .setup = attention_setup,

@@ -154,3 +154,8 @@ void gm_bench_point_done(gm_bench *b, const char *label)
         fputc('\n', stderr);
     fflush(stderr);
 }
+
+gm_row_status gm_row_status_of(gm_status st)
+{
+    return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+}

@@ -65,6 +65,10 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len);
  * resumed run already finished is dropped (returns 0). */
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n);
 
+/* The row status of a failed device call: oom for GM_ERR_OOM, unsupported
+ * for GM_ERR_UNSUPPORTED, error for anything else. */
+gm_row_status gm_row_status_of(gm_status st);
+
 /* True while a resumed run passes points it already finished: the suite
  * may skip the point's work (its rows would be dropped anyway). */
 bool gm_bench_resuming(const gm_bench *b);

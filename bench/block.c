@@ -190,7 +190,7 @@ static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     st->dev = dev;
     st->s = *s;
-    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->chunked = gm_device_prefers_chunked(dev);
     st->h = s->hidden;
     st->ffn = s->ffn;
     st->heads = s->heads;
@@ -380,8 +380,50 @@ static void block_work(const gm_shape *s, double *flops, double *bytes, double *
     *tokens = T;
 }
 
-const gm_runnable gm_runnable_block = {
+/*
+ * block: `layers` transformer blocks (attention + MLP), every weight
+ * resident; a KV cache per layer for the whole batch; activations kept for
+ * every layer as training keeps them for the backward pass: per layer qkv,
+ * the attention output, the residual stream after attention and the MLP's
+ * hidden layer. With --checkpoint only each block's input is kept, and one
+ * layer's activations are recomputed into a workspace. Activations scale
+ * with the micro-batch, not the batch. Attention is the streaming (tiled)
+ * kind: its workspace is the running max and sum per query row. With
+ * --offload the weights live in host memory and the device holds two
+ * layers of them (double buffering).
+ */
+static int block_tensors(const gm_shape *s, gm_tensor *out)
+{
+    gm_tensor_list l = {out, 0, false};
+    uint64_t es = gm_precision_size(s->prec), h = s->hidden, L = s->layers;
+    uint64_t tokens = gm_tensor_mul(&l, s->micro_batch, s->seq);
+    uint64_t wl = s->offload && L > 2 ? 2 : L;    /* layers of weights on the device */
+    gm_tensor_list_add(&l, "w_qkv", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, h, 3 * h)), es);
+    gm_tensor_list_add(&l, "w_o", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, h, h)), es);
+    gm_tensor_list_add(&l, "w_up", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, h, s->ffn)), es);
+    gm_tensor_list_add(&l, "w_down", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, s->ffn, h)), es);
+    gm_tensor_list_add(&l, "kv_cache", GM_ROLE_KV_CACHE, gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, gm_tensor_mul(&l, s->batch, s->seq), h)), es);
+    gm_tensor_list_add(&l, "block_inputs", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, L + 1, gm_tensor_mul(&l, tokens, h)), es);
+    uint64_t kept = s->checkpoint ? 1 : L;     /* layers whose activations are held */
+    const char *scope = s->checkpoint ? "recompute_" : "";
+    gm_tensor_role role = s->checkpoint ? GM_ROLE_WORKSPACE : GM_ROLE_ACTIVATION;
+    static const char *const parts[] = {"qkv", "attn_out", "attn_resid", "mlp_hidden"};
+    const uint64_t widths[] = {3 * h, h, h, s->ffn};
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%s", scope, parts[i]);
+        gm_tensor_list_add(&l, name, role, gm_tensor_mul(&l, kept, gm_tensor_mul(&l, tokens, widths[i])), es);
+    }
+    uint64_t rows = gm_tensor_mul(&l, gm_tensor_mul(&l, s->micro_batch, s->heads), s->seq);
+    gm_tensor_list_add(&l, "attn_stats", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, rows, 2), 4);
+    return gm_tensor_list_finish(&l);
+}
+
+const gm_workload gm_workload_block = {
     .name = "block",
+    .summary = "transformer blocks: weights, activations, KV cache, workspace",
+    .uses_heads = true,
+    .tensors = block_tensors,
     .impls = block_impls,
     .adapt = block_adapt,
     .setup = block_setup,

@@ -106,7 +106,7 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     st->dev = dev;
     st->s = *s;
     st->paged = strcmp(impl, "paged") == 0;
-    st->chunked = dev->info.type == GM_DEV_CPU;
+    st->chunked = gm_device_prefers_chunked(dev);
     st->heads = (unsigned int)s->heads;
     st->n_seq = (unsigned int)(s->batch * s->heads);
     st->dim = (unsigned int)s->head_dim;
@@ -302,8 +302,37 @@ static void kvcache_work(const gm_shape *s, double *flops, double *bytes, double
     *tokens = (double)s->batch * n;
 }
 
-const gm_runnable gm_runnable_kvcache = {
+/*
+ * kvcache: decoding up to `seq` tokens. Contiguous: K and V of
+ * [B, heads, seq, head_dim] per layer, reserved whole. Paged: blocks of
+ * block_tokens tokens, as many as the sequences need, and a block table.
+ * The step's query, output and fp32 scores are workspace.
+ */
+static int kvcache_tensors(const gm_shape *s, gm_tensor *out)
+{
+    gm_tensor_list l = {out, 0, false};
+    uint64_t es = gm_precision_size(s->prec);
+    uint64_t per_token = gm_tensor_mul(&l, s->heads, s->head_dim);
+    uint64_t tokens = s->seq;
+    if (s->paged) {
+        uint64_t blocks_per_seq = (s->seq + s->block_tokens - 1) / s->block_tokens;
+        tokens = gm_tensor_mul(&l, blocks_per_seq, s->block_tokens);
+        gm_tensor_list_add(&l, "block_table", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, s->batch, blocks_per_seq), 4);
+    }
+    uint64_t cache = gm_tensor_mul(&l, gm_tensor_mul(&l, s->layers, s->batch), gm_tensor_mul(&l, tokens, per_token));
+    gm_tensor_list_add(&l, "k_cache", GM_ROLE_KV_CACHE, cache, es);
+    gm_tensor_list_add(&l, "v_cache", GM_ROLE_KV_CACHE, cache, es);
+    gm_tensor_list_add(&l, "query", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_token), es);
+    gm_tensor_list_add(&l, "output", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_token), es);
+    gm_tensor_list_add(&l, "scores", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, gm_tensor_mul(&l, s->batch, s->heads), tokens), 4);
+    return gm_tensor_list_finish(&l);
+}
+
+const gm_workload gm_workload_kvcache = {
     .name = "kvcache",
+    .summary = "decoding with a growing KV cache, contiguous or paged",
+    .uses_heads = true,
+    .tensors = kvcache_tensors,
     .impls = kvcache_impls,
     .adapt = kvcache_adapt,
     .setup = kvcache_setup,

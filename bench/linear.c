@@ -31,7 +31,7 @@ enum { IMPL_TILED, IMPL_BLOCKED, IMPL_BLAS };
 static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
 {
     int n = 0;
-    out[n++] = dev->info.type == GM_DEV_CPU ? "blocked" : "tiled";
+    out[n++] = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
     if (p == GM_FP32)
         out[n++] = dev->backend->blas_name;
     return n;
@@ -181,8 +181,22 @@ static void linear_work(const gm_shape *s, double *flops, double *bytes, double 
     *tokens = m;
 }
 
-const gm_runnable gm_runnable_linear = {
+/* linear: Y[B*S, out] = X[B*S, hidden] * W[hidden, out]. */
+static int linear_tensors(const gm_shape *s, gm_tensor *out)
+{
+    gm_tensor_list l = {out, 0, false};
+    uint64_t es = gm_precision_size(s->prec), rows = gm_tensor_mul(&l, s->batch, s->seq);
+    gm_tensor_list_add(&l, "x", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, rows, s->hidden), es);
+    gm_tensor_list_add(&l, "w", GM_ROLE_WEIGHT, gm_tensor_mul(&l, s->hidden, s->out), es);
+    gm_tensor_list_add(&l, "y", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, rows, s->out), es);
+    return gm_tensor_list_finish(&l);
+}
+
+const gm_workload gm_workload_linear = {
     .name = "linear",
+    .summary = "dense layer [batch*seq, hidden] x [hidden, out]",
+    .uses_heads = false,
+    .tensors = linear_tensors,
     .impls = linear_impls,
     .setup = linear_setup,
     .enqueue = linear_enqueue,

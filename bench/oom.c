@@ -76,7 +76,7 @@ static int emit_failed_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
 static int largest_alloc(gm_bench *b, gm_worker *w)
 {
     gm_device *dev = b->dev;
-    uint64_t total = dev->mem_limit ? dev->mem_limit : dev->info.total_mem;
+    uint64_t total = gm_device_usable_total(dev);
     uint64_t lo = 0, hi = total / MIB + 1;   /* lo MiB fits; hi MiB does not (or is past the end) */
     int probes = 0, rc = 0;
     double t0 = gm_now();
@@ -125,7 +125,7 @@ static int largest_total(gm_bench *b, gm_worker *w)
 typedef struct {
     gm_bench *b;
     gm_worker *w;
-    const gm_runnable *r;
+    const gm_workload *r;
     gm_probe_point point;
     gm_row row;                  /* the search's row fields */
     int probes;
@@ -153,17 +153,17 @@ static int probe(search *sr, uint64_t batch, bool *fits, gm_probe_result *failed
     return failed->outcome == GM_PROBE_FAILED;
 }
 
-static uint64_t model_at(const gm_runnable *r, gm_shape s, uint64_t batch)
+static uint64_t model_at(const gm_workload *r, gm_shape s, uint64_t batch)
 {
     gm_tensor t[GM_MAX_TENSORS];
     s.batch = batch;
     gm_shape_complete(&s);
-    int n = gm_workload_find(r->name)->tensors(&s, t);
+    int n = r->tensors(&s, t);
     return n < 0 ? UINT64_MAX : gm_tensors_total(t, n);
 }
 
 /* The largest batch up to `upper` whose model fits `bytes` (0 if none). */
-static uint64_t model_batch(const gm_runnable *r, const gm_shape *s, uint64_t bytes, uint64_t upper)
+static uint64_t model_batch(const gm_workload *r, const gm_shape *s, uint64_t bytes, uint64_t upper)
 {
     uint64_t lo = 0;
     for (uint64_t hi = upper + 1; hi - lo > 1;) {
@@ -174,12 +174,12 @@ static uint64_t model_batch(const gm_runnable *r, const gm_shape *s, uint64_t by
 }
 
 /* Finds the largest batch and writes its rows. */
-static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_shape *s, const char *impl,
+static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_shape *s, const char *impl,
                      gm_pattern_kind pattern)
 {
     search sr = {b, w, r, {0}, {0}, 0, 0};
     int widx = 0;
-    while (gm_workload_runnables[widx] != r)
+    while (gm_workloads[widx] != r)
         widx++;
     sr.point = (gm_probe_point){widx, "", pattern, s->prec, 1, s->seq};
     snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
@@ -220,7 +220,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_runnable *r, const gm_s
         return emit_failed_probe(b, *row, &res);
     }
     char note[300], at[32], next[32];
-    uint64_t total = b->dev->mem_limit ? b->dev->mem_limit : b->dev->info.total_mem;
+    uint64_t total = gm_device_usable_total(b->dev);
     row->batch = lo;
     row->model_bytes = lo ? model_at(r, *s, lo) : 0;
     snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s", sr.probes,
@@ -266,7 +266,7 @@ static void seqs_of(const gm_bench *b, const uint64_t **v, size_t *n)
 
 /* Calls fn for every (workload, precision, seq, implementation, pattern). */
 static int each_search(gm_bench *b, gm_worker *worker,
-                       int (*fn)(gm_bench *, gm_worker *, const gm_runnable *, const gm_shape *, const char *,
+                       int (*fn)(gm_bench *, gm_worker *, const gm_workload *, const gm_shape *, const char *,
                                  gm_pattern_kind))
 {
     const uint64_t *seqs;
@@ -276,7 +276,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
         if (!(b->opts->workloads & (1u << w)))
             continue;
-        const gm_runnable *r = gm_workload_runnables[w];
+        const gm_workload *r = gm_workloads[w];
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             if (!(b->opts->precisions & (1u << p)))
                 continue;

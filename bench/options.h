@@ -67,9 +67,10 @@ typedef struct {
     double swap_pressure;
 } gm_bench_opts;
 
-/* Workloads `gpumem bench --suite workloads` can run, in bit order. */
+/* Workloads `gpumem bench --suite workloads` can run, in bit order: the
+ * names of GM_WORKLOAD_LIST (bench/workload.h, defined in bench/model.c). */
 extern const char *const gm_runnable_workloads[];
-#define GM_RUNNABLE_WORKLOAD_COUNT 4
+#define GM_RUNNABLE_WORKLOAD_COUNT GM_WORKLOAD_COUNT
 
 /* Defaults before any profile or option is applied. */
 void gm_opts_init(gm_bench_opts *o);

@@ -52,15 +52,13 @@ uint64_t gm_pattern_env_cached(const gm_pattern_env *e)
     return cached;
 }
 
-/* Device memory free now: under the cap, else as the driver says. */
+/* Device memory free now: under the cap, else as the driver says, else
+ * the advertised total less what is live. */
 static uint64_t free_now(gm_device *dev)
 {
-    uint64_t free_b = 0, total_b = 0;
-    if (gm_device_mem_info(dev, &free_b, &total_b) == GM_OK)
-        return free_b;
-    if (dev->mem_limit)
-        return dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
-    return dev->info.total_mem > dev->live_bytes ? dev->info.total_mem - dev->live_bytes : 0;
+    uint64_t free_b;
+    gm_device_free_memory(dev, GM_FREE_UNKNOWN_TOTAL_LIVE, &free_b);
+    return free_b;
 }
 
 static gm_cache *cache_of(gm_pattern_env *e, gm_pattern_kind kind)

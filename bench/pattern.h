@@ -66,7 +66,7 @@ void gm_pattern_env_release(gm_pattern_env *e);
 /* Device bytes the caches hold reserved but unused (free for a pattern). */
 uint64_t gm_pattern_env_cached(const gm_pattern_env *e);
 
-typedef struct {
+typedef struct gm_pattern {
     gm_pattern_env *env;
     gm_device *dev;
     gm_pattern_kind kind;

@@ -46,7 +46,7 @@ typedef struct {
 } gm_probe_result;
 
 typedef struct {
-    int workload;                 /* index into gm_workload_runnables */
+    int workload;                 /* index into gm_workloads */
     char impl[32];
     gm_pattern_kind pattern;
     gm_precision prec;

@@ -18,17 +18,15 @@ const uint64_t gm_latency_sizes[GM_LATENCY_SIZES] = {4096, 65536, MIB, 16 * MIB,
 
 static uint64_t free_under_cap(gm_device *dev)
 {
-    uint64_t free_b = 0, total_b = 0;
-    if (gm_device_mem_info(dev, &free_b, &total_b) == GM_OK)
-        return free_b;
-    uint64_t total = dev->mem_limit ? dev->mem_limit : dev->info.total_mem;
-    return total > dev->live_bytes ? total - dev->live_bytes : 0;
+    uint64_t free_b;
+    gm_device_free_memory(dev, GM_FREE_UNKNOWN_TOTAL_LIVE, &free_b);
+    return free_b;
 }
 
 static void failed(gm_device *dev, gm_status st, gm_probe_result *r)
 {
     r->outcome = st == GM_ERR_OOM ? GM_PROBE_OOM : GM_PROBE_FAILED;
-    r->failed_as = st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+    r->failed_as = gm_row_status_of(st);
     r->device_lost = st == GM_ERR_DEVICE_LOST;
     snprintf(r->note, sizeof r->note, "%s", dev->err.msg);
 }
@@ -129,26 +127,14 @@ void gm_probe_latency_local(gm_device *dev, const gm_bench_opts *o, gm_pattern_k
 {
     (void)o;
     memset(r, 0, sizeof *r);
-    gm_buffer *ballast = calloc(MAX_BALLAST, sizeof *ballast);
-    if (!ballast) {
+    gm_ballast ballast;
+    if (!gm_ballast_init(&ballast, MAX_BALLAST)) {
         failed(dev, gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory"), r);
         return;
     }
     /* Fill the device to the share first, in chunks. */
-    uint64_t target = (uint64_t)((double)free_under_cap(dev) * fill), held = 0;
-    int n = 0;
-    gm_status st = GM_OK;
-    while (held < target && n < MAX_BALLAST && st == GM_OK) {
-        uint64_t chunk = target - held < BALLAST_CHUNK ? target - held : BALLAST_CHUNK;
-        st = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)chunk, &ballast[n]);
-        if (st == GM_OK) {
-            held += chunk;
-            n++;
-        } else if (st == GM_ERR_OOM) {
-            st = GM_OK;              /* as full as it gets */
-            break;
-        }
-    }
+    uint64_t target = (uint64_t)((double)free_under_cap(dev) * fill);
+    gm_status st = gm_ballast_fill(dev, &ballast, target, BALLAST_CHUNK, 1);
     allocator a = {dev, kind, {0}, {0}, {0}};
     gm_cache_init(&a.cache, dev, GM_CACHE_POOL, 0);
     uint64_t room = free_under_cap(dev);
@@ -172,7 +158,5 @@ void gm_probe_latency_local(gm_device *dev, const gm_bench_opts *o, gm_pattern_k
     else
         r->outcome = r->n_stats ? GM_PROBE_FITS : GM_PROBE_OOM;
     gm_cache_release(&a.cache);
-    for (int i = 0; i < n; i++)
-        gm_device_free(dev, &ballast[i]);
-    free(ballast);
+    gm_ballast_release(dev, &ballast);
 }

@@ -13,7 +13,7 @@
 static void from_status(gm_device *dev, gm_status st, gm_probe_result *r)
 {
     r->outcome = st == GM_OK ? GM_PROBE_FITS : st == GM_ERR_OOM ? GM_PROBE_OOM : GM_PROBE_FAILED;
-    r->failed_as = st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
+    r->failed_as = gm_row_status_of(st);
     r->device_lost = st == GM_ERR_DEVICE_LOST;
     snprintf(r->note, sizeof r->note, "%s", st == GM_OK ? "" : dev->err.msg);
 }
@@ -69,7 +69,7 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
     s.prec = p->prec;
     s.seq = p->seq;
     s.batch = p->batch;
-    const gm_runnable *r = gm_workload_runnables[p->workload];
+    const gm_workload *r = gm_workloads[p->workload];
     if (r->adapt)
         r->adapt(&s, p->impl);
     gm_shape_complete(&s);
@@ -79,10 +79,10 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
 void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe_point *p, gm_probe_result *r)
 {
     memset(r, 0, sizeof *r);
-    const gm_runnable *run = gm_workload_runnables[p->workload];
+    const gm_workload *run = gm_workloads[p->workload];
     gm_shape s = gm_probe_shape(o, p);
     gm_tensor t[GM_MAX_TENSORS];
-    int nt = gm_workload_find(run->name)->tensors(&s, t);
+    int nt = run->tensors(&s, t);
     if (nt < 0) {       /* beyond 64-bit sizes: certainly does not fit */
         r->outcome = GM_PROBE_OOM;
         snprintf(r->note, sizeof r->note, "the shape's size overflows 64 bits");

@@ -77,7 +77,7 @@ static int access_list(const gm_bench *b, int *list)
     }
     /* GPUs want adjacent threads on adjacent elements; CPU cores want
      * each a contiguous range of their own. */
-    list[0] = b->dev->info.type == GM_DEV_CPU ? 1 : 0;
+    list[0] = gm_device_prefers_chunked(b->dev) ? 1 : 0;
     return 1;
 }
 
@@ -207,11 +207,6 @@ static gm_status read_back(stream_state *s, int k, size_t groups)
     return s->dev->backend->copy(s->dev, 0, &s->out, 0, src, 0, len, false);
 }
 
-static gm_row_status status_of(gm_status st)
-{
-    return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
-}
-
 static int emit_failure(stream_state *s, int k, gm_precision p, int access, gm_row_status status,
                         const char *note)
 {
@@ -260,7 +255,7 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
     } else if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
             s->b->device_lost = true;
-        rc = emit_failure(s, k, p, access, status_of(st), s->dev->err.msg);
+        rc = emit_failure(s, k, p, access, gm_row_status_of(st), s->dev->err.msg);
     } else if (wrong) {
         rc = emit_failure(s, k, p, access, GM_ROW_MISMATCH, note);
     } else {
@@ -330,7 +325,7 @@ static int run_size(stream_state *s, size_t bytes, const int *accesses, int n_ac
     if (st != GM_OK) {
         char note[300];
         snprintf(note, sizeof note, "%s arrays: %s", sz, s->dev->err.msg);
-        return fail_size(s, accesses, n_access, status_of(st), note);
+        return fail_size(s, accesses, n_access, gm_row_status_of(st), note);
     }
     int rc = 0;
     for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {
@@ -352,7 +347,7 @@ static int run_size(stream_state *s, size_t bytes, const int *accesses, int n_ac
                 if (gm_bench_resuming(s->b))
                     rc = 0;
                 else if (bst != GM_OK)
-                    rc = emit_failure(s, k, (gm_precision)p, accesses[a], status_of(bst), s->dev->err.msg);
+                    rc = emit_failure(s, k, (gm_precision)p, accesses[a], gm_row_status_of(bst), s->dev->err.msg);
                 else
                     rc = run_point(s, k, (gm_precision)p, accesses[a]);
                 snprintf(label, sizeof label, "stream %s %s %s %s", gm_stream_kernel_names[k],

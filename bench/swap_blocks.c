@@ -139,11 +139,11 @@ static int run_point(gm_bench *b, size_t block, size_t n)
     }
     swapper s = {dev, block, n, {0}, {0}, {0}, calloc(n, sizeof(size_t)), calloc(n, sizeof(size_t)),
                  calloc(n, sizeof(uint64_t))};
-    gm_buffer *ballast = calloc(MAX_BALLAST, sizeof *ballast);
-    int n_ballast = 0;
+    gm_ballast ballast;
+    bool have_ballast = gm_ballast_init(&ballast, MAX_BALLAST);
     unsigned reps = gm_swap_reps(b);
     double *out_ms = calloc(reps, sizeof *out_ms), *in_ms = calloc(reps, sizeof *in_ms);
-    gm_status rc = s.out_ids && s.in_ids && s.sums && ballast && out_ms && in_ms
+    gm_status rc = s.out_ids && s.in_ids && s.sums && have_ballast && out_ms && in_ms
                        ? GM_OK
                        : gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     if (rc == GM_OK)
@@ -154,17 +154,10 @@ static int run_point(gm_bench *b, size_t block, size_t n)
         rc = gm_device_alloc(dev, GM_MEM_HOST, block, &s.staging);
     /* Memory pressure: other allocations take a share of what is left. */
     if (rc == GM_OK) {
-        uint64_t free_b = 0, total_b = 0;
-        if (gm_device_mem_info(dev, &free_b, &total_b) != GM_OK)
-            free_b = dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
-        uint64_t target = (uint64_t)((double)free_b * b->opts->swap_pressure), held = 0;
-        while (held < target && n_ballast < MAX_BALLAST) {
-            uint64_t chunk = target - held < BALLAST_CHUNK ? target - held : BALLAST_CHUNK;
-            if (gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)chunk, &ballast[n_ballast]) != GM_OK)
-                break;
-            held += chunk;
-            n_ballast++;
-        }
+        uint64_t free_b;
+        gm_device_free_memory(dev, GM_FREE_UNKNOWN_ZERO, &free_b);
+        uint64_t target = (uint64_t)((double)free_b * b->opts->swap_pressure);
+        gm_ballast_fill(dev, &ballast, target, BALLAST_CHUNK, 1);   /* as much as the device gives */
     }
     bool ok = true;
     char note[200] = "";
@@ -188,7 +181,7 @@ static int run_point(gm_bench *b, size_t block, size_t n)
         if (rc == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
         row.variant = "swap-out";
-        out = gm_swap_emit_status(b, row, gm_swap_status_of(rc), dev->err.msg);
+        out = gm_swap_emit_status(b, row, gm_row_status_of(rc), dev->err.msg);
     } else if (!ok) {
         row.variant = "swap-in";
         out = gm_swap_emit_status(b, row, GM_ROW_MISMATCH, note);
@@ -199,12 +192,10 @@ static int run_point(gm_bench *b, size_t block, size_t n)
         if (out == 0)
             out = gm_swap_emit_latency(b, row, in_ms, reps, (double)(n * block), (unsigned)n);
     }
-    for (int i = 0; i < n_ballast; i++)
-        gm_device_free(dev, &ballast[i]);
+    gm_ballast_release(dev, &ballast);
     gm_device_free(dev, &s.pool);
     gm_device_free(dev, &s.swap_space);
     gm_device_free(dev, &s.staging);
-    free(ballast);
     free(s.out_ids);
     free(s.in_ids);
     free(s.sums);

@@ -48,20 +48,11 @@ uint64_t gm_swap_checksum(const unsigned char *p, size_t n)
     return h;
 }
 
-gm_row_status gm_swap_status_of(gm_status st)
-{
-    return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
-}
-
 bool gm_swap_fits(gm_bench *b, uint64_t device_bytes, uint64_t host_bytes, char *note, size_t len)
 {
     gm_device *dev = b->dev;
-    uint64_t free_b = 0, total_b = 0;
-    bool known = gm_device_mem_info(dev, &free_b, &total_b) == GM_OK;
-    if (!known && dev->mem_limit) {
-        free_b = dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
-        known = true;
-    }
+    uint64_t free_b;
+    bool known = gm_device_free_memory(dev, GM_FREE_UNKNOWN_ZERO, &free_b);
     bool cpu = dev->info.type == GM_DEV_CPU;
     uint64_t need = cpu ? device_bytes + host_bytes : device_bytes;
     char a[32], f[32], h[32];

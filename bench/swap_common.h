@@ -34,7 +34,6 @@ int gm_swap_emit_latency(gm_bench *b, gm_row row, const double *ms, size_t n, do
 /* Writes a row with no value: status and note, under metric latency_p50. */
 int gm_swap_emit_status(gm_bench *b, gm_row row, gm_row_status status, const char *note);
 
-gm_row_status gm_swap_status_of(gm_status st);
 
 /* Whether a point that needs `device_bytes` of device memory and
  * `host_bytes` of host memory may be attempted, checked before anything

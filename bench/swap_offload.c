@@ -43,7 +43,7 @@ static gm_shape shape_of(const gm_bench *b, bool offload)
 static gm_status measure(gm_bench *b, const gm_shape *s, double *ms, double *copy_ms, bool *ok, char *note,
                          size_t len)
 {
-    const gm_runnable *r = &gm_runnable_block;
+    const gm_workload *r = &gm_workload_block;
     gm_tensor t[GM_MAX_TENSORS];
     int nt = gm_workload_find("block")->tensors(s, t);
     gm_pattern_env env;
@@ -129,7 +129,7 @@ int gm_swap_offload_run(gm_bench *b)
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
         row.variant = "offloaded";
-        rc = gm_swap_emit_status(b, row, gm_swap_status_of(st), b->dev->err.msg);
+        rc = gm_swap_emit_status(b, row, gm_row_status_of(st), b->dev->err.msg);
     } else if (!ok) {
         row.variant = "offloaded";
         rc = gm_swap_emit_status(b, row, GM_ROW_MISMATCH, note);

@@ -180,7 +180,7 @@ static int run_point(gm_bench *b, int path, size_t bytes, int direction)
     if (rc != GM_OK) {
         if (rc == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
-        out = gm_swap_emit_status(b, row, gm_swap_status_of(rc), b->dev->err.msg);
+        out = gm_swap_emit_status(b, row, gm_row_status_of(rc), b->dev->err.msg);
     } else if (!ms) {
         out = gm_swap_emit_status(b, row, GM_ROW_ERROR, "out of host memory");
     } else if (!ok) {

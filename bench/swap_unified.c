@@ -199,7 +199,7 @@ static int run_point(gm_bench *b, uint64_t bytes)
     if (rc != GM_OK || !ms[0] || !ms[1] || !ms[2] || !ms[3]) {
         if (rc == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
-        out = gm_swap_emit_status(b, base_row(bytes, "fault"), rc == GM_OK ? GM_ROW_ERROR : gm_swap_status_of(rc),
+        out = gm_swap_emit_status(b, base_row(bytes, "fault"), rc == GM_OK ? GM_ROW_ERROR : gm_row_status_of(rc),
                                   rc == GM_OK ? "out of host memory" : b->dev->err.msg);
     } else if (!ok) {
         out = gm_swap_emit_status(b, base_row(bytes, "evict"), GM_ROW_MISMATCH, note);
@@ -254,7 +254,7 @@ static int oversubscribe(gm_bench *b)
         if (rc == GM_OK)
             ok = host_check(&u, false);
         if (rc != GM_OK)
-            out = gm_swap_emit_status(b, row, gm_swap_status_of(rc), b->dev->err.msg);
+            out = gm_swap_emit_status(b, row, gm_row_status_of(rc), b->dev->err.msg);
         else if (!ok)
             out = gm_swap_emit_status(b, row, GM_ROW_MISMATCH, "oversubscribed managed pages changed");
         else

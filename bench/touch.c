@@ -5,7 +5,7 @@
 gm_status gm_touch_open(gm_touch *t, gm_device *dev)
 {
     t->dev = dev;
-    t->chunked = dev->info.type == GM_DEV_CPU;
+    t->chunked = gm_device_prefers_chunked(dev);
     t->prog = NULL;
     t->kernel = NULL;
     char variant[32];

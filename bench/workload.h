@@ -1,12 +1,13 @@
 /*
- * ML workloads and their memory model. A workload declares the tensors it
- * holds as a function of its shape (name, role, bytes): that list is the
- * memory model `gpumem plan` prints and the sweeps compare with what the
+ * ML workloads: one descriptor each (gm_workload), and their memory model.
+ * A workload declares the tensors it holds as a function of its shape
+ * (name, role, bytes): that list is the memory model `gpumem plan` prints and the sweeps compare with what the
  * device really held.
  */
 #ifndef GM_WORKLOAD_H
 #define GM_WORKLOAD_H
 
+#include "device/device.h"
 #include "lib/precision.h"
 
 #include <stdbool.h>
@@ -48,17 +49,83 @@ typedef struct {
 void gm_shape_complete(gm_shape *s);
 
 #define GM_MAX_TENSORS 32
+#define GM_MAX_IMPLS 4
 
-typedef struct {
-    const char *name;
+struct gm_pattern;
+
+/*
+ * One workload: its name, its memory model, and how to run and verify one
+ * iteration on a device. Each is defined in its own file, bench/NAME.c, as
+ * `const gm_workload gm_workload_NAME`, with its kernel in kernels/NAME.cl,
+ * and listed once in GM_WORKLOAD_LIST.
+ */
+typedef struct gm_workload {
+    const char *name;               /* as in gm_runnable_workloads */
     const char *summary;
+    /* Does the memory model use heads and head_dim (so --hidden must be a
+     * multiple of --heads)? */
+    bool uses_heads;
     /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
      * Returns the count, or -1 if a size overflows 64 bits. */
     int (*tensors)(const gm_shape *s, gm_tensor *out);
+    /* The implementations to run on dev in precision p (our kernel chosen
+     * for the device type, then the vendor BLAS where it applies). */
+    int (*impls)(const gm_device *dev, gm_precision p, const char **out);
+    /* Sets what the implementation changes in the shape's memory model
+     * (attention: naive holds the score matrix). May be NULL. */
+    void (*adapt)(gm_shape *s, const char *impl);
+    /* Takes the device tensors of the memory model from the pattern (in the
+     * model's order), fills the inputs and builds the kernels. On failure
+     * returns the status with dev->err set; *state is then NULL. */
+    gm_status (*setup)(gm_device *dev, struct gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
+    /* Enqueues one iteration on queue 0 (the suite times it). */
+    gm_status (*enqueue)(void *state);
+    /* Test-only fault: overwrites one output value on the device. */
+    gm_status (*corrupt)(void *state);
+    /* Reads the output back and checks it against the CPU reference (every
+     * element for small outputs, a seeded sample for large). */
+    gm_status (*verify)(void *state, unsigned rep, bool *correct, char *note, size_t note_len);
+    /* Reads the output tensor back as n floats (after an iteration), so
+     * that tests can compare implementations. May be NULL. */
+    gm_status (*output)(void *state, float *dst, size_t n);
+    /* Work done by one iteration. */
+    void (*work)(const gm_shape *s, double *flops, double *bytes, double *tokens);
+    void (*teardown)(void *state);
 } gm_workload;
 
-extern const gm_workload *const gm_workloads[];   /* NULL-terminated */
+/*
+ * THE list of workloads, one X(NAME) each, in the bit order of --workload.
+ * Adding a workload: bench/NAME.c (its descriptor), kernels/NAME.cl, and
+ * one entry here. Everything else (names, count, lookup) derives from it.
+ */
+#define GM_WORKLOAD_LIST(X) X(linear) X(attention) X(block) X(kvcache)
+
+#define GM_WORKLOAD_DECLARE_(n) extern const gm_workload gm_workload_##n;
+GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
+#undef GM_WORKLOAD_DECLARE_
+
+#define GM_WORKLOAD_COUNT_ONE_(n) +1
+/* How many workloads there are (a constant expression). */
+#define GM_WORKLOAD_COUNT (0 GM_WORKLOAD_LIST(GM_WORKLOAD_COUNT_ONE_))
+
+/* Every workload in list order, then NULL. */
+extern const gm_workload *const gm_workloads[];
+/* The workload named name, or NULL. */
 const gm_workload *gm_workload_find(const char *name);
+
+/* Builds a tensor list for a tensors hook, refusing sizes that wrap:
+ * gm_tensor_list_add appends one (at most GM_MAX_TENSORS), gm_tensor_mul
+ * multiplies element counts, gm_tensor_list_finish returns the count or -1
+ * if anything overflowed. */
+typedef struct {
+    gm_tensor *t;
+    int n;
+    bool overflow;
+} gm_tensor_list;
+
+uint64_t gm_tensor_mul(gm_tensor_list *l, uint64_t a, uint64_t b);
+void gm_tensor_list_add(gm_tensor_list *l, const char *name, gm_tensor_role role, uint64_t elems, uint64_t elem_size);
+int gm_tensor_list_finish(const gm_tensor_list *l);
 
 /* Sum of bytes over n tensors (UINT64_MAX on overflow). */
 uint64_t gm_tensors_total(const gm_tensor *t, int n);

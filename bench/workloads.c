@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* In the order of gm_runnable_workloads (src/options.c). */
-const gm_runnable *const gm_workload_runnables[GM_RUNNABLE_WORKLOAD_COUNT] = {
-    &gm_runnable_linear, &gm_runnable_attention, &gm_runnable_block, &gm_runnable_kvcache};
-#define runnables gm_workload_runnables
+#define runnables gm_workloads
 
 static const uint64_t default_batches[] = {1, 4, 16};
 static const uint64_t default_seqs[] = {128, 512};
@@ -61,7 +58,7 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
             s.seq = seq;
             gm_shape_complete(&s);
             gm_tensor t[GM_MAX_TENSORS];
-            int nt = gm_workload_find(runnables[w]->name)->tensors(&s, t);
+            int nt = runnables[w]->tensors(&s, t);
             if (nt < 0 || gm_tensors_total(t, nt) == UINT64_MAX) {
                 snprintf(err, err_len, "workload %s at batch %llu, seq %llu, hidden %llu (%s) needs more than "
                          "2^64 bytes: refused", runnables[w]->name, (unsigned long long)batch,
@@ -93,7 +90,7 @@ static int workloads_count(gm_bench *b)
 typedef struct {
     gm_bench *b;
     gm_pattern_env *env;
-    const gm_runnable *r;
+    const gm_workload *r;
     gm_shape *s;                  /* with --on-oom shrink, the batch may drop */
     const char *impl;
     gm_pattern_kind pattern;
@@ -166,16 +163,11 @@ static int emit_measurements(const point *pt, const double *ms, size_t reps)
     return rc;
 }
 
-static gm_row_status status_of(gm_status st)
-{
-    return st == GM_ERR_OOM ? GM_ROW_OOM : st == GM_ERR_UNSUPPORTED ? GM_ROW_UNSUPPORTED : GM_ROW_ERROR;
-}
-
 /* Bytes of the model at the point's shape (0 if it overflows), and what
  * its pattern asks of the device (the arena rounds each tensor up). */
 static int model_of(point *pt, gm_tensor *t, uint64_t *needed)
 {
-    int nt = gm_workload_find(pt->r->name)->tensors(pt->s, t);
+    int nt = pt->r->tensors(pt->s, t);
     if (nt < 0)
         return -1;
     pt->model_bytes = gm_tensors_total(t, nt);
@@ -243,9 +235,8 @@ static int run_point(point *pt)
     uint64_t needed;
     if (model_of(pt, t, &needed) < 0)
         return emit_status(pt, GM_ROW_SKIPPED, "the shape's size overflows 64 bits");
-    uint64_t free_b = 0, total_b = 0;
-    if (gm_device_mem_info(dev, &free_b, &total_b) != GM_OK)
-        free_b = dev->mem_limit ? dev->mem_limit - dev->live_bytes : dev->info.total_mem;
+    uint64_t free_b;
+    gm_device_free_memory(dev, GM_FREE_UNKNOWN_TOTAL, &free_b);
     free_b += gm_pattern_env_cached(pt->env);
     /* With --on-oom shrink the point is tried as a training loop would;
      * managed memory past free memory is tried only when allowed. */
@@ -264,7 +255,7 @@ static int run_point(point *pt)
     if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
-        return emit_status(pt, st == GM_ERR_INVALID ? GM_ROW_ERROR : status_of(st), note);
+        return emit_status(pt, st == GM_ERR_INVALID ? GM_ROW_ERROR : gm_row_status_of(st), note);
     }
     const gm_bench_opts *o = b->opts;
     double *ms = calloc(o->reps, sizeof *ms);
@@ -286,7 +277,7 @@ static int run_point(point *pt)
     else if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
             b->device_lost = true;
-        rc = emit_status(pt, status_of(st), dev->err.msg);
+        rc = emit_status(pt, gm_row_status_of(st), dev->err.msg);
     } else if (!correct)
         rc = emit_status(pt, GM_ROW_MISMATCH, note);
     else
@@ -306,7 +297,7 @@ static int workloads_run(gm_bench *b)
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT && rc == 0; w++) {
         if (!(b->opts->workloads & (1u << w)))
             continue;
-        const gm_runnable *r = runnables[w];
+        const gm_workload *r = runnables[w];
         for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {
             if (!(b->opts->precisions & (1u << p)))
                 continue;

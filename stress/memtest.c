@@ -140,7 +140,7 @@ static gm_status build(tester *t)
 static int memtest(gm_stress *s, gm_stress_result *r)
 {
     gm_device *dev = s->dev;
-    tester t = {.s = s, .chunked = dev->info.type == GM_DEV_CPU};
+    tester t = {.s = s, .chunked = gm_device_prefers_chunked(dev)};
     gm_buffer *chunks = calloc(MAX_CHUNKS, sizeof *chunks);
     gm_status rc = chunks ? build(&t) : gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     const char *source = "";

@@ -74,7 +74,7 @@ static gm_status set_up(soaker *k, uint64_t target)
     gm_program *prog = NULL;
     gm_kernel *fill = NULL;
     char variant[32];
-    bool chunked = dev->info.type == GM_DEV_CPU;
+    bool chunked = gm_device_prefers_chunked(dev);
     gm_status rc = dev->backend->program_build(dev, "memtest", gm_kernel_variant(GM_FP32, chunked, variant,
                                                                                  sizeof variant),
                                                NULL, &prog);

@@ -80,17 +80,10 @@ uint64_t gm_stress_free_memory(gm_device *dev, const char **source)
 {
     uint64_t drv = 0;
     bool known = gm_driver_free_memory(dev, &drv);
-    if (dev->mem_limit) {
-        uint64_t cap = dev->mem_limit > dev->live_bytes ? dev->mem_limit - dev->live_bytes : 0;
-        *source = known && drv < cap ? "driver" : "cap";
-        return known && drv < cap ? drv : cap;
-    }
-    if (known) {
-        *source = "driver";
-        return drv;
-    }
-    *source = "device total";
-    return dev->info.total_mem > dev->live_bytes ? dev->info.total_mem - dev->live_bytes : 0;
+    gm_free_source src;
+    uint64_t free_b = gm_free_under_cap(dev, known, drv, GM_FREE_UNKNOWN_TOTAL_LIVE, &src);
+    *source = src == GM_FREE_FROM_DRIVER ? "driver" : src == GM_FREE_FROM_CAP ? "cap" : "device total";
+    return free_b;
 }
 
 void gm_stress_mem_now(gm_device *dev, gm_stress_mem *m)

@@ -25,10 +25,12 @@ static int swap_integrity(gm_stress *s, gm_stress_result *r)
 {
     gm_device *dev = s->dev;
     const gm_backend *be = dev->backend;
-    gm_buffer *ballast = calloc(MAX_BALLAST, sizeof *ballast), out_h = {0}, back_h = {0}, on_dev = {0};
+    gm_buffer out_h = {0}, back_h = {0}, on_dev = {0};
+    gm_ballast ballast;
+    bool have_ballast = gm_ballast_init(&ballast, MAX_BALLAST);
     gm_touch t = {0};
     gm_stress_words w = {0};
-    gm_status rc = ballast ? gm_touch_open(&t, dev) : gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    gm_status rc = have_ballast ? gm_touch_open(&t, dev) : gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     if (rc == GM_OK)
         rc = gm_stress_words_init(s, &w, 4 * MIB, 11);
     if (rc == GM_OK)
@@ -38,15 +40,9 @@ static int swap_integrity(gm_stress *s, gm_stress_result *r)
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_DEVICE, 16 * MIB, &on_dev);
     const char *source = "";
-    uint64_t free_b = gm_stress_free_memory(dev, &source), pressure = (uint64_t)((double)free_b * s->fill), held = 0;
-    int n_ballast = 0;
-    while (rc == GM_OK && held + 4096 <= pressure && n_ballast < MAX_BALLAST) {
-        uint64_t size = (pressure - held < 64 * MIB ? pressure - held : 64 * MIB) / 4096 * 4096;
-        if (gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)size, &ballast[n_ballast]) != GM_OK)
-            break;                       /* as much as the device gives */
-        held += size;
-        n_ballast++;
-    }
+    uint64_t free_b = gm_stress_free_memory(dev, &source), pressure = (uint64_t)((double)free_b * s->fill);
+    if (rc == GM_OK)
+        gm_ballast_fill(dev, &ballast, pressure, 64 * MIB, 4096);   /* as much as the device gives */
     int bad = 0, trips = 0;
     for (size_t i = 0; i < 3 && rc == GM_OK; i++)
         for (int round = 0; round < ROUNDS && rc == GM_OK; round++) {
@@ -78,12 +74,10 @@ static int swap_integrity(gm_stress *s, gm_stress_result *r)
     r->ok = rc == GM_OK && bad == 0 && kernel_ok;
     gm_stress_diag(r, "round_trips", "%d", trips);
     gm_stress_diag(r, "corrupt_payloads", "%d", bad);
-    gm_stress_diag(r, "pressure_bytes", "%llu held of %llu free (%s)", (unsigned long long)held,
+    gm_stress_diag(r, "pressure_bytes", "%llu held of %llu free (%s)", (unsigned long long)ballast.held,
                    (unsigned long long)free_b, source);
     int out = gm_stress_row(s, "swap-integrity", "corrupt_payloads", "count", bad, 0);
-    for (int i = 0; i < n_ballast; i++)
-        gm_device_free(dev, &ballast[i]);
-    free(ballast);
+    gm_ballast_release(dev, &ballast);
     gm_device_free(dev, &out_h);
     gm_device_free(dev, &back_h);
     gm_device_free(dev, &on_dev);

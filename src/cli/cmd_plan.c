@@ -85,7 +85,7 @@ int gm_cmd_plan(int argc, char **argv)
         fprintf(stderr, "gpumem plan: %s\n", args.model_err);
         return GM_EXIT_USAGE;
     }
-    bool uses_heads = strcmp(w->name, "linear") != 0;
+    bool uses_heads = w->uses_heads;
     if (uses_heads && s.hidden && s.heads && s.hidden % s.heads) {
         fprintf(stderr, "gpumem plan: --hidden %llu is not a multiple of --heads %llu\n",
                 (unsigned long long)s.hidden, (unsigned long long)s.heads);

@@ -16,7 +16,6 @@ const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
     "read", "write", "copy", "scale", "add", "triad", "dot",
 };
 
-const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {"linear", "attention", "block", "kvcache"};
 
 void gm_opts_init(gm_bench_opts *o)
 {

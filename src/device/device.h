@@ -10,6 +10,7 @@
 #define GM_DEVICE_H
 
 #include "backend/handle.h"
+#include "device/policy.h"
 
 /* Opens device `index` of `backend`. On failure dev->err says why.
  * dev->backend may be passed to open a closed device again: the shim's

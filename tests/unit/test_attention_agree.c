@@ -19,7 +19,7 @@
 /* Runs one implementation at shape s and returns its output (n floats). */
 static float *run(gm_shape s, const char *impl, size_t n)
 {
-    const gm_runnable *r = &gm_runnable_attention;
+    const gm_workload *r = &gm_workload_attention;
     r->adapt(&s, impl);
     gm_shape_complete(&s);
     gm_tensor t[GM_MAX_TENSORS];
