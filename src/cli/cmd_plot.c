@@ -24,7 +24,7 @@
 
 /* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
  * when the run has no trace (or held nothing), -1 with err. */
-static int render_memory(const char *run, const char *dir, char *err, size_t len)
+static int render_memory(const char *run, const char *dir, const gm_report_meta *meta, char *err, size_t len)
 {
     char csv[4200], dat[4400];
     snprintf(csv, sizeof csv, "%s/memory.csv", run);
@@ -37,6 +37,8 @@ static int render_memory(const char *run, const char *dir, char *err, size_t len
         return 0;
     gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
     snprintf(set.panels[0], sizeof set.panels[0], "all");
+    if (meta->mem_limit)          /* the cap, drawn across the plot */
+        snprintf(set.vars, sizeof set.vars, "cap=%llu;", (unsigned long long)meta->mem_limit);
     if (gm_plot_render(&set, dir, err, len) != 0)
         return -1;
     printf("%s/memory.png %s/memory.svg\n", dir, dir);
@@ -64,6 +66,8 @@ static int plot_run(const char *run, const char *out)
     }
     int made = 0, rc = GM_EXIT_OK;
     const char *rendered[GM_PLOT_KINDS + 1];
+    gm_report_meta meta;          /* the cache and the cap, marked on the plots where known */
+    gm_report_meta_read(run, &meta);
     for (int k = 0; k < GM_PLOT_KINDS && rc == GM_EXIT_OK; k++) {
         gm_plot_set set;
         if (gm_plot_select(&data, k, &set) != 0 || set.n_points == 0) {
@@ -72,6 +76,8 @@ static int plot_run(const char *run, const char *out)
         }
         char base[4300];
         snprintf(base, sizeof base, "%s/%s", dir, set.kind);
+        if (!strcmp(set.kind, "bandwidth") && meta.llc)
+            snprintf(set.vars, sizeof set.vars, "llc=%llu;", (unsigned long long)meta.llc);
         if (gm_plot_write(&set, base, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
         } else if (gm_plot_render(&set, dir, err, sizeof err) != 0) {
@@ -82,7 +88,7 @@ static int plot_run(const char *run, const char *out)
         }
         gm_plot_set_free(&set);
     }
-    if (rc == GM_EXIT_OK && render_memory(run, dir, err, sizeof err) > 0)
+    if (rc == GM_EXIT_OK && render_memory(run, dir, &meta, err, sizeof err) > 0)
         rendered[made++] = "memory";
     else if (err[0])
         rc = GM_EXIT_USAGE;

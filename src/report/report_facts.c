@@ -44,6 +44,7 @@ void gm_report_facts(const char *run, gm_report *r)
     fact(r, "runtime", "%s", gm_json_get(&m, "device.runtime_version"));
     size_fact(r, "memory", gm_json_get(&m, "device.total_mem_bytes"));
     size_fact(r, "largest allocation the driver allows", gm_json_get(&m, "device.max_alloc_bytes"));
+    size_fact(r, "last-level cache", gm_json_get(&m, "device.llc_bytes"));
     size_fact(r, "run's memory cap", gm_json_get(&m, "device.mem_limit_bytes"));
     size_fact(r, "peak memory the run held", gm_json_get(&m, "device.peak_allocated_bytes"));
     fact(r, "compute units", "%s", gm_json_get(&m, "device.compute_units"));
@@ -52,6 +53,9 @@ void gm_report_facts(const char *run, gm_report *r)
         fact(r, "clock", "%s MHz", clock);
     if (mem_clock && strcmp(mem_clock, "0") != 0)
         fact(r, "memory clock", "%s MHz", mem_clock);
+    const char *bus = gm_json_get(&m, "device.mem_bus_bits");
+    if (bus && strcmp(bus, "0") != 0)
+        fact(r, "memory bus", "%s bits", bus);
     fact(r, "managed memory", "%s", gm_json_get(&m, "device.managed_memory"));
     fact(r, "host", "%s", gm_json_get(&m, "host.hostname"));
     fact(r, "host CPU", "%s", gm_json_get(&m, "host.cpu"));
@@ -61,6 +65,29 @@ void gm_report_facts(const char *run, gm_report *r)
     fact(r, "ended", "%s", gm_json_get(&m, "end_time"));
     fact(r, "run status", "%s", gm_json_get(&m, "status"));
     gm_json_doc_free(&m);
+}
+
+int gm_report_meta_read(const char *run, gm_report_meta *out)
+{
+    char path[4200], err[400];
+    memset(out, 0, sizeof *out);
+    snprintf(path, sizeof path, "%s/meta.json", run);
+    gm_json_doc m;
+    if (gm_json_load(path, &m, err, sizeof err) != 0)
+        return -1;
+    const char *v;
+    if ((v = gm_json_get(&m, "device.total_mem_bytes")))
+        out->total_mem = strtoull(v, NULL, 10);
+    if ((v = gm_json_get(&m, "device.mem_limit_bytes")))
+        out->mem_limit = strtoull(v, NULL, 10);
+    if ((v = gm_json_get(&m, "device.llc_bytes")))
+        out->llc = strtoull(v, NULL, 10);
+    if ((v = gm_json_get(&m, "device.mem_clock_mhz")))
+        out->mem_clock_mhz = atoi(v);
+    if ((v = gm_json_get(&m, "device.mem_bus_bits")))
+        out->mem_bus_bits = atoi(v);
+    gm_json_doc_free(&m);
+    return 0;
 }
 
 /* One headline row per stress check in the TAP stream at path: "ok" or
