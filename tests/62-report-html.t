@@ -6,7 +6,7 @@
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 24
+plan 25
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -71,6 +71,8 @@ is "$RC" 0 "a two-device run: plot exit status 0"
 like "$(cat "$multi/report.md")" \
     "^\| cache bandwidth \(stream, arrays below the last-level cache\) \| [0-9.]+ GB/s [^|]+ \| [0-9.]+ GB/s [^|]+ \|$" \
     "its report.md has a column per device"
+like "$(cat "$multi/report.md")" "^\| How fast is it\? \| device memory not measured [^|]+; cache [0-9.]+ GB/s \| device memory not measured [^|]+; cache [0-9.]+ GB/s \|$" \
+    "and opens with the answers, a column per device"
 like "$(cat "$multi/report.md")" "^\| identity \| (opencl:[0-9a-f]+:0) \| (opencl:[0-9a-f]+:1) \|$" \
     "each column names its device's identity"
 
