@@ -6,7 +6,7 @@
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 25
+plan 26
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -25,6 +25,8 @@ like "$(tail -n +2 "$run/memory.csv" | cut -d, -f2 | sort -u | tr '\n' ' ')" "^m
 run_gpumem plot "$run"
 is "$RC" 0 "plot: exit status 0"
 is "$(head -c 4 "$run/plots/memory.png" | od -An -c | tr -d ' ')" "211PNG" "the memory-over-time plot is drawn"
+[ "$(grep -c ">run's cap 32MiB<" "$run/plots/memory.svg")" -ge 1 ]
+ok $? "with the run's cap drawn and named in the key"
 
 md=$(cat "$run/report.md")
 like "$md" "^\| memory \| [0-9.]+[KMGT]?i?B \|$" "report.md: the device's facts from meta.json"

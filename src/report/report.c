@@ -54,6 +54,11 @@ static uint64_t oom_cap(const gm_plot_data *d, char **single)
 /* Usable memory: the largest total and single allocation, as bytes and as
  * a share of what bounded them (the suite's cap, else the memory the device
  * advertises). Sets the memory answer. */
+uint64_t gm_report_oom_cap(const gm_plot_data *d)
+{
+    return oom_cap(d, first(d, "oom", "largest_alloc", "alloc"));
+}
+
 static void memory_rows(gm_report *rep, const gm_plot_data *d, const gm_report_meta *meta)
 {
     char **total = first(d, "oom", "largest_total", "alloc"), **single = first(d, "oom", "largest_alloc", "alloc");

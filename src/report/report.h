@@ -34,6 +34,10 @@ typedef struct {
     char label[200], value[200];
 } gm_report_row;
 
+/* The cap the oom suite of d ran under (from its largest_alloc row's
+ * note), or 0 when uncapped or not said. src/report.c. */
+uint64_t gm_report_oom_cap(const gm_plot_data *d);
+
 /* What both renderings show. */
 /* The three answers the report opens with: how much memory is usable, how
  * fast it is, where the models stop fitting ("" where the run did not
