@@ -6,7 +6,7 @@
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 26
+plan 27
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -60,8 +60,16 @@ if [ "${llc:-0}" -gt 0 ] && [ "$llc" -le $((64 * 1048576)) ]; then
         "and quote the row of that size in results.csv ($gbs GB/s)"
     like "$(cat "$big/report.md")" "^\| cache bandwidth \(stream, arrays below the last-level cache\) \| [0-9.]+ GB/s \(copy fp32, [0-9]+MiB arrays\) \|$" \
         "cache bandwidth on a line of its own"
+    # Where meta.json has the memory clock and bus width (CUDA), the share
+    # of the modelled peak (H100 SXM's: 2 x 2619 MHz x 5120 bits / 8).
+    cp -r "$big" "$TEST_TMP/peak" && rm -f "$TEST_TMP/peak/report.md"
+    perl -pi -e 's/"mem_clock_mhz": *0/"mem_clock_mhz": 2619/; s/"mem_bus_bits": *0/"mem_bus_bits": 5120/' "$TEST_TMP/peak/meta.json"
+    run_gpumem plot "$TEST_TMP/peak"
+    like "$(cat "$TEST_TMP/peak/report.md")" \
+        "^\| device-memory bandwidth [^|]+ \| [0-9.]+ GB/s \([^)]*\); [0-9]+% of the modelled peak 3352 GB/s \(2 x 2619 MHz x 5120 bits / 8\) \|$" \
+        "with the memory clock and bus width, a share of the modelled peak"
 else
-    for i in 1 2 3 4; do skip "last-level cache of ${llc:-unknown} bytes: arrays of 4x it are too large for this test"; done
+    for i in 1 2 3 4 5; do skip "last-level cache of ${llc:-unknown} bytes: arrays of 4x it are too large for this test"; done
 fi
 
 # A run of two devices (two PoCL CPU devices): one report, a column each.
