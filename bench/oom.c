@@ -98,10 +98,11 @@ static int largest_alloc(gm_bench *b, gm_worker *w)
                 rc = emit_lost_probe(b, row, &r);
         }
     }
-    char note[256], a[32], m[32];
-    snprintf(note, sizeof note, "%d probes in %.2f s; advertised total %s, largest allocation %s%s", probes,
+    char note[256], a[32], m[32], c[32];
+    snprintf(note, sizeof note, "%d probes in %.2f s; advertised total %s, largest allocation %s%s%s%s", probes,
              gm_now() - t0, gm_format_size(dev->info.total_mem, a, sizeof a),
-             gm_format_size(dev->info.max_alloc, m, sizeof m), dev->mem_limit ? ", under the cap" : "");
+             gm_format_size(dev->info.max_alloc, m, sizeof m), dev->mem_limit ? ", under the " : "",
+             dev->mem_limit ? gm_format_size(dev->mem_limit, c, sizeof c) : "", dev->mem_limit ? " cap" : "");
     return rc ? rc : emit_value(b, "alloc", "largest_alloc", "bytes", (double)(lo * MIB), lo * MIB, note);
 }
 

@@ -43,7 +43,8 @@ typedef struct {
 
 /* Sizes to sweep when none are given: from 4MiB to 8x the last-level
  * cache (at least 256MiB), with three arrays fitting in a quarter of the
- * device's memory (or the cap). */
+ * device's memory (or the cap). The largest reaches 4x the cache wherever
+ * those bounds allow it (the report's device-memory bandwidth needs it). */
 static int default_sizes(const gm_device *dev, uint64_t **out, size_t *n)
 {
     uint64_t top = dev->info.llc_bytes ? dev->info.llc_bytes * 8 : 256u << 20;
@@ -60,6 +61,9 @@ static int default_sizes(const gm_device *dev, uint64_t **out, size_t *n)
         return -1;
     for (uint64_t s = 4u << 20; s <= top && count < 16; s *= 4)
         v[count++] = s;
+    uint64_t device_memory = dev->info.llc_bytes * 4;
+    if (count && v[count - 1] < device_memory && top >= device_memory)
+        v[count++] = top;
     if (count == 0)
         v[count++] = 1u << 20;
     *out = v;

@@ -4,6 +4,7 @@
 load plotdir."/style.gp"
 title_text = "Largest batch that fits"
 set xlabel "sequence length"
-set ylabel "largest batch"
+set ylabel "largest batch (solid: measured, dashed: modelled)"
+set offsets graph 0.04, graph 0.04, 0, 0
 set logscale xy 2
 load plotdir."/panels.gp"

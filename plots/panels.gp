@@ -5,12 +5,12 @@
 # ("x low high": the p50 to p99 spread, filled). Each block's first line is
 # its title. Kind scripts set the
 # axes first, then `load plotdir."/panels.gp"`.
-if (npanels > 1) { set multiplot layout 1, npanels }
+if (npanels > 1) { set multiplot layout prows, pcols }
 do for [p = 1:npanels] {
     panel = word(panels, p)
     solid = sprintf("%s.%s.dat", base, panel)
     dashed = sprintf("%s.%s.dashed.dat", base, panel)
-    if (npanels > 1) { set title panel } else { set title title_text }
+    if (npanels > 1) { set title panel_title(panel) } else { set title title_text }
     stats solid nooutput
     n = STATS_blocks
     m = 0

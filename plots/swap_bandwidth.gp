@@ -1,8 +1,8 @@
 # swap: transfer bandwidth against block size per host memory path and direction.
 load plotdir."/style.gp"
 title_text = "Transfer bandwidth"
-set xlabel "block size (bytes)"
+set xlabel "block size"
 set ylabel "GB/s"
 set logscale x
-set format x "%.0b%BB"
+@bytes_x
 load plotdir."/panels.gp"

@@ -2,8 +2,8 @@
 # direction: p50 solid, p99 dashed (the band between them is the tail).
 load plotdir."/style.gp"
 title_text = "Transfer latency"
-set xlabel "block size (bytes)"
+set xlabel "block size"
 set ylabel "latency (us)"
 set logscale xy
-set format x "%.0b%BB"
+@bytes_x
 load plotdir."/panels.gp"

@@ -4,11 +4,11 @@
 # one message naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 17
+plan 22
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,workloads,swap,oom --sizes 1MiB,4MiB \
-    --kernels copy,triad --precision fp32 --workload linear --batch 1,2 --seq 16,32 --hidden 32 \
+    --kernels copy,scale,triad --precision fp32 --workload linear --batch 1,2 --seq 16,32 --hidden 32 \
     --blocks 4KiB,64KiB --kv-block-sizes 64KiB --swap-batch 2 --unified-sizes 1MiB --reps 1 --out "$run" --quiet
 is "$RC" 0 "a small run of every suite"
 run_gpumem plot "$run"
@@ -23,6 +23,21 @@ done
 # The frontier has the model's prediction, dashed, beside the measured batches.
 is "$(grep -c '(model)' "$run/plots/oom_frontier.per-tensor.dashed.dat")" 2 "the frontier carries the model's line per search"
 
+# Bandwidth: a panel per kernel family (copy with scale, add with triad),
+# a line per precision; the access pattern named only where there are two.
+is "$(ls "$run/plots" | grep -E '^bandwidth\.[a-z-]+\.dat$' | tr '\n' ' ')" \
+    "bandwidth.add-triad.dat bandwidth.copy-scale.dat " "bandwidth: a panel per kernel family"
+is "$(grep -h '^"' "$run/plots/bandwidth.copy-scale.dat" "$run/plots/bandwidth.copy-scale.dashed.dat" \
+    "$run/plots/bandwidth.add-triad.dat" | tr '\n' ' ')" '"copy fp32" value "scale fp32" value "triad fp32" value ' \
+    "a family's first kernel solid, its second dashed; a kernel alone in its panel solid"
+# Sizes in binary units on the axes and in the legends, never raw bytes.
+tics() { grep -o '>[0-9.]*[KMG]iB<' "$run/plots/$1.svg" | tr -d '<>' | sort -u | grep -c -x -E "$2"; }
+is "$(tics bandwidth '1MiB|4MiB')-$(tics swap_latency '4KiB|64KiB')" "2-2" \
+    "bandwidth and transfer plots label their axes 1MiB, 4MiB and 4KiB, 64KiB"
+is "$(cat "$run/plots"/*.svg | grep -c -E '>[^<]*([0-9]{4,}B|[0-9]kiB)[^<]*<')" 0 "no SVG prints a size as raw bytes or kiB"
+like "$(grep -h '^"' "$run/plots/allocator.all.dat" | head -1)" '^"[a-z-]+ [0-9.]+[KMG]iB" value$' \
+    "the allocator's legend names block sizes in binary units"
+
 # Swap latency: a panel per host memory kind, the p50-p99 band filled.
 is "$(ls "$run/plots" | grep -E '^swap_latency\.[a-z]+\.dat$' | sort | tr '\n' ' ')" \
     "swap_latency.mapped.dat swap_latency.pageable.dat swap_latency.pinned.dat " "swap latency: a panel per host memory kind"
@@ -32,7 +47,7 @@ is "$(perl -ne '$n++ if /^\S+ (\S+) (\S+)$/ && $2 >= $1; END { print $n+0 }' "$r
 # report.md: the headline table and every plot it links, present.
 report=$(cat "$run/report.md" 2>/dev/null)
 like "$report" "^## Headline numbers\n\n\| measure \| value \|" "report.md has the headline table"
-like "$report" "^\| largest batch: linear blocked fp32, seq 16, per-tensor \| [0-9]+ \(model: [0-9]+\) \|$" \
+like "$report" "^\| largest batch: linear blocked fp32 per-tensor, seq 16 \| batch <= [0-9]+ \(model: [0-9]+\) \|$" \
     "with the largest batch beside the model's, per search"
 missing=0
 for img in $(printf '%s\n' "$report" | sed -n 's/^!\[[a-z_]*\](\(.*\))$/\1/p'); do [ -s "$run/$img" ] || missing=$((missing + 1)); done

@@ -6,7 +6,7 @@
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 17
+plan 27
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -25,6 +25,8 @@ like "$(tail -n +2 "$run/memory.csv" | cut -d, -f2 | sort -u | tr '\n' ' ')" "^m
 run_gpumem plot "$run"
 is "$RC" 0 "plot: exit status 0"
 is "$(head -c 4 "$run/plots/memory.png" | od -An -c | tr -d ' ')" "211PNG" "the memory-over-time plot is drawn"
+[ "$(grep -c ">run's cap 32MiB<" "$run/plots/memory.svg")" -ge 1 ]
+ok $? "with the run's cap drawn and named in the key"
 
 md=$(cat "$run/report.md")
 like "$md" "^\| memory \| [0-9.]+[KMGT]?i?B \|$" "report.md: the device's facts from meta.json"
@@ -32,14 +34,55 @@ like "$md" "^\| stress: memtest \| ok \|\n\| stress: churn \| ok \|$" "report.md
 like "$md" "^\| transfer latency, pinned host to device, 4KiB: p50 / p99 \| [0-9.]+ µs / [0-9.]+ µs \|$" \
     "report.md: transfer latency at 4KiB, p50 and p99"
 
+# The report opens with the three answers, before the device's facts.
+like "$md" "^\*\*How much memory is usable\?\*\* 32MiB in total \(100.0% of the oom suite's 32MiB cap\), largest single block 32MiB; the device advertises [0-9.]+[MGT]iB\.\n\n\*\*How fast is it\?\*\* device memory not measured [^\n]*; cache [0-9.]+ GB/s; host<->device \(pinned, 64KiB blocks\) h2d [0-9.]+ GB/s, d2h [0-9.]+ GB/s, bidir [0-9.]+ GB/s\n\n\*\*Where do the models stop fitting\?\*\* linear [a-z]+ fp32 per-tensor, seq 16: batch <= [0-9]+ \(model: [0-9]+\)" \
+    "report.md opens with the three answers"
+like "$md" "^\| usable memory: largest total \| 32MiB \(33554432 bytes\) \(100.0% of the oom suite's 32MiB cap\) \|$" \
+    "usable memory as bytes and as a share of the cap"
+
+# The headline bandwidth comes from arrays of at least 4x the last-level
+# cache: the default sizes (by device, the quick profile's) reach there
+# under a cap of 48x the cache (three arrays in a quarter of it).
+llc=$(perl -ne 'print $1 if /"llc_bytes": *(\d+)/' "$run/meta.json")
+big=$TEST_TMP/big
+if [ "${llc:-0}" -gt 0 ] && [ "$llc" -le $((64 * 1048576)) ]; then
+    run_gpumem bench --backend opencl --profile quick --suite stream --kernels copy --precision fp32 --reps 2 \
+        --mem-limit $((48 * llc)) --out "$big"
+    like "$OUT" "^stream: device-memory GB/s \(best median over arrays >= [0-9.]+[MG]iB, 4x the [0-9.]+[MG]iB last-level cache\)" \
+        "bench's summary quotes device-memory bandwidth from arrays of 4x the cache"
+    run_gpumem plot "$big"
+    row=$(grep '^| device-memory bandwidth' "$big/report.md")
+    size=$(printf '%s' "$row" | sed -n 's/.*(copy fp32, \([0-9.]*[KMG]iB\) arrays.*/\1/p')
+    bytes=$(printf '%s' "$size" | perl -ne '/^([0-9.]+)([KMG])iB$/ and print $1 * {K => 1024, M => 1048576, G => 1073741824}->{$2}')
+    gbs=$(printf '%s' "$row" | sed -n 's/^| [^|]* | \([0-9.]*\) GB\/s.*/\1/p')
+    ok "$([ "${bytes:-0}" -ge $((4 * llc)) ]; echo $?)" "the headline's arrays ($size) are at least 4x the $((llc / 1048576))MiB cache"
+    is "$(csv_count "$big/results.csv" "\$_->{suite} eq 'stream' && \$_->{metric} eq 'bandwidth' && \$_->{bytes} == ${bytes:-0} && sprintf('%.1f', \$_->{value}) eq '$gbs'")" 1 \
+        "and quote the row of that size in results.csv ($gbs GB/s)"
+    like "$(cat "$big/report.md")" "^\| cache bandwidth \(stream, arrays below the last-level cache\) \| [0-9.]+ GB/s \(copy fp32, [0-9]+MiB arrays\) \|$" \
+        "cache bandwidth on a line of its own"
+    # Where meta.json has the memory clock and bus width (CUDA), the share
+    # of the modelled peak (H100 SXM's: 2 x 2619 MHz x 5120 bits / 8).
+    cp -r "$big" "$TEST_TMP/peak" && rm -f "$TEST_TMP/peak/report.md"
+    perl -pi -e 's/"mem_clock_mhz": *0/"mem_clock_mhz": 2619/; s/"mem_bus_bits": *0/"mem_bus_bits": 5120/' "$TEST_TMP/peak/meta.json"
+    run_gpumem plot "$TEST_TMP/peak"
+    like "$(cat "$TEST_TMP/peak/report.md")" \
+        "^\| device-memory bandwidth [^|]+ \| [0-9.]+ GB/s \([^)]*\); [0-9]+% of the modelled peak 3352 GB/s \(2 x 2619 MHz x 5120 bits / 8\) \|$" \
+        "with the memory clock and bus width, a share of the modelled peak"
+else
+    for i in 1 2 3 4 5; do skip "last-level cache of ${llc:-unknown} bytes: arrays of 4x it are too large for this test"; done
+fi
+
 # A run of two devices (two PoCL CPU devices): one report, a column each.
 multi=$TEST_TMP/multi
 POCL_DEVICES="pthread pthread" run_gpumem bench --backend opencl --device all --mem-limit 32MiB --suite stream \
     --sizes 1MiB --kernels copy --precision fp32 --reps 2 --out "$multi" --quiet
 run_gpumem plot "$multi"
 is "$RC" 0 "a two-device run: plot exit status 0"
-like "$(cat "$multi/report.md")" "^\| peak bandwidth \(stream\) \| [0-9.]+ GB/s [^|]+ \| [0-9.]+ GB/s [^|]+ \|$" \
+like "$(cat "$multi/report.md")" \
+    "^\| cache bandwidth \(stream, arrays below the last-level cache\) \| [0-9.]+ GB/s [^|]+ \| [0-9.]+ GB/s [^|]+ \|$" \
     "its report.md has a column per device"
+like "$(cat "$multi/report.md")" "^\| How fast is it\? \| device memory not measured [^|]+; cache [0-9.]+ GB/s \| device memory not measured [^|]+; cache [0-9.]+ GB/s \|$" \
+    "and opens with the answers, a column per device"
 like "$(cat "$multi/report.md")" "^\| identity \| (opencl:[0-9a-f]+:0) \| (opencl:[0-9a-f]+:1) \|$" \
     "each column names its device's identity"
 
@@ -48,7 +91,7 @@ nplots=$(ls "$run/plots" | grep -c '\.svg$')
 refs=$(grep -o -E '(src|href)="[^"d][^"]*"' "$html" | head -3)
 is "$refs" "" "report.html refers to no other file"
 if [ -z "$browser" ]; then
-    for i in 1 2 3 4; do skip "no chromium (Debian: chromium)"; done
+    for i in 1 2 3 4 5; do skip "no chromium (Debian: chromium)"; done
     done_testing
 fi
 # As root the browser needs --no-sandbox; its profile goes to the test folder.
@@ -57,6 +100,7 @@ dom=$(HOME=$TEST_TMP timeout 120 "$browser" --headless --no-sandbox --disable-gp
 is "$(printf '%s' "$dom" | sed -n 's/.*data-images="\([^"]*\)".*/\1/p' | head -1)" "$nplots loaded, 0 broken" \
     "headless Chromium loads every one of the $nplots plots"
 is "$(printf '%s' "$dom" | grep -c '<table id="headline">')" 1 "and finds the headline table"
+like "$dom" '<dl id="answers">\s*<dt>How much memory is usable\?</dt><dd>32MiB in total' "which the three answers precede"
 like "$dom" "<td>stress: churn</td><td>ok</td>" "with the stress verdicts in it"
 mdom=$(HOME=$TEST_TMP timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --user-data-dir="$TEST_TMP/chromium" --virtual-time-budget=10000 --dump-dom "file://$multi/report.html" 2>>"$TEST_TMP/chromium.log")

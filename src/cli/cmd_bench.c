@@ -197,6 +197,7 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     gm_run *run = &ses.run;
     gm_summary summary;
     gm_summary_init(&summary);
+    summary.llc_bytes = dev->info.llc_bytes;
     b.dev = dev;
     b.opts = &o;
     b.summary = &summary;

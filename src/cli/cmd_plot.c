@@ -11,6 +11,7 @@
  */
 #include "cli/commands.h"
 #include "cli/option_table.h"
+#include "lib/units.h"
 #include "report/plot_data.h"
 #include "report/plot_memory.h"
 #include "report/report.h"
@@ -24,7 +25,8 @@
 
 /* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
  * when the run has no trace (or held nothing), -1 with err. */
-static int render_memory(const char *run, const char *dir, char *err, size_t len)
+static int render_memory(const char *run, const char *dir, const gm_report_meta *meta, const gm_plot_data *data,
+                         char *err, size_t len)
 {
     char csv[4200], dat[4400];
     snprintf(csv, sizeof csv, "%s/memory.csv", run);
@@ -37,6 +39,16 @@ static int render_memory(const char *run, const char *dir, char *err, size_t len
         return 0;
     gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
     snprintf(set.panels[0], sizeof set.panels[0], "all");
+    if (meta->mem_limit)          /* the cap, drawn across the plot */
+        snprintf(set.vars, sizeof set.vars, "cap=%llu;", (unsigned long long)meta->mem_limit);
+    /* The oom suite's own cap (a profile's [oom] section), over its phase. */
+    char caps[4400], label[64], sz[32];
+    uint64_t oom_cap = gm_report_oom_cap(data);
+    snprintf(caps, sizeof caps, "%s/memory.caps.dat", dir);
+    remove(caps);
+    snprintf(label, sizeof label, "oom suite's cap %s", gm_format_size(oom_cap, sz, sizeof sz));
+    if (oom_cap && oom_cap != meta->mem_limit && gm_plot_memory_cap(dat, "oom", oom_cap, label, caps, err, len) < 0)
+        return -1;
     if (gm_plot_render(&set, dir, err, len) != 0)
         return -1;
     printf("%s/memory.png %s/memory.svg\n", dir, dir);
@@ -64,6 +76,8 @@ static int plot_run(const char *run, const char *out)
     }
     int made = 0, rc = GM_EXIT_OK;
     const char *rendered[GM_PLOT_KINDS + 1];
+    gm_report_meta meta;          /* the cache and the cap, marked on the plots where known */
+    gm_report_meta_read(run, &meta);
     for (int k = 0; k < GM_PLOT_KINDS && rc == GM_EXIT_OK; k++) {
         gm_plot_set set;
         if (gm_plot_select(&data, k, &set) != 0 || set.n_points == 0) {
@@ -72,6 +86,8 @@ static int plot_run(const char *run, const char *out)
         }
         char base[4300];
         snprintf(base, sizeof base, "%s/%s", dir, set.kind);
+        if (!strcmp(set.kind, "bandwidth") && meta.llc)
+            snprintf(set.vars, sizeof set.vars, "llc=%llu;", (unsigned long long)meta.llc);
         if (gm_plot_write(&set, base, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
         } else if (gm_plot_render(&set, dir, err, sizeof err) != 0) {
@@ -82,7 +98,7 @@ static int plot_run(const char *run, const char *out)
         }
         gm_plot_set_free(&set);
     }
-    if (rc == GM_EXIT_OK && render_memory(run, dir, err, sizeof err) > 0)
+    if (rc == GM_EXIT_OK && render_memory(run, dir, &meta, &data, err, sizeof err) > 0)
         rendered[made++] = "memory";
     else if (err[0])
         rc = GM_EXIT_USAGE;

@@ -2,6 +2,7 @@
 #include "lib/csv_table.h"
 
 #include "lib/csv.h"
+#include "lib/units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +42,47 @@ static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom
 
 const char *gm_plot_kind_name(int k) { return kinds[k]; }
 
-/* Fills p from row r for plot kind k; returns 0 when the row is not shown. */
-static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
+/* The bandwidth plot's panel of a stream kernel: the kernels that move
+ * bytes alike share one (read and write, copy and scale, add and triad,
+ * dot), the first of each pair drawn solid, the second dashed, a colour
+ * per precision. An unknown kernel gets a panel of its own. */
+static const char *stream_family(const char *kernel, int *dashed)
 {
+    static const char *const pairs[][3] = {
+        {"read", "write", "read-write"}, {"copy", "scale", "copy-scale"}, {"add", "triad", "add-triad"}};
+    *dashed = 0;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        if (strcmp(kernel, pairs[i][0]) == 0)
+            return pairs[i][2];
+        if (strcmp(kernel, pairs[i][1]) == 0) {
+            *dashed = 1;
+            return pairs[i][2];
+        }
+    }
+    return kernel;
+}
+
+/* Whether the stream rows of d have more than one variant (access
+ * pattern): only then does a legend need to name it. */
+static int stream_variants_differ(const gm_plot_data *d)
+{
+    const char *seen = NULL;
+    for (int i = 0; i < d->n_rows; i++) {
+        char **r = d->fields[i];
+        if (strcmp(r[d->col_suite], "stream") != 0)
+            continue;
+        if (seen && strcmp(seen, r[d->col_variant]) != 0)
+            return 1;
+        seen = r[d->col_variant];
+    }
+    return 0;
+}
+
+/* Fills p from row r for plot kind k; returns 0 when the row is not shown.
+ * `variants`: the stream rows have several access patterns. */
+static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int variants)
+{
+    char sz[32];
 #define F(c) r[d->col_##c]
 #define IS(c, v) (strcmp(F(c), (v)) == 0)
     if (!IS(status, "ok") || !F(value)[0])
@@ -56,7 +95,9 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
         if (!IS(suite, "stream") || !IS(metric, "bandwidth"))
             return 0;
         p->x = atof(F(bytes));
-        snprintf(p->series, sizeof p->series, "%s %s %s", F(workload), F(precision), F(variant));
+        snprintf(p->panel, sizeof p->panel, "%s", stream_family(F(workload), &p->dashed));
+        snprintf(p->series, sizeof p->series, "%s %s%s%s", F(workload), F(precision), variants ? " " : "",
+                 variants ? F(variant) : "");
         return 1;
     case 1:
         if (!IS(suite, "workloads") || !IS(metric, "throughput"))
@@ -93,7 +134,8 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p)
             || strncmp(F(variant), "fill-", 5) != 0)
             return 0;
         p->x = atof(F(variant) + 5);
-        snprintf(p->series, sizeof p->series, "%s %sB", F(pattern), F(bytes));
+        snprintf(p->series, sizeof p->series, "%s %s", F(pattern),
+                 gm_format_size(strtoull(F(bytes), NULL, 10), sz, sizeof sz));
         return 1;
     case 6:
         if (!IS(suite, "oom") || !IS(metric, "fragmentation") || strncmp(F(variant), "fill-", 5) != 0)
@@ -126,9 +168,10 @@ int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set)
     set->points = calloc((size_t)d->n_rows + 1, sizeof *set->points);
     if (!set->points)
         return -1;
+    int variants = k == 0 && stream_variants_differ(d);
     for (int i = 0; i < d->n_rows; i++) {
         gm_plot_point *p = &set->points[set->n_points];
-        if (!pick(d, k, d->fields[i], p))
+        if (!pick(d, k, d->fields[i], p, variants))
             continue;
         int j = 0;
         while (j < set->n_panels && strcmp(set->panels[j], p->panel) != 0)
@@ -139,6 +182,16 @@ int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set)
             snprintf(set->panels[set->n_panels++], sizeof set->panels[0], "%s", p->panel);
         }
         set->n_points++;
+    }
+    /* A bandwidth panel holding only its family's second kernel draws it
+     * solid: dashed means "the other kernel of the panel". */
+    for (int p = 0; k == 0 && p < set->n_panels; p++) {
+        int solid = 0;
+        for (int i = 0; i < set->n_points && !solid; i++)
+            solid = !set->points[i].dashed && !strcmp(set->points[i].panel, set->panels[p]);
+        for (int i = 0; i < set->n_points && !solid; i++)
+            if (!strcmp(set->points[i].panel, set->panels[p]))
+                set->points[i].dashed = 0;
     }
     qsort(set->points, (size_t)set->n_points, sizeof *set->points, by_panel_series_x);
     /* A solid point's band reaches up to the dashed point of its band at the same x. */

@@ -40,6 +40,7 @@ typedef struct {
     int n_panels;
     gm_plot_point *points;
     int n_points;
+    char vars[256];               /* more gnuplot assignments ("llc=33554432; "), or "" */
 } gm_plot_set;
 
 /* The name of plot kind k (0 to GM_PLOT_KINDS - 1): its script is
@@ -60,7 +61,8 @@ int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t le
 /* Runs gnuplot on the kind's script, plots/KIND.gp (found next to the
  * binary or in the working folder), over the data files at DIR/KIND
  * (gm_plot_write's base) for every panel of set, writing DIR/KIND.png and
- * DIR/KIND.svg (gnuplot's messages in DIR/KIND.png.log and .svg.log).
+ * DIR/KIND.svg (gnuplot's messages in DIR/KIND.png.log and .svg.log),
+ * with set->vars assigned before the script runs.
  * Returns 0, or -1 with err when the script is missing or gnuplot fails. */
 int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t len);
 

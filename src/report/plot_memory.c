@@ -176,3 +176,43 @@ int gm_plot_memory_write(const char *csv, const char *dat, int *points, char *er
     free(phases.names);
     return rc;
 }
+
+int gm_plot_memory_cap(const char *dat, const char *phase, uint64_t cap, const char *label, const char *caps,
+                       char *err, size_t len)
+{
+    FILE *f = fopen(dat, "r");
+    if (!f)
+        return 0;
+    char line[512], want[NAME_LEN + 8];
+    snprintf(want, sizeof want, "\"%s\" MiB\n", phase);
+    int in = 0, seen = 0;
+    double first = 0, last = 0, t, mib;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '"') {
+            in = strcmp(line, want) == 0;
+            continue;
+        }
+        if (in && sscanf(line, "%lf %lf", &t, &mib) == 2) {
+            if (!seen)
+                first = t;
+            last = t;
+            seen = 1;
+        }
+    }
+    fclose(f);
+    if (!seen)
+        return 0;
+    FILE *o = fopen(caps, "a");
+    if (!o) {
+        snprintf(err, len, "cannot write %s", caps);
+        return -1;
+    }
+    long at = ftell(o);
+    fprintf(o, "%s\"%s\" MiB\n%.6f %.6f\n%.6f %.6f\n", at > 0 ? "\n\n" : "", label, first,
+            (double)cap / 1048576.0, last, (double)cap / 1048576.0);
+    if (fclose(o) != 0) {
+        snprintf(err, len, "cannot write %s", caps);
+        return -1;
+    }
+    return 1;
+}

@@ -25,9 +25,9 @@ int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t le
     static const char *const terms[] = {"png", "svg"};
     for (int t = 0; t < 2; t++) {
         snprintf(cmd, sizeof cmd,
-                 "gnuplot -e \"term='%s'; out='%s/%s.%s'; base='%s'; panels='%s'; npanels=%d; plotdir='%s'\" '%s' "
+                 "gnuplot -e \"term='%s'; out='%s/%s.%s'; base='%s'; panels='%s'; npanels=%d; plotdir='%s'; %s\" '%s' "
                  "2>'%s/%s.%s.log'",
-                 terms[t], dir, set->kind, terms[t], base, panels, set->n_panels, plotdir, script, dir, set->kind,
+                 terms[t], dir, set->kind, terms[t], base, panels, set->n_panels, plotdir, set->vars, script, dir, set->kind,
                  terms[t]);
         int rc = system(cmd);
         if (rc != 0) {

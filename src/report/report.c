@@ -2,6 +2,8 @@
 
 #include "lib/units.h"
 
+#include <stdint.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,31 +39,148 @@ static char **first(const gm_plot_data *d, const char *suite, const char *metric
     return NULL;
 }
 
-static void memory_rows(gm_report *rep, const gm_plot_data *d)
+/* The cap the oom suite ran under, from its largest_alloc note ("under
+ * the 64MiB cap"); 0 when uncapped or not said. */
+static uint64_t oom_cap(const gm_plot_data *d, char **single)
 {
-    char **total = first(d, "oom", "largest_total", "alloc"), **single = first(d, "oom", "largest_alloc", "alloc");
-    char a[32], b[32], label[200];
-    if (total && single) {
-        snprintf(label, sizeof label, "usable memory: largest total / largest single allocation%s",
-                 strstr(F(single, note), "under the cap") ? " (under the run's cap)" : "");
-        gm_report_headline(rep, label, "%s / %s", gm_format_size((uint64_t)atof(F(total, value)), a, sizeof a),
-                           gm_format_size((uint64_t)atof(F(single, value)), b, sizeof b));
-    }
+    const char *at = single ? strstr(F(single, note), "under the ") : NULL;
+    char word[32], err[100];
+    uint64_t cap = 0;
+    if (at && sscanf(at + 10, "%31s", word) == 1 && gm_parse_size(word, &cap, err, sizeof err) != 0)
+        cap = 0;
+    return cap;
 }
 
-static void bandwidth_row(gm_report *rep, const gm_plot_data *d)
+/* Usable memory: the largest total and single allocation, as bytes and as
+ * a share of what bounded them (the suite's cap, else the memory the device
+ * advertises). Sets the memory answer. */
+uint64_t gm_report_oom_cap(const gm_plot_data *d)
+{
+    return oom_cap(d, first(d, "oom", "largest_alloc", "alloc"));
+}
+
+static void memory_rows(gm_report *rep, const gm_plot_data *d, const gm_report_meta *meta)
+{
+    char **total = first(d, "oom", "largest_total", "alloc"), **single = first(d, "oom", "largest_alloc", "alloc");
+    if (!total)
+        return;
+    char a[32], b[32] = "", c[32], of[120] = "";
+    uint64_t usable = (uint64_t)atof(F(total, value)), cap = oom_cap(d, single);
+    uint64_t bound = cap ? cap : meta->total_mem;
+    if (bound)
+        snprintf(of, sizeof of, " (%.1f%% of %s %s%s)", 100.0 * (double)usable / (double)bound,
+                 cap ? "the oom suite's" : "the", gm_format_size(bound, c, sizeof c),
+                 cap ? " cap" : " the device advertises");
+    gm_format_size(usable, a, sizeof a);
+    gm_report_headline(rep, "usable memory: largest total", "%s (%llu bytes)%s", a, (unsigned long long)usable, of);
+    if (single)
+        gm_report_headline(rep, "usable memory: largest single allocation", "%s",
+                           gm_format_size((uint64_t)atof(F(single, value)), b, sizeof b));
+    gm_report_answer *ans = &rep->answers[GM_ANSWER_MEMORY];
+    snprintf(ans->label, sizeof ans->label, "How much memory is usable?");
+    char adv[80] = "";
+    if (cap && meta->total_mem)
+        snprintf(adv, sizeof adv, "; the device advertises %s", gm_format_size(meta->total_mem, c, sizeof c));
+    snprintf(ans->value, sizeof ans->value, "%s in total%s%s%s%s.", a, of, single ? ", largest single block " : "",
+             b, adv);
+}
+
+/* The best stream bandwidth among arrays of at least `lo` bytes and below
+ * `hi` (0: no bound). */
+static char **best_stream(const gm_plot_data *d, double lo, double hi)
 {
     char **best = NULL;
     for (int i = 0; i < d->n_rows; i++) {
         char **r = d->fields[i];
-        if (ok_row(d, r, "stream", "bandwidth") && (!best || atof(F(r, value)) > atof(F(best, value))))
+        double bytes = atof(F(r, bytes));
+        if (ok_row(d, r, "stream", "bandwidth") && bytes >= lo && (hi <= 0 || bytes < hi)
+            && (!best || atof(F(r, value)) > atof(F(best, value))))
             best = r;
     }
-    char sz[32];
-    if (best)
-        gm_report_headline(rep, "peak bandwidth (stream)", "%.1f GB/s (%s, %s, %s)", atof(F(best, value)),
-                           F(best, workload), F(best, precision),
-                           gm_format_size((uint64_t)atof(F(best, bytes)), sz, sizeof sz));
+    return best;
+}
+
+/* Device-memory bandwidth from arrays at least 4x the last-level cache (a
+ * share of the modelled peak where the memory clock and bus width are
+ * known), and cache bandwidth from arrays below it, as separate rows. With
+ * no last-level cache known, the largest arrays stand for device memory
+ * and the value says so. Sets the speed answer's first part. */
+static void bandwidth_rows(gm_report *rep, const gm_plot_data *d, const gm_report_meta *meta)
+{
+    char sz[32], llc[32], peak[160] = "";
+    double largest = 0;
+    for (int i = 0; i < d->n_rows; i++)
+        if (ok_row(d, d->fields[i], "stream", "bandwidth") && atof(F(d->fields[i], bytes)) > largest)
+            largest = atof(F(d->fields[i], bytes));
+    if (largest <= 0)
+        return;
+    gm_report_answer *ans = &rep->answers[GM_ANSWER_SPEED];
+    snprintf(ans->label, sizeof ans->label, "How fast is it?");
+    const char *label = "device-memory bandwidth (stream, arrays >= 4x the last-level cache)";
+    char **mem = best_stream(d, meta->llc ? 4.0 * (double)meta->llc : largest, 0);
+    gm_format_size(meta->llc, llc, sizeof llc);
+    if (!mem) {
+        gm_report_headline(rep, label, "not measured: the largest array, %s, is under 4x the %s last-level cache",
+                           gm_format_size((uint64_t)largest, sz, sizeof sz), llc);
+        snprintf(ans->value, sizeof ans->value, "device memory not measured (arrays under 4x the %s cache)", llc);
+    } else {
+        double gbs = atof(F(mem, value));
+        if (meta->mem_clock_mhz > 0 && meta->mem_bus_bits > 0) {
+            /* DDR: two transfers a clock over the whole bus. */
+            double model = 2.0 * meta->mem_clock_mhz * 1e6 * (meta->mem_bus_bits / 8.0) / 1e9;
+            snprintf(peak, sizeof peak, "; %.0f%% of the modelled peak %.0f GB/s (2 x %d MHz x %d bits / 8)",
+                     100.0 * gbs / model, model, meta->mem_clock_mhz, meta->mem_bus_bits);
+        }
+        gm_format_size((uint64_t)atof(F(mem, bytes)), sz, sizeof sz);
+        gm_report_headline(rep, label, "%.1f GB/s (%s %s, %s arrays%s%s)%s", gbs, F(mem, workload),
+                           F(mem, precision), sz,
+                           meta->llc ? "; last-level cache " : ", the largest; last-level cache unknown",
+                           meta->llc ? llc : "", peak);
+        snprintf(ans->value, sizeof ans->value, "device memory %.1f GB/s (%s %s, %s arrays)%s", gbs,
+                 F(mem, workload), F(mem, precision), sz, peak);
+    }
+    char **cache = meta->llc ? best_stream(d, 0, (double)meta->llc) : NULL;
+    if (cache) {
+        gm_format_size((uint64_t)atof(F(cache, bytes)), sz, sizeof sz);
+        gm_report_headline(rep, "cache bandwidth (stream, arrays below the last-level cache)",
+                           "%.1f GB/s (%s %s, %s arrays)", atof(F(cache, value)), F(cache, workload),
+                           F(cache, precision), sz);
+        size_t used = strlen(ans->value);
+        snprintf(ans->value + used, sizeof ans->value - used, "; cache %.1f GB/s", atof(F(cache, value)));
+    }
+}
+
+static int pinned_transfer(const gm_plot_data *d, char **r)
+{
+    return ok_row(d, r, "swap", "bandwidth") && !strcmp(F(r, workload), "transfer")
+           && !strcmp(F(r, pattern), "pinned");
+}
+
+/* Pinned host<->device bandwidth at the largest block, per direction. Adds
+ * to the speed answer. */
+static void transfer_rows(gm_report *rep, const gm_plot_data *d)
+{
+    double largest = 0;
+    for (int i = 0; i < d->n_rows; i++)
+        if (pinned_transfer(d, d->fields[i]) && atof(F(d->fields[i], bytes)) > largest)
+            largest = atof(F(d->fields[i], bytes));
+    if (largest <= 0)
+        return;
+    char value[200] = "", sz[32];
+    for (int i = 0; i < d->n_rows; i++) {
+        char **r = d->fields[i];
+        size_t used = strlen(value);
+        if (pinned_transfer(d, r) && atof(F(r, bytes)) == largest && used + 40 < sizeof value)
+            snprintf(value + used, sizeof value - used, "%s%s %.1f GB/s", used ? ", " : "", F(r, variant),
+                     atof(F(r, value)));
+    }
+    gm_format_size((uint64_t)largest, sz, sizeof sz);
+    gm_report_headline(rep, "pinned host<->device bandwidth at the largest block", "%s (%s blocks)", value, sz);
+    gm_report_answer *ans = &rep->answers[GM_ANSWER_SPEED];
+    snprintf(ans->label, sizeof ans->label, "How fast is it?");
+    size_t used = strlen(ans->value);
+    snprintf(ans->value + used, sizeof ans->value - used, "%shost<->device (pinned, %s blocks) %s",
+             used ? "; " : "", sz, value);
 }
 
 /* Pinned host-to-device transfer latency at the blocks nearest 4KiB and
@@ -100,8 +219,18 @@ static void latency_rows(gm_report *rep, const gm_plot_data *d)
     }
 }
 
+/* One row per search: "<workload> <implementation> <precision>
+ * <pattern>, seq S" -> "batch <= B (model: B*)", B measured (allocated,
+ * run and verified), B* what the memory model predicts. The fit answer
+ * names the searches at their longest sequence (four, then a count). */
 static void batch_rows(gm_report *rep, const gm_plot_data *d)
 {
+    double longest = 0;
+    for (int i = 0; i < d->n_rows; i++)
+        if (ok_row(d, d->fields[i], "oom", "max_batch") && atof(F(d->fields[i], seq)) > longest)
+            longest = atof(F(d->fields[i], seq));
+    gm_report_answer *ans = &rep->answers[GM_ANSWER_FIT];
+    int listed = 0, more = 0;
     for (int i = 0; i < d->n_rows; i++) {
         char **r = d->fields[i];
         if (!ok_row(d, r, "oom", "max_batch"))
@@ -114,13 +243,28 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
                 && !strcmp(F(m, pattern), F(r, pattern)) && !strcmp(F(m, seq), F(r, seq)))
                 model = m;
         }
-        char label[200];
-        snprintf(label, sizeof label, "largest batch: %s %s %s, seq %s, %s", F(r, workload), F(r, variant),
-                 F(r, precision), F(r, seq), F(r, pattern));
-        if (model)
-            gm_report_headline(rep, label, "%s (model: %s)", F(r, value), F(model, value));
-        else
-            gm_report_headline(rep, label, "%s", F(r, value));
+        char label[200], value[120];
+        snprintf(label, sizeof label, "largest batch: %s %s %s %s, seq %s", F(r, workload), F(r, variant),
+                 F(r, precision), F(r, pattern), F(r, seq));
+        snprintf(value, sizeof value, "batch <= %s%s%s%s", F(r, value), model ? " (model: " : "",
+                 model ? F(model, value) : "", model ? ")" : "");
+        gm_report_headline(rep, label, "%s", value);
+        if (atof(F(r, seq)) != longest)
+            continue;
+        size_t used = strlen(ans->value);
+        if (listed < 4 && used + 140 < sizeof ans->value) {
+            snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s %s %s, seq %s: %s", listed ? "; " : "",
+                     F(r, workload), F(r, variant), F(r, precision), F(r, pattern), F(r, seq), value);
+            listed++;
+        } else {
+            more++;
+        }
+    }
+    if (listed) {
+        snprintf(ans->label, sizeof ans->label, "Where do the models stop fitting?");
+        size_t used = strlen(ans->value);
+        if (more)
+            snprintf(ans->value + used, sizeof ans->value - used, "; %d more in the table below", more);
     }
 }
 
@@ -132,8 +276,11 @@ void gm_report_collect(const gm_plot_data *d, const char *run, gm_report *r)
     if (d->n_rows)
         snprintf(r->device, sizeof r->device, "%s (%s)", d->fields[0][d->col_device], d->fields[0][d->col_backend]);
     gm_report_facts(run, r);
-    memory_rows(r, d);
-    bandwidth_row(r, d);
+    gm_report_meta meta;
+    gm_report_meta_read(run, &meta);
+    memory_rows(r, d, &meta);
+    bandwidth_rows(r, d, &meta);
+    transfer_rows(r, d);
     latency_rows(r, d);
     batch_rows(r, d);
     gm_report_stress(run, r);
@@ -174,6 +321,9 @@ static int write_md(const gm_report *r, const char *run, const char *const *plot
     fprintf(f, "# %s\n\n", r->title);
     if (r->device[0])
         fprintf(f, "Device: %s.\n\n", r->device);
+    for (int i = 0; i < GM_ANSWERS; i++)
+        if (r->answers[i].label[0])
+            fprintf(f, "**%s** %s\n\n", r->answers[i].label, r->answers[i].value);
     if (r->facts_note[0])
         fprintf(f, "%s\n\n", r->facts_note);
     if (r->n_facts)

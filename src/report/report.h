@@ -15,16 +15,42 @@
 #include "run/run_devices.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GM_REPORT_MAX_ROWS 256
+
+/* The device numbers of a run's meta.json that the headline and the plots
+ * use; 0 where meta.json lacks one (or the backend did not tell it). */
+typedef struct {
+    uint64_t total_mem, mem_limit, llc;
+    int mem_clock_mhz, mem_bus_bits;
+} gm_report_meta;
+
+/* Reads RUN/meta.json into *m (zeroed first). Returns 0, or -1 when it
+ * cannot be read (*m stays zero). src/report_facts.c. */
+int gm_report_meta_read(const char *run, gm_report_meta *m);
 
 typedef struct {
     char label[200], value[200];
 } gm_report_row;
 
+/* The cap the oom suite of d ran under (from its largest_alloc row's
+ * note), or 0 when uncapped or not said. src/report.c. */
+uint64_t gm_report_oom_cap(const gm_plot_data *d);
+
 /* What both renderings show. */
+/* The three answers the report opens with: how much memory is usable, how
+ * fast it is, where the models stop fitting ("" where the run did not
+ * measure it). */
+enum { GM_ANSWER_MEMORY, GM_ANSWER_SPEED, GM_ANSWER_FIT, GM_ANSWERS };
+
+typedef struct {
+    char label[80], value[600];
+} gm_report_answer;
+
 typedef struct {
     char title[200], device[400], facts_note[300];
+    gm_report_answer answers[GM_ANSWERS];
     gm_report_row facts[32], headline[GM_REPORT_MAX_ROWS];
     int n_facts, n_headline;
 } gm_report;

@@ -128,6 +128,48 @@ static void html_table(FILE *f, const char *head, const char *id, const device_r
     fputs("</table>\n", f);
 }
 
+/* The three answers, a row each and a column per device (a question no
+ * device answered is left out). Markdown, or HTML when html != 0. */
+static void answers_table(FILE *f, const device_reports *dr, int html)
+{
+    int any = 0;
+    for (int q = 0; q < GM_ANSWERS; q++)
+        for (int k = 0; k < dr->n; k++)
+            any |= dr->reps[k].answers[q].label[0] != 0;
+    if (!any)
+        return;
+    fputs(html ? "<table id=\"answers\">\n<tr><th>question</th>" : "| question |", f);
+    for (int k = 0; k < dr->n; k++) {
+        char title[400];
+        column_title(&dr->devs[k], title, sizeof title);
+        fputs(html ? "<th>" : " ", f);
+        html ? gm_html_text(f, title) : gm_md_cell(f, title);
+        fputs(html ? "</th>" : " |", f);
+    }
+    fputs(html ? "</tr>\n" : "\n| --- |", f);
+    for (int k = 0; k < dr->n && !html; k++)
+        fputs(" --- |", f);
+    fputs(html ? "" : "\n", f);
+    for (int q = 0; q < GM_ANSWERS; q++) {
+        const char *label = NULL;
+        for (int k = 0; k < dr->n && !label; k++)
+            if (dr->reps[k].answers[q].label[0])
+                label = dr->reps[k].answers[q].label;
+        if (!label)
+            continue;
+        fputs(html ? "<tr><td>" : "| ", f);
+        html ? gm_html_text(f, label) : gm_md_cell(f, label);
+        fputs(html ? "</td>" : " |", f);
+        for (int k = 0; k < dr->n; k++) {
+            fputs(html ? "<td>" : " ", f);
+            html ? gm_html_text(f, dr->reps[k].answers[q].value) : gm_md_cell(f, dr->reps[k].answers[q].value);
+            fputs(html ? "</td>" : " |", f);
+        }
+        fputs(html ? "</tr>\n" : "\n", f);
+    }
+    fputs(html ? "</table>\n" : "\n", f);
+}
+
 /* The plot kinds, in the order gpumem plot draws them: the results.csv
  * kinds, then memory over time. */
 static const char *plot_kind(int p) { return p < GM_PLOT_KINDS ? gm_plot_kind_name(p) : "memory"; }
@@ -144,10 +186,12 @@ static int write_both(const char *run, const char *title, const device_reports *
         rc = -1;
     } else {
         fprintf(md, "# %s\n\n%d devices, a column each.\n\n", title, dr->n);
+        answers_table(md, dr, 0);
         md_table(md, "## Devices", dr, 1);
         md_table(md, "## Headline numbers", dr, 0);
         gm_html_head(html, title);
         fprintf(html, "<p>%d devices, a column each.</p>\n", dr->n);
+        answers_table(html, dr, 1);
         html_table(html, "Devices", "facts", dr, 1);
         html_table(html, "Headline numbers", "headline", dr, 0);
         for (int k = 0; k < dr->n && rc == 0; k++) {

@@ -59,6 +59,7 @@ void gm_report_facts(const char *run, gm_report *r)
     fact(r, "runtime", "%s", gm_json_str(m, "device.runtime_version"));
     size_fact(r, "memory", m, "device.total_mem_bytes");
     size_fact(r, "largest allocation the driver allows", m, "device.max_alloc_bytes");
+    size_fact(r, "last-level cache", m, "device.llc_bytes");
     size_fact(r, "run's memory cap", m, "device.mem_limit_bytes");
     size_fact(r, "peak memory the run held", m, "device.peak_allocated_bytes");
     fact(r, "compute units", "%s", scalar(m, "device.compute_units", buf, sizeof buf));
@@ -66,6 +67,8 @@ void gm_report_facts(const char *run, gm_report *r)
         fact(r, "clock", "%s MHz", scalar(m, "device.clock_mhz", buf, sizeof buf));
     if (json_integer_value(gm_json_at(m, "device.mem_clock_mhz")) != 0)
         fact(r, "memory clock", "%s MHz", scalar(m, "device.mem_clock_mhz", buf, sizeof buf));
+    if (json_integer_value(gm_json_at(m, "device.mem_bus_bits")) != 0)
+        fact(r, "memory bus", "%s bits", scalar(m, "device.mem_bus_bits", buf, sizeof buf));
     fact(r, "managed memory", "%s", scalar(m, "device.managed_memory", buf, sizeof buf));
     fact(r, "host", "%s", gm_json_str(m, "host.hostname"));
     fact(r, "host CPU", "%s", gm_json_str(m, "host.cpu"));
@@ -75,6 +78,23 @@ void gm_report_facts(const char *run, gm_report *r)
     fact(r, "ended", "%s", gm_json_str(m, "end_time"));
     fact(r, "run status", "%s", gm_json_str(m, "status"));
     json_decref(m);
+}
+
+int gm_report_meta_read(const char *run, gm_report_meta *out)
+{
+    char path[4200], err[400];
+    memset(out, 0, sizeof *out);
+    snprintf(path, sizeof path, "%s/meta.json", run);
+    json_t *m = gm_json_load(path, err, sizeof err);
+    if (!m)
+        return -1;
+    out->total_mem = (uint64_t)json_integer_value(gm_json_at(m, "device.total_mem_bytes"));
+    out->mem_limit = (uint64_t)json_integer_value(gm_json_at(m, "device.mem_limit_bytes"));
+    out->llc = (uint64_t)json_integer_value(gm_json_at(m, "device.llc_bytes"));
+    out->mem_clock_mhz = (int)json_integer_value(gm_json_at(m, "device.mem_clock_mhz"));
+    out->mem_bus_bits = (int)json_integer_value(gm_json_at(m, "device.mem_bus_bits"));
+    json_decref(m);
+    return 0;
 }
 
 /* One headline row per stress check in the TAP stream at path: "ok" or

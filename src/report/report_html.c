@@ -63,6 +63,8 @@ static const char style[] =
     "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
     "td,th{border:1px solid #ccc;padding:0.25em 0.6em;text-align:left;vertical-align:top}"
     "th{background:#f0f0f0}tr:nth-child(even) td{background:#fafafa}"
+    "dl#answers{font-size:1.1em;border-left:4px solid #1b6ca8;padding:.2em 1em;background:#f5f9fc}"
+    "dl#answers dt{font-weight:bold;margin-top:.4em}dl#answers dd{margin:0 0 .3em 0}"
     "figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}"
     ".broken{outline:3px solid #c00}";
 
@@ -109,6 +111,18 @@ int gm_report_write_html(const gm_report *r, const char *run, const char *const 
         gm_html_text(f, r->device);
         fputs(".</p>\n", f);
     }
+    int answered = 0;
+    for (int i = 0; i < GM_ANSWERS; i++)
+        if (r->answers[i].label[0]) {
+            fputs(answered++ ? "" : "<dl id=\"answers\">\n", f);
+            fputs("<dt>", f);
+            gm_html_text(f, r->answers[i].label);
+            fputs("</dt><dd>", f);
+            gm_html_text(f, r->answers[i].value);
+            fputs("</dd>\n", f);
+        }
+    if (answered)
+        fputs("</dl>\n", f);
     if (r->facts_note[0]) {
         fputs("<p>", f);
         gm_html_text(f, r->facts_note);

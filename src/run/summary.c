@@ -2,6 +2,8 @@
 
 #include "lib/precision.h"
 
+#include "lib/units.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,18 @@ void gm_summary_add(gm_summary *s, const gm_row *r)
     const char *headline = strcmp(r->suite, "stream") == 0 ? "bandwidth" : "throughput";
     if (strcmp(r->metric, headline) != 0)
         return;
+    if (s->llc_bytes && !strcmp(r->suite, "stream")) {
+        if (r->bytes > s->largest_stream)
+            s->largest_stream = r->bytes;
+        if (r->bytes < s->llc_bytes && r->value > s->cache.best) {
+            snprintf(s->cache.workload, sizeof s->cache.workload, "%s", r->workload);
+            snprintf(s->cache.precision, sizeof s->cache.precision, "%s", r->precision);
+            s->cache.best = r->value;
+            s->cache.at_bytes = r->bytes;
+        }
+        if (r->bytes < 4 * s->llc_bytes)
+            return;                 /* cache, not device memory */
+    }
     for (size_t i = 0; i < s->n; i++) {
         gm_summary_entry *e = &s->entries[i];
         if (!strcmp(e->suite, r->suite) && !strcmp(e->workload, r->workload)
@@ -50,18 +64,44 @@ void gm_summary_add(gm_summary *s, const gm_row *r)
     e->at_bytes = r->bytes;
 }
 
+/* The stream lines beside its table: cache bandwidth, and why device
+ * memory has no table when no array reached 4x the cache. */
+static void stream_notes(const gm_summary *s, FILE *f)
+{
+    char llc[32], sz[32];
+    gm_format_size(s->llc_bytes, llc, sizeof llc);
+    if (s->llc_bytes && s->largest_stream && s->largest_stream < 4 * s->llc_bytes)
+        fprintf(f, "\nstream: device-memory bandwidth not measured: the largest array, %s, is under 4x the %s "
+                   "last-level cache\n", gm_format_size(s->largest_stream, sz, sizeof sz), llc);
+    if (s->cache.best > 0)
+        fprintf(f, "stream: cache bandwidth (arrays below the %s last-level cache): %.2f GB/s (%s %s, %s arrays)\n",
+                llc, s->cache.best, s->cache.workload, s->cache.precision,
+                gm_format_size(s->cache.at_bytes, sz, sizeof sz));
+}
+
 /* One table per suite; rows: workloads in first-seen order; columns:
  * precisions. */
 void gm_summary_print(const gm_summary *s, FILE *f)
 {
+    bool stream_table = false;
+    for (size_t t = 0; t < s->n && !stream_table; t++)
+        stream_table = !strcmp(s->entries[t].suite, "stream");
+    if (!stream_table)
+        stream_notes(s, f);
     for (size_t t = 0; t < s->n; t++) {
         bool suite_seen = false;
         for (size_t j = 0; j < t && !suite_seen; j++)
             suite_seen = !strcmp(s->entries[j].suite, s->entries[t].suite);
         if (suite_seen)
             continue;
-        fprintf(f, "\n%s: peak %s (best median over the points)\n%-16s", s->entries[t].suite, s->entries[t].unit,
-                "workload");
+        char llc[32], from[32];
+        if (s->llc_bytes && !strcmp(s->entries[t].suite, "stream"))
+            fprintf(f, "\nstream: device-memory %s (best median over arrays >= %s, 4x the %s last-level cache)\n%-16s",
+                    s->entries[t].unit, gm_format_size(4 * s->llc_bytes, from, sizeof from),
+                    gm_format_size(s->llc_bytes, llc, sizeof llc), "workload");
+        else
+            fprintf(f, "\n%s: peak %s (best median over the points)\n%-16s", s->entries[t].suite,
+                    s->entries[t].unit, "workload");
         for (int p = 0; p < GM_PREC_COUNT; p++)
             fprintf(f, " %9s", gm_precision_name((gm_precision)p));
         fputc('\n', f);
@@ -87,5 +127,7 @@ void gm_summary_print(const gm_summary *s, FILE *f)
             }
             fputc('\n', f);
         }
+        if (!strcmp(s->entries[t].suite, "stream"))
+            stream_notes(s, f);
     }
 }
