@@ -8,7 +8,7 @@
 # mismatch row; the oom suite answers the largest batch that fine-tunes,
 # with the model's prediction beside it.
 . tests/lib.sh
-plan 14
+plan 17
 
 model="--model tiny-llama-gqa"
 plan_total() {   # MODE PRECISION BATCH SEQ
@@ -48,6 +48,19 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB
     --workload block $model --mode train --precision fp32 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault2" --quiet
 is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^logits\[0\]\[0\]/')" 1 \
     "a corrupted logit is a mismatch row (train)"
+
+# kvcache with the whole model: KV caches of its 2 KV heads, 4 queries each.
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload kvcache $model \
+    --precision fp32,fp16,bf16,int8 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kv" --quiet
+is "$(csv_count "$TEST_TMP/kv/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 8 \
+    "kvcache decodes with grouped-query attention, verified in every precision, contiguous and paged"
+kv=$("$GPUMEM" plan $model --precision fp32 --batch 2 --seq 16 --format csv | awk -F, '$2 == "subtotal" && $3 == "kv_cache" { print $4 }')
+# K and V caches, plus query and output (2 x 8 heads x 32 x 4 bytes each) and fp32 scores (2 x 8 x 16 x 4).
+is "$(csv_value "$TEST_TMP/kv/results.csv" '$_->{metric} eq "time" && $_->{precision} eq "fp32" && $_->{variant} eq "contiguous"' model_bytes)" \
+    "$((kv + 2048 + 2048 + 1024))" "kvcache: the caches are plan's KV cache ($kv bytes)"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload kvcache $model --precision int8 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kvfault" --quiet
+is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch"')" 2 "kvcache GQA: a wrong output is a mismatch row"
 
 # Models.ini shapes are untouched by the whole-model path.
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model gpt-125m \
