@@ -535,7 +535,8 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--checkpoint, --offload and --micro-batch apply to "
                               "models.ini shapes, not to a whole model");
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
-    if (T * 2 * wide > UINT32_MAX || T * a->vocab > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
+    /* linear.cl indexes a product's operands in 32 bits (the LM head's kernel and the vendor GEMM do not). */
+    if (T * 2 * wide > UINT32_MAX || T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit 32-bit indices");
     model_state *st = calloc(1, sizeof *st);
     if (!st)
