@@ -17,6 +17,7 @@
  * next layer's weights copy on queue 1 (double buffering).
  */
 #include "bench/block_private.h"
+#include "bench/block_model.h"
 #include "bench/kernel_calls.h"
 
 #include <math.h>
@@ -61,7 +62,7 @@ static void block_adapt(gm_shape *s, const char *impl)
     s->naive = false;
 }
 
-static void block_teardown(void *state)
+static void block_teardown_shape(void *state)
 {
     block_state *st = state;
     if (!st)
@@ -177,7 +178,7 @@ gm_status block_weights_for(block_state *st, uint64_t layer)
     return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 1) : rc;
 }
 
-static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
+static gm_status block_setup_shape(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
     (void)impl;
     *state = NULL;
@@ -217,7 +218,7 @@ static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
         rc = dev->backend->synchronize(dev, 0);
     if (rc != GM_OK) {
         gm_error saved = dev->err;
-        block_teardown(st);
+        block_teardown_shape(st);
         dev->err = saved;
         return rc;
     }
@@ -331,7 +332,7 @@ static gm_status compute_visit(block_state *st, uint64_t layer, uint64_t slot, u
     return block_enqueue_layer(st, layer, slot, b0, nb, full);
 }
 
-static gm_status block_enqueue(void *state)
+static gm_status block_enqueue_shape(void *state)
 {
     block_state *st = state;
     gm_status rc = each_visit(st, compute_visit, true);
@@ -356,7 +357,7 @@ gm_status block_stream_weights(block_state *st)
     return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 1) : rc;
 }
 
-static gm_status block_corrupt(void *state)
+static gm_status block_corrupt_shape(void *state)
 {
     block_state *st = state;
     size_t es = gm_precision_size(st->s.prec);
@@ -364,7 +365,7 @@ static gm_status block_corrupt(void *state)
     return gm_corrupt_bytes(st->dev, &st->inputs, (size_t)(st->layers * st->tokens_max * st->h) * es, es);
 }
 
-static void block_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+static void block_work_shape(const gm_shape *s, double *flops, double *bytes, double *tokens)
 {
     double h = (double)s->hidden, f = (double)s->ffn, n = (double)s->seq, L = (double)s->layers;
     double T = (double)s->batch * n, es = (double)gm_precision_size(s->prec);
@@ -392,7 +393,7 @@ static void block_work(const gm_shape *s, double *flops, double *bytes, double *
  * --offload the weights live in host memory and the device holds two
  * layers of them (double buffering).
  */
-static int block_tensors(const gm_shape *s, gm_tensor *out)
+static int block_tensors_shape(const gm_shape *s, gm_tensor *out)
 {
     gm_tensor_list l = {out, 0, false};
     uint64_t es = gm_precision_size(s->prec), h = s->hidden, L = s->layers;
@@ -419,17 +420,68 @@ static int block_tensors(const gm_shape *s, gm_tensor *out)
     return gm_tensor_list_finish(&l);
 }
 
+/* A whole model (--model PRESET) runs in bench/block_model.c; the state's
+ * first member tells the two apart. */
+static bool is_model(const void *state) { return state && *(const bool *)state; }
+
+static int block_tensors(const gm_shape *s, gm_tensor *out)
+{
+    return gm_shape_has_arch(s) ? block_model_tensors(s, out) : block_tensors_shape(s, out);
+}
+
+static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
+{
+    if (gm_shape_has_arch(s))
+        return block_model_setup(dev, pat, s, impl, state);
+    if (s->train)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train needs a whole model (--model PRESET)");
+    return block_setup_shape(dev, pat, s, impl, state);
+}
+
+static gm_status block_enqueue(void *state)
+{
+    return is_model(state) ? block_model_enqueue(state) : block_enqueue_shape(state);
+}
+
+static gm_status block_corrupt(void *state)
+{
+    return is_model(state) ? block_model_corrupt(state) : block_corrupt_shape(state);
+}
+
+static gm_status block_verify_any(void *state, unsigned rep, bool *correct, char *note, size_t len)
+{
+    return is_model(state) ? block_model_verify(state, rep, correct, note, len)
+                           : block_verify(state, rep, correct, note, len);
+}
+
+static void block_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+{
+    if (gm_shape_has_arch(s))
+        block_model_work(s, flops, bytes, tokens);
+    else
+        block_work_shape(s, flops, bytes, tokens);
+}
+
+static void block_teardown(void *state)
+{
+    if (is_model(state))
+        block_model_teardown(state);
+    else
+        block_teardown_shape(state);
+}
+
 const gm_workload gm_workload_block = {
     .name = "block",
     .summary = "transformer blocks: weights, activations, KV cache, workspace",
     .uses_heads = true,
+    .trains = true,
     .tensors = block_tensors,
     .impls = block_impls,
     .adapt = block_adapt,
     .setup = block_setup,
     .enqueue = block_enqueue,
     .corrupt = block_corrupt,
-    .verify = block_verify,
+    .verify = block_verify_any,
     .work = block_work,
     .teardown = block_teardown,
 };

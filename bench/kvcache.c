@@ -22,6 +22,7 @@ typedef struct {
     gm_shape s;
     bool paged, chunked;
     unsigned int n_seq, heads, capacity, block, dim, layers, tokens;
+    unsigned int group, n_q;        /* GQA: query heads per KV head; query rows (n_seq * group) */
     gm_buffer table, k, v, query, out, scores;
     gm_buffer host_table, host_cache, host_out;
     gm_program *prog;
@@ -50,6 +51,12 @@ static float kv_value(unsigned int seq_index, unsigned int token, unsigned int d
     x *= 0x2c1b3c6du;
     x ^= x >> 12;
     return (float)((int)(x & 511u) - 256) / 256.0f;
+}
+
+/* KV heads: a whole model's (GQA, --model PRESET), else one per query head. */
+static uint64_t kv_heads_of(const gm_shape *s)
+{
+    return gm_shape_has_arch(s) && s->arch.kv_heads && s->heads % s->arch.kv_heads == 0 ? s->arch.kv_heads : s->heads;
 }
 
 static size_t kv_row(const kv_state *st, unsigned int layer, unsigned int s, unsigned int t)
@@ -107,8 +114,10 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     st->s = *s;
     st->paged = strcmp(impl, "paged") == 0;
     st->chunked = gm_device_prefers_chunked(dev);
-    st->heads = (unsigned int)s->heads;
-    st->n_seq = (unsigned int)(s->batch * s->heads);
+    st->heads = (unsigned int)kv_heads_of(s);
+    st->n_seq = (unsigned int)(s->batch * st->heads);
+    st->group = (unsigned int)(s->heads / st->heads);
+    st->n_q = st->n_seq * st->group;
     st->dim = (unsigned int)s->head_dim;
     st->layers = (unsigned int)s->layers;
     st->tokens = (unsigned int)s->seq;
@@ -127,11 +136,11 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     if (rc == GM_OK)
         rc = gm_pattern_alloc(pat, cache, &st->v);
     if (rc == GM_OK)
-        rc = gm_pattern_alloc(pat, (size_t)st->n_seq * st->dim * es, &st->query);
+        rc = gm_pattern_alloc(pat, (size_t)st->n_q * st->dim * es, &st->query);
     if (rc == GM_OK)
-        rc = gm_pattern_alloc(pat, (size_t)st->n_seq * st->dim * es, &st->out);
+        rc = gm_pattern_alloc(pat, (size_t)st->n_q * st->dim * es, &st->out);
     if (rc == GM_OK)
-        rc = gm_pattern_alloc(pat, (size_t)st->n_seq * st->capacity * sizeof(float), &st->scores);
+        rc = gm_pattern_alloc(pat, (size_t)st->n_q * st->capacity * sizeof(float), &st->scores);
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_HOST, cache, &st->host_cache);
     if (rc == GM_OK)
@@ -174,10 +183,10 @@ static gm_status kvcache_enqueue(void *state)
     const gm_buffer *table = st->paged ? &st->table : &st->scores;
     size_t g1, l1, g2, l2;
     gm_launch_geometry(st->dev, st->chunked, (size_t)st->n_seq * st->dim, &g1, &l1);
-    gm_launch_geometry(st->dev, st->chunked, st->n_seq, &g2, &l2);
+    gm_launch_geometry(st->dev, st->chunked, st->n_q, &g2, &l2);
     if (!st->chunked) {
-        /* kv_attend on GPUs: a group of KV_GROUP (kernels/kvcache.cl) per sequence. */
-        size_t groups = st->n_seq, cap = (size_t)(st->dev->info.compute_units > 0 ? st->dev->info.compute_units : 1) * 16;
+        /* kv_attend on GPUs: a group of KV_GROUP (kernels/kvcache.cl) per query row. */
+        size_t groups = st->n_q, cap = (size_t)(st->dev->info.compute_units > 0 ? st->dev->info.compute_units : 1) * 16;
         l2 = 128;
         g2 = (groups < cap ? groups : cap) * l2;
     }
@@ -186,13 +195,14 @@ static gm_status kvcache_enqueue(void *state)
         for (unsigned int layer = 0; layer < st->layers && rc == GM_OK; layer++) {
             gm_arg a[] = {gm_arg_buf(&st->k), gm_arg_buf(&st->v), gm_arg_buf(&st->query), gm_arg_buf(table), gm_arg_u32(&paged), gm_arg_u32(&st->n_seq), gm_arg_u32(&st->heads),
                           gm_arg_u32(&st->capacity), gm_arg_u32(&st->block), gm_arg_u32(&st->dim), gm_arg_u32(&t), gm_arg_u32(&layer),
-                          {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
-            rc = be->launch(st->dev, 0, st->append, g1, l1, a, 13);
+                          {GM_ARG_VALUE, NULL, &scale, sizeof scale}, gm_arg_u32(&st->group)};
+            rc = be->launch(st->dev, 0, st->append, g1, l1, a, 14);
             gm_arg b[] = {gm_arg_buf(&st->k), gm_arg_buf(&st->v), gm_arg_buf(&st->query), gm_arg_buf(table), gm_arg_buf(&st->scores), gm_arg_buf(&st->out), gm_arg_u32(&paged),
                           gm_arg_u32(&st->n_seq), gm_arg_u32(&st->heads), gm_arg_u32(&st->capacity), gm_arg_u32(&st->block), gm_arg_u32(&st->dim),
-                          gm_arg_u32(&t), gm_arg_u32(&layer), {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
+                          gm_arg_u32(&t), gm_arg_u32(&layer), {GM_ARG_VALUE, NULL, &scale, sizeof scale},
+                          gm_arg_u32(&st->group)};
             if (rc == GM_OK)
-                rc = be->launch(st->dev, 0, st->attend, g2, l2, b, 15);
+                rc = be->launch(st->dev, 0, st->attend, g2, l2, b, 16);
         }
     return rc;
 }
@@ -201,24 +211,27 @@ static gm_status kvcache_corrupt(void *state)
 {
     kv_state *st = state;
     size_t es = gm_precision_size(st->s.prec);
-    return gm_corrupt_bytes(st->dev, &st->out, (size_t)(st->n_seq / 2) * st->dim * es, es);
+    return gm_corrupt_bytes(st->dev, &st->out, (size_t)(st->n_q / 2) * st->dim * es, es);
 }
 
-/* The last step's output of sequence s (last layer) against a
- * double-precision reference over the cached values the host expects. */
-static bool check_output(const kv_state *st, unsigned int s, double *w, char *note, size_t len)
+/* The last step's output of query row q (last layer) against a
+ * double-precision reference over the cached values the host expects
+ * (its KV head's: sequence q / group). */
+static bool check_output(const kv_state *st, unsigned int q, double *w, char *note, size_t len)
 {
     gm_precision p = st->s.prec;
+    unsigned int s = q / st->group;
     unsigned int t = st->tokens - 1, layer = st->layers - 1, seq_index = layer * st->n_seq + s;
+    unsigned int q_index = seq_index * st->group + q % st->group;
     unsigned char tmp[4];
     double m = -INFINITY, l = 0.0;
     for (unsigned int j = 0; j <= t; j++) {
         double acc = 0.0;
         for (unsigned int d = 0; d < st->dim; d++) {
-            gm_store(p, tmp, 0, kv_value(seq_index, t, d, 0), INT8_SCALE);
-            double q = gm_load(p, tmp, 0, INT8_SCALE);
+            gm_store(p, tmp, 0, kv_value(q_index, t, d, 0), INT8_SCALE);
+            double qv = gm_load(p, tmp, 0, INT8_SCALE);
             gm_store(p, tmp, 0, kv_value(seq_index, j, d, 1), INT8_SCALE);
-            acc += q * gm_load(p, tmp, 0, INT8_SCALE);
+            acc += qv * gm_load(p, tmp, 0, INT8_SCALE);
         }
         w[j] = acc / sqrt((double)st->dim);
         m = fmax(m, w[j]);
@@ -233,10 +246,10 @@ static bool check_output(const kv_state *st, unsigned int s, double *w, char *no
         }
         gm_store(p, tmp, 0, (float)want, INT8_SCALE);
         double stored = gm_load(p, tmp, 0, INT8_SCALE);
-        double got = gm_load(p, st->host_out.host, (size_t)s * st->dim + d, INT8_SCALE);
+        double got = gm_load(p, st->host_out.host, (size_t)q * st->dim + d, INT8_SCALE);
         double tol = 2.0 * gm_tolerance(p, stored, INT8_SCALE) + 1e-5 * (1.0 + sqrt((double)t + 1));
         if (!(fabs(got - stored) <= tol)) {
-            snprintf(note, len, "out[%u][%u]: expected %.7g, got %.7g", s, d, stored, got);
+            snprintf(note, len, "out[%u][%u]: expected %.7g, got %.7g", q, d, stored, got);
             return false;
         }
     }
@@ -275,10 +288,10 @@ static gm_status kvcache_verify(void *state, unsigned rep, bool *correct, char *
         return gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
     *correct = true;
     uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
-    unsigned int checks = st->n_seq <= SAMPLE_SEQS ? st->n_seq : SAMPLE_SEQS;
+    unsigned int checks = st->n_q <= SAMPLE_SEQS ? st->n_q : SAMPLE_SEQS;
     for (unsigned int i = 0; rc == GM_OK && i < checks && *correct; i++) {
         gm_xorshift(&x);
-        unsigned int s = st->n_seq <= SAMPLE_SEQS ? i : (unsigned int)(x % st->n_seq);
+        unsigned int s = st->n_q <= SAMPLE_SEQS ? i : (unsigned int)(x % st->n_q);
         *correct = check_output(st, s, w, note, len);
     }
     free(w);
@@ -304,7 +317,8 @@ static void kvcache_work(const gm_shape *s, double *flops, double *bytes, double
 
 /*
  * kvcache: decoding up to `seq` tokens. Contiguous: K and V of
- * [B, heads, seq, head_dim] per layer, reserved whole. Paged: blocks of
+ * [B, kv_heads, seq, head_dim] per layer, reserved whole (kv_heads: the
+ * whole model's, GQA, or one per query head). Paged: blocks of
  * block_tokens tokens, as many as the sequences need, and a block table.
  * The step's query, output and fp32 scores are workspace.
  */
@@ -312,7 +326,8 @@ static int kvcache_tensors(const gm_shape *s, gm_tensor *out)
 {
     gm_tensor_list l = {out, 0, false};
     uint64_t es = gm_precision_size(s->prec);
-    uint64_t per_token = gm_tensor_mul(&l, s->heads, s->head_dim);
+    uint64_t per_token = gm_tensor_mul(&l, kv_heads_of(s), s->head_dim);
+    uint64_t per_query = gm_tensor_mul(&l, s->heads, s->head_dim);
     uint64_t tokens = s->seq;
     if (s->paged) {
         uint64_t blocks_per_seq = (s->seq + s->block_tokens - 1) / s->block_tokens;
@@ -322,8 +337,8 @@ static int kvcache_tensors(const gm_shape *s, gm_tensor *out)
     uint64_t cache = gm_tensor_mul(&l, gm_tensor_mul(&l, s->layers, s->batch), gm_tensor_mul(&l, tokens, per_token));
     gm_tensor_list_add(&l, "k_cache", GM_ROLE_KV_CACHE, cache, es);
     gm_tensor_list_add(&l, "v_cache", GM_ROLE_KV_CACHE, cache, es);
-    gm_tensor_list_add(&l, "query", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_token), es);
-    gm_tensor_list_add(&l, "output", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_token), es);
+    gm_tensor_list_add(&l, "query", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_query), es);
+    gm_tensor_list_add(&l, "output", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_query), es);
     gm_tensor_list_add(&l, "scores", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, gm_tensor_mul(&l, s->batch, s->heads), tokens), 4);
     return gm_tensor_list_finish(&l);
 }

@@ -224,10 +224,10 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     uint64_t total = gm_device_usable_total(b->dev);
     row->batch = lo;
     row->model_bytes = lo ? model_at(r, *s, lo) : 0;
-    snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s", sr.probes,
-             gm_now() - t0, gm_format_size(row->model_bytes, at, sizeof at), (unsigned long long)lo,
+    snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s%s%s",
+             sr.probes, gm_now() - t0, gm_format_size(row->model_bytes, at, sizeof at), (unsigned long long)lo,
              gm_format_size(model_at(r, *s, lo + 1), next, sizeof next), (unsigned long long)(lo + 1),
-             hi ? "" : " (the search limit)");
+             hi ? "" : " (the search limit)", s->train ? "; " : "", s->train ? GM_TRAIN_NOTE : "");
     struct { const char *metric, *unit; double value; } out[] = {
         {"max_batch", "batch", (double)lo},
         {"max_batch_halving", "batch", (double)halving},
@@ -251,7 +251,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int rc = 0;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
         gm_row_single(row, out[i].metric, out[i].unit, out[i].value);
-        row->note = i == 0 ? note : i == 5 ? lost_note : NULL;
+        row->note = i == 0 ? note : i == 5 ? lost_note : s->train ? GM_TRAIN_NOTE : NULL;
         rc = gm_bench_emit(b, row, NULL, 0);
     }
     return rc;
@@ -275,7 +275,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
     seqs_of(b, &seqs, &n_seqs);
     int count = 0;
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(b->opts->workloads & (1u << w)))
+        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !gm_workloads[w]->trains))
             continue;
         const gm_workload *r = gm_workloads[w];
         for (int p = 0; p < GM_PREC_COUNT; p++) {

@@ -1,5 +1,7 @@
 #include "bench/shape_opts.h"
 
+#include "bench/arch.h"
+
 #include "lib/datafile.h"
 #include "lib/units.h"
 
@@ -34,7 +36,8 @@ int gm_shape_takes_value(const char *name)
     for (size_t i = 0; i < sizeof flag_opts / sizeof flag_opts[0]; i++)
         if (strcmp(name, flag_opts[i]) == 0)
             return 0;
-    if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0)
+    if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0 || strcmp(name, "mode") == 0
+        || strcmp(name, "optimizer") == 0)
         return 1;
     return -1;
 }
@@ -81,6 +84,18 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
         s->naive = strcmp(value, "naive") == 0;
     } else if (strcmp(name, "model") == 0) {
         return gm_shape_load_model(s, value, err, err_len);
+    } else if (strcmp(name, "mode") == 0) {
+        if (strcmp(value, "inference") && strcmp(value, "train")) {
+            snprintf(err, err_len, "--mode '%s': expected inference or train", value);
+            return -1;
+        }
+        s->train = strcmp(value, "train") == 0;
+    } else if (strcmp(name, "optimizer") == 0) {
+        /* The device runs AdamW alone (bench/block_model.c); plan counts the others. */
+        if (strcmp(value, "adamw")) {
+            snprintf(err, err_len, "--optimizer '%s': the device runs adamw only (plan counts the others)", value);
+            return -1;
+        }
     } else {
         snprintf(err, err_len, "unknown option '--%s'", name);
         return 1;
@@ -106,8 +121,27 @@ static int on_model_entry(void *user, const char *section, const char *name, con
     return c->why[0] ? 0 : 1;
 }
 
+/* A whole model (a preset of share/models/ or a config.json): its
+ * architecture, and the shape fields the workloads read from it. */
+static int load_arch(gm_shape *s, const char *model, char *err, size_t err_len)
+{
+    gm_arch a;
+    if (gm_arch_load(model, &a, err, err_len) != 0)
+        return -1;
+    s->arch = a;
+    s->hidden = a.hidden;
+    s->heads = a.heads;
+    s->head_dim = a.head_dim;
+    s->ffn = a.ffn;
+    s->layers = a.layers;
+    return 0;
+}
+
 int gm_shape_load_model(gm_shape *s, const char *model, char *err, size_t err_len)
 {
+    memset(&s->arch, 0, sizeof s->arch);
+    if (strchr(model, '/') || (strlen(model) > 5 && strcmp(model + strlen(model) - 5, ".json") == 0))
+        return load_arch(s, model, err, err_len);
     char path[4200];
     if (!gm_find_data_file("models.ini", path, sizeof path)) {
         snprintf(err, err_len, "--model: models.ini not found in the data folders (gpumem info lists them)");
@@ -120,7 +154,11 @@ int gm_shape_load_model(gm_shape *s, const char *model, char *err, size_t err_le
         return -1;
     }
     if (!c.found) {
-        snprintf(err, err_len, "--model '%s': no such model in %s", model, path);
+        /* Not a models.ini shape: a whole-model preset, or neither. */
+        char why[300];
+        if (load_arch(s, model, why, sizeof why) == 0)
+            return 0;
+        snprintf(err, err_len, "--model '%s': no such shape in %s, and %s", model, path, why);
         return -1;
     }
     return 0;

@@ -7,6 +7,7 @@
 #ifndef GM_WORKLOAD_H
 #define GM_WORKLOAD_H
 
+#include "bench/arch.h"
 #include "device/device.h"
 #include "lib/precision.h"
 
@@ -43,7 +44,17 @@ typedef struct {
     bool causal, checkpoint, paged;
     bool offload;           /* block: weights in host memory, two layers on the device */
     bool naive;             /* attention: materialise the score matrix */
+    /* --model PRESET or config.json: the whole architecture (arch.layers
+     * is 0 for a models.ini shape); block runs it (bench/block_model.c). */
+    gm_arch arch;
+    bool train;             /* --mode train: training state and an AdamW step */
 } gm_shape;
+
+/* The note of every --mode train row: what the device does not compute. */
+#define GM_TRAIN_NOTE "backward not computed: gradients synthetic"
+
+/* Does s carry a whole architecture (--model PRESET)? */
+#define gm_shape_has_arch(s) ((s)->arch.layers != 0)
 
 /* Fills in defaults that depend on other fields (out, ffn, head_dim...). */
 void gm_shape_complete(gm_shape *s);
@@ -65,6 +76,8 @@ typedef struct gm_workload {
     /* Does the memory model use heads and head_dim (so --hidden must be a
      * multiple of --heads)? */
     bool uses_heads;
+    /* Does it run --mode train (the suites pass over the others)? */
+    bool trains;
     /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
      * Returns the count, or -1 if a size overflows 64 bits. */
     int (*tensors)(const gm_shape *s, gm_tensor *out);

@@ -47,7 +47,7 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
     for (size_t i = 0; i < a.n_seqs; i++)
         seq = a.seqs[i] > seq ? a.seqs[i] : seq;
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(o->workloads & (1u << w)))
+        if (!(o->workloads & (1u << w)) || (o->shape.train && !runnables[w]->trains))
             continue;
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             if (!(o->precisions & (1u << p)))
@@ -75,7 +75,7 @@ static int workloads_count(gm_bench *b)
     axes a = axes_of(b->opts);
     int total = 0;
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(b->opts->workloads & (1u << w)))
+        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !runnables[w]->trains))
             continue;
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             const char *impls[GM_MAX_IMPLS];
@@ -111,7 +111,7 @@ static gm_row base_row(const point *pt)
     row.seq_len = pt->s->seq;
     row.model_bytes = pt->model_bytes;
     row.measured_bytes = pt->measured_bytes;
-    row.note = pt->degraded[0] ? pt->degraded : NULL;
+    row.note = pt->degraded[0] ? pt->degraded : pt->s->train ? GM_TRAIN_NOTE : NULL;
     return row;
 }
 
@@ -121,6 +121,11 @@ static int emit_status(const point *pt, gm_row_status status, const char *note)
     row.metric = "time";
     row.unit = "ms";
     row.status = status;
+    char both[400];
+    if (pt->s->train && note) {
+        snprintf(both, sizeof both, "%s; %s", note, GM_TRAIN_NOTE);
+        note = both;
+    }
     row.note = note;
     return gm_bench_emit(pt->b, &row, NULL, 0);
 }
@@ -295,7 +300,7 @@ static int workloads_run(gm_bench *b)
     gm_pattern_env env;      /* caching allocators keep blocks from point to point */
     gm_pattern_env_init(&env, b->dev, b->opts);
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT && rc == 0; w++) {
-        if (!(b->opts->workloads & (1u << w)))
+        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !runnables[w]->trains))
             continue;
         const gm_workload *r = runnables[w];
         for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {

@@ -1,7 +1,9 @@
 /*
  * Decoding with a KV cache: at step t every sequence appends the key and
- * value of token t to its cache and writes its query (`query`, [n_seq,
- * dim]), then the query attends over tokens 0..t.
+ * value of token t to its cache and writes its queries (`query`, [n_seq *
+ * group, dim]), then each query attends over tokens 0..t. Grouped-query
+ * attention: `group` query heads share one KV head (query row q reads
+ * cache sequence q / group); 1 for multi-head attention.
  * Caches hold, for each layer, [batch*heads] sequences of `dim`-wide rows
  * (a layer's region is n_seq * capacity * dim elements):
  *   contiguous: row (s, t) at (s * capacity + t) * dim
@@ -37,7 +39,7 @@ GM_INLINE size_t kv_row(GM_GLOBAL const int *table, unsigned int paged, unsigned
 GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_RESTRICT v_cache,
                     GM_GLOBAL gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
-                    unsigned int t, unsigned int layer, float scale)
+                    unsigned int t, unsigned int layer, float scale, unsigned int group)
 {
     GM_FOR_EACH(idx, (size_t)n_seq * dim) {
         const unsigned int s = (unsigned int)(idx / dim), d = (unsigned int)(idx % dim);
@@ -45,7 +47,8 @@ GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_REST
         const unsigned int seq_index = layer * n_seq + s;
         GM_STORE(k_cache, at, kv_value(seq_index, t, d, 1), scale);
         GM_STORE(v_cache, at, kv_value(seq_index, t, d, 2), scale);
-        GM_STORE(query, idx, kv_value(seq_index, t, d, 0), scale);
+        for (unsigned int g = 0; g < group; g++)     /* the queries that share this KV head */
+            GM_STORE(query, ((size_t)s * group + g) * dim + d, kv_value(seq_index * group + g, t, d, 0), scale);
     }
 }
 
@@ -56,11 +59,11 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
                     GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
                     GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
-                    unsigned int t, unsigned int layer, float scale)
+                    unsigned int t, unsigned int layer, float scale, unsigned int group)
 {
     const float inv_sqrt = 1.0f / sqrt((float)dim);
-    GM_FOR_EACH(s, (size_t)n_seq) {
-        const unsigned int si = (unsigned int)s;
+    GM_FOR_EACH(s, (size_t)n_seq * group) {
+        const unsigned int si = (unsigned int)(s / group);      /* the KV head query row s reads */
         GM_GLOBAL float *row = scores + s * capacity;
         float m = -INFINITY;
         for (unsigned int j = 0; j <= t; j++) {
@@ -110,13 +113,13 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
                     GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
                     GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
-                    unsigned int t, unsigned int layer, float scale)
+                    unsigned int t, unsigned int layer, float scale, unsigned int group)
 {
     GM_LOCAL_DECL float red[KV_GROUP];
     const unsigned int lid = (unsigned int)gm_local_id();
     const float inv_sqrt = 1.0f / sqrt((float)dim);
-    for (size_t s = gm_group_id(); s < n_seq; s += gm_num_groups()) {
-        const unsigned int si = (unsigned int)s;
+    for (size_t s = gm_group_id(); s < (size_t)n_seq * group; s += gm_num_groups()) {
+        const unsigned int si = (unsigned int)(s / group);      /* the KV head query row s reads */
         GM_GLOBAL float *row = scores + s * capacity;
         float m = -INFINITY;
         for (unsigned int j = lid; j <= t; j += KV_GROUP) {

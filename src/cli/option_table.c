@@ -85,6 +85,7 @@ LIST_VALUES(format_values, "table", "markdown", "csv")
 LIST_VALUES(plan_mode_values, "inference", "train")
 LIST_VALUES(logits_values, "last", "all")
 LIST_VALUES(optimizer_values, "adamw", "adamw-8bit", "sgd", "sgd-momentum")
+LIST_VALUES(bench_optimizer_values, "adamw")
 LIST_VALUES(recompute_values, "none", "selective", "full")
 LIST_VALUES(zero_values, "0", "1", "2", "3")
 LIST_VALUES(plan_format_values, "text", "csv", "json")
@@ -747,7 +748,13 @@ const gm_option gm_option_table[] = {
      .apply = apply_share},
     /* the workloads' shape: bench and plan */
     {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
-     "llama-7b, ...)", NULL, .apply = apply_shape},
+     "llama-7b, ...), or a whole model (a preset of share/models/ or a config.json) that block runs layer by layer",
+     NULL, .apply = apply_shape},
+    {"mode", GM_OPTARG_ENUM, "M", B, "block with a whole --model", "inference, or train: gradients, AdamW states, "
+     "master weights and activations kept for backward, and an AdamW step (the backward pass is not computed)",
+     "inference", VALUES(plan_mode_values), .apply = apply_shape},
+    {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
+     VALUES(bench_optimizer_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
      "llama-1b, llama-7b, ...); without: a whole model, a preset of share/models/ (gpt2, llama-2-7b, llama-3-8b, "
      "mistral-7b, mixtral-8x7b, tiny-llama-gqa, tiny-gpt2) or the path of a Hugging Face config.json", NULL,

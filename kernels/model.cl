@@ -1,0 +1,143 @@
+/*
+ * The whole-model kernels of the block workload run with --model PRESET
+ * (bench/block_model.c): embedding, RMSNorm, SwiGLU, the LM head, the
+ * attention's log-sum-exp kept for backward, and the AdamW step. Matrix
+ * products are linear.cl's and attention is attention.cl's attention_tiled.
+ * Every offset is in elements; int8 tensors carry a per-tensor scale.
+ */
+
+/* The token id of row t: a fixed hash of t modulo the vocabulary. The host
+ * copy is model_token in bench/block_model.c. */
+GM_INLINE unsigned int model_token(gm_u64 t, unsigned int vocab)
+{
+    gm_u32 h = (gm_u32)t * 0x9e3779b1u;
+    h ^= h >> 13;
+    h *= 0x85ebca77u;
+    h ^= h >> 16;
+    return h % vocab;
+}
+
+/* t[off + i] = add + gm_hashed_value(base + i, seed, range), i < n. */
+GM_KERNEL model_init(GM_GLOBAL gm_t *GM_RESTRICT t, gm_u64 off, gm_u64 n, gm_u64 base, unsigned int seed,
+                     float range, float add, float scale)
+{
+    GM_FOR_EACH(i, (size_t)n)
+        GM_STORE(t, off + i, add + gm_hashed_value(base + i, seed, range), scale);
+}
+
+/* f[off + i] = value (fp32 optimizer state), i < n. */
+GM_KERNEL model_fill_f32(GM_GLOBAL float *GM_RESTRICT f, gm_u64 off, gm_u64 n, float value)
+{
+    GM_FOR_EACH(i, (size_t)n)
+        f[off + i] = value;
+}
+
+/* master[off + i] = w[i]: fp32 master weights from the 16-bit weights. */
+GM_KERNEL model_master_init(GM_GLOBAL const gm_t *GM_RESTRICT w, GM_GLOBAL float *GM_RESTRICT master, gm_u64 off,
+                            gm_u64 n)
+{
+    GM_FOR_EACH(i, (size_t)n)
+        master[off + i] = GM_LOAD(w, i, 1.0f);
+}
+
+/* x[x_off + t * hidden + c] = emb[model_token(t) * hidden + c]. */
+GM_KERNEL model_embed(GM_GLOBAL const gm_t *GM_RESTRICT emb, GM_GLOBAL gm_t *GM_RESTRICT x, gm_u64 tokens,
+                      unsigned int hidden, unsigned int vocab, gm_u64 x_off, float sw, float sx)
+{
+    GM_FOR_EACH(idx, (size_t)tokens * hidden) {
+        const size_t t = idx / hidden, c = idx % hidden;
+        GM_STORE(x, x_off + idx, GM_LOAD(emb, (size_t)model_token(t, vocab) * hidden + c, sw), sx);
+    }
+}
+
+/*
+ * RMSNorm (Zhang & Sennrich 2019, as Llama's modelling code computes it):
+ * y = x / sqrt(mean(x^2) + eps) * w, in fp32. Row r reads input row
+ * x_first + r * x_step (the final norm of inference takes each sequence's
+ * last token: x_first = seq - 1, x_step = seq) and writes output row r.
+ */
+GM_KERNEL model_rmsnorm(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL gm_t *GM_RESTRICT y,
+                        GM_GLOBAL const gm_t *GM_RESTRICT w, gm_u64 rows, unsigned int width, gm_u64 x_off,
+                        gm_u64 x_first, gm_u64 x_step, gm_u64 y_off, gm_u64 w_off, float eps, float sx, float sy,
+                        float sw)
+{
+    GM_FOR_EACH(r, (size_t)rows) {
+        const size_t in = x_off + (x_first + r * x_step) * width, out = y_off + r * width;
+        float ss = 0.0f;
+        for (unsigned int c = 0; c < width; c++) {
+            const float v = GM_LOAD(x, in + c, sx);
+            ss += v * v;
+        }
+        const float inv = 1.0f / sqrt(ss / (float)width + eps);
+        for (unsigned int c = 0; c < width; c++)
+            GM_STORE(y, out + c, GM_LOAD(x, in + c, sx) * inv * GM_LOAD(w, w_off + c, sw), sy);
+    }
+}
+
+/* SwiGLU (Shazeer 2020): out[i] = silu(g[i]) * u[i], silu(v) = v / (1 + e^-v).
+ * out may be g (inference computes it in place: one item reads and writes
+ * the same element). */
+GM_KERNEL model_swiglu(GM_GLOBAL const gm_t *g, GM_GLOBAL const gm_t *u, GM_GLOBAL gm_t *out, gm_u64 n, gm_u64 g_off,
+                       gm_u64 u_off, gm_u64 o_off, float s)
+{
+    GM_FOR_EACH(i, (size_t)n) {
+        const float gv = GM_LOAD(g, g_off + i, s), uv = GM_LOAD(u, u_off + i, s);
+        GM_STORE(out, o_off + i, gv / (1.0f + exp(-gv)) * uv, s);
+    }
+}
+
+/* lse[off + r] = m_r + log(l_r) from attention_tiled's (max, sum) pairs:
+ * the one fp32 per row that tiled attention keeps for its backward. */
+GM_KERNEL model_lse(GM_GLOBAL const float *GM_RESTRICT stats, GM_GLOBAL float *GM_RESTRICT lse, gm_u64 rows,
+                    gm_u64 off)
+{
+    GM_FOR_EACH(r, (size_t)rows)
+        lse[off + r] = stats[2 * r] + log(stats[2 * r + 1]);
+}
+
+/* logits[r][j] = sum_k x[x_off + r * hidden + k] * W, fp32, where W is the
+ * [hidden, vocab] head at w_off, or with `tied` the [vocab, hidden]
+ * embedding read transposed. */
+GM_KERNEL model_lm_head(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
+                        GM_GLOBAL float *GM_RESTRICT logits, gm_u64 rows, unsigned int hidden, unsigned int vocab,
+                        gm_u64 x_off, gm_u64 w_off, unsigned int tied, float sx, float sw)
+{
+    GM_FOR_EACH(idx, (size_t)rows * vocab) {
+        const size_t r = idx / vocab, j = idx % vocab;
+        float acc = 0.0f;
+        for (unsigned int k = 0; k < hidden; k++)
+            acc += GM_LOAD(x, x_off + r * hidden + k, sx)
+                   * GM_LOAD(w, w_off + (tied ? j * hidden + k : (size_t)k * vocab + j), sw);
+        logits[idx] = acc;
+    }
+}
+
+/*
+ * One AdamW step (Loshchilov & Hutter 2019, as torch.optim.AdamW) over n
+ * parameters whose weights are w[0..n) and whose gradients, fp32 master
+ * weights and moments sit at p_off + i of their tensors (m at [p], v at
+ * [total + p] of `mv`):
+ *   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+ *   x = x - lr wd x - lr (m / bc1) / (sqrt(v / bc2) + eps),  bc = 1 - b^t
+ * x is the master weight (has_master) or the weight itself (fp32); the
+ * weight is stored from x.
+ */
+GM_KERNEL model_adamw(GM_GLOBAL gm_t *GM_RESTRICT w, GM_GLOBAL const gm_t *GM_RESTRICT g,
+                      GM_GLOBAL float *GM_RESTRICT master, GM_GLOBAL float *GM_RESTRICT mv, gm_u64 n, gm_u64 p_off,
+                      gm_u64 total, unsigned int has_master, float lr, float b1, float b2, float eps, float wd,
+                      float bc1, float bc2)
+{
+    GM_FOR_EACH(i, (size_t)n) {
+        const size_t p = p_off + i;
+        const float grad = GM_LOAD(g, p, 1.0f);
+        const float m = b1 * mv[p] + (1.0f - b1) * grad;
+        const float v = b2 * mv[total + p] + (1.0f - b2) * grad * grad;
+        mv[p] = m;
+        mv[total + p] = v;
+        float x = has_master ? master[p] : GM_LOAD(w, i, 1.0f);
+        x = x - lr * wd * x - lr * (m / bc1) / (sqrt(v / bc2) + eps);
+        if (has_master)
+            master[p] = x;
+        GM_STORE(w, i, x, 1.0f);
+    }
+}

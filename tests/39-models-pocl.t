@@ -1,0 +1,83 @@
+#!/bin/sh
+# Whole models on the OpenCL device (bench/block_model.c): the block
+# workload with --model PRESET runs the tiny GQA/SwiGLU/RMSNorm model with
+# its LM head, verified in every precision; its memory model is exactly
+# `gpumem plan`'s for the same point, in inference and in training;
+# --mode train allocates the training state and steps AdamW (checked on a
+# sample), and says that the gradients are synthetic; a wrong output is a
+# mismatch row; the oom suite answers the largest batch that fine-tunes,
+# with the model's prediction beside it.
+. tests/lib.sh
+plan 17
+
+model="--model tiny-llama-gqa"
+plan_total() {   # MODE PRECISION BATCH SEQ
+    "$GPUMEM" plan $model --mode "$1" --precision "$2" --batch "$3" --seq "$4" --format csv |
+        awk -F, '$2 == "total" { print $4 }'
+}
+
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+    --precision fp32,fp16,bf16,int8 --batch 2 --seq 32 --reps 2 --out "$TEST_TMP/inf" --quiet
+is "$RC" 0 "inference sweep: exit status 0"
+[ -n "$ERR" ] && diag "$ERR"
+is "$(csv_count "$TEST_TMP/inf/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 4 \
+    "the GQA/SwiGLU model verifies in fp32, fp16, bf16 and int8"
+for p in fp32 bf16; do
+    want=$(plan_total inference $p 2 32)
+    is "$(csv_value "$TEST_TMP/inf/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)" \
+        "$want" "inference $p: the workload's model is plan's total ($want bytes)"
+done
+
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode train \
+    --optimizer adamw --precision fp32,bf16,int8 --batch 2 --seq 16 --reps 3 --out "$TEST_TMP/train" --quiet
+is "$(csv_count "$TEST_TMP/train/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{note} eq "backward not computed: gradients synthetic"')" 2 \
+    "train fp32 and bf16: AdamW steps and the forward pass verify, the rows say the gradients are synthetic"
+is "$(csv_count "$TEST_TMP/train/results.csv" '$_->{precision} eq "int8" && $_->{status} eq "unsupported" && $_->{note} =~ /backward not computed/')" 1 \
+    "int8 training is refused"
+for p in fp32 bf16; do
+    want=$(plan_total train $p 2 16)
+    is "$(csv_value "$TEST_TMP/train/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)" \
+        "$want" "train $p: weights, master weights, gradients, moments and saved activations are plan's ($want bytes)"
+done
+
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault" --quiet
+is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^logits\[0\]\[0\] of the iteration/')" 1 \
+    "a corrupted logit is a mismatch row (inference)"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --mode train --precision fp32 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault2" --quiet
+is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^logits\[0\]\[0\]/')" 1 \
+    "a corrupted logit is a mismatch row (train)"
+
+# kvcache with the whole model: KV caches of its 2 KV heads, 4 queries each.
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload kvcache $model \
+    --precision fp32,fp16,bf16,int8 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kv" --quiet
+is "$(csv_count "$TEST_TMP/kv/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 8 \
+    "kvcache decodes with grouped-query attention, verified in every precision, contiguous and paged"
+kv=$("$GPUMEM" plan $model --precision fp32 --batch 2 --seq 16 --format csv | awk -F, '$2 == "subtotal" && $3 == "kv_cache" { print $4 }')
+# K and V caches, plus query and output (2 x 8 heads x 32 x 4 bytes each) and fp32 scores (2 x 8 x 16 x 4).
+is "$(csv_value "$TEST_TMP/kv/results.csv" '$_->{metric} eq "time" && $_->{precision} eq "fp32" && $_->{variant} eq "contiguous"' model_bytes)" \
+    "$((kv + 2048 + 2048 + 1024))" "kvcache: the caches are plan's KV cache ($kv bytes)"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload kvcache $model --precision int8 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kvfault" --quiet
+is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch"')" 2 "kvcache GQA: a wrong output is a mismatch row"
+
+# Models.ini shapes are untouched by the whole-model path.
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model gpt-125m \
+    --hidden 64 --heads 4 --layers 1 --ffn 128 --precision fp32 --batch 1 --seq 8 --reps 1 --out "$TEST_TMP/ini" --quiet
+is "$(csv_count "$TEST_TMP/ini/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 1 \
+    "a models.ini shape still runs as before"
+
+# Fine-tuning under a 64MiB cap: the state takes about 52MiB.
+run_gpumem bench --backend opencl --suite oom --mem-limit 64MiB --workload block $model --mode train \
+    --optimizer adamw --precision bf16 --seq 128 --pattern per-tensor --out "$TEST_TMP/oom" --quiet
+found=$(csv_value "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch"' value)
+predicted=$(csv_value "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch_model"' value)
+diag "train bf16 seq 128 under 64MiB: max_batch $found, the model says $predicted"
+[ "${found:-0}" -ge 1 ]
+ok $? "the oom suite finds a batch that fine-tunes"
+[ -n "$predicted" ] && [ "$found" -le "$predicted" ] && [ "$found" -ge $((predicted - 1)) ]
+ok $? "the largest batch found is the memory model's prediction (or one less)"
+is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch" && $_->{note} =~ /backward not computed: gradients synthetic/')" 1 \
+    "the oom row says the gradients are synthetic"
+done_testing
