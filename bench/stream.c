@@ -229,7 +229,10 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
 {
     const gm_bench_opts *o = s->b->opts;
     size_t n = s->bytes / gm_precision_size(p), global, local;
-    gm_launch_geometry(s->dev, access == 1, n, &global, &local);
+    /* The kernels move 16-byte vectors (see kernels/stream.cl): the launch
+     * is sized by their number. */
+    size_t vectors = n / (16 / gm_precision_size(p));
+    gm_launch_geometry(s->dev, access == 1, vectors ? vectors : 1, &global, &local);
     size_t groups = global / local;
     gm_status st = GM_OK;
     if (kinfo[k].reduces && s->partials.bytes < groups * sizeof(float)) {
