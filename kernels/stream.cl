@@ -143,18 +143,16 @@ GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
 {
     return convert_float16(((GM_GLOBAL const char16 *)p)[j]) * scale;
 }
-/* Quantise: clamp(rint(v / scale), -127, 127) as GM_STORE, computed as a
- * multiplication by 1 / scale (the same quotient when scale is a power of
- * two, as the stream suite's is; otherwise within one rounding of it),
- * clamped first (rint commutes with a clamp to integers), then rounded to
- * nearest even by adding 1.5 * 2^23, whose low mantissa bits are then the
- * integer. */
+/* Quantise: clamp(rint(v / scale), -127, 127) as GM_STORE, computed as
+ * v * (1 / scale) (the same quotient when scale is a power of two, as the
+ * stream suite's is; otherwise within one rounding of it), clamped first
+ * (rint commutes with a clamp to integers), then rounded to nearest even
+ * by adding 1.5 * 2^23: the sum's low byte is then the int8 itself. */
 GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
 {
     const float inv = 1.0f / scale;
     gm_vf x = fmin(fmax(v * inv, -127.0f), 127.0f);
-    int16 q = as_int16(x + 0x1.8p23f) - 0x4b400000;
-    return as_uint4(convert_char16(q));
+    return as_uint4(convert_uchar16(as_uint16(x + 0x1.8p23f)));   /* modulo 256 */
 }
 GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
 {
