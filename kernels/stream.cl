@@ -148,15 +148,19 @@ GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
  * stream suite's is; otherwise within one rounding of it), clamped first
  * (rint commutes with a clamp to integers), then rounded to nearest even
  * by adding 1.5 * 2^23: the sum's low byte is then the int8 itself. */
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
+GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)   /* quantises v * mult */
 {
-    const float inv = 1.0f / scale;
-    gm_vf x = fmin(fmax(v * inv, -127.0f), 127.0f);
+    gm_vf x = fmin(fmax(v * mult, -127.0f), 127.0f);
     return as_uint4(convert_uchar16(as_uint16(x + 0x1.8p23f)));   /* modulo 256 */
 }
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
 GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
 {
     ((GM_GLOBAL uint4 *)p)[j] = gm_vpack(v, scale);
+}
+GM_INLINE void gm_vstore_mult(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float mult)
+{
+    ((GM_GLOBAL uint4 *)p)[j] = gm_vpackm(v, mult);
 }
 GM_INLINE float gm_hsum(gm_vf v)
 {
@@ -253,25 +257,25 @@ GM_INLINE void gm_unpack_word(gm_u32 w, float *out, float scale)
         out[b] = (float)((int)(w << (24 - 8 * b)) >> 24) * scale;
 #endif
 }
-GM_INLINE gm_u32 gm_pack_word(const float *in, float scale)
+/* mult: int8's quantisation multiplier (1 / scale); unused otherwise */
+GM_INLINE gm_u32 gm_pack_word(const float *in, float mult)
 {
 #if defined(GM_FP32)
-    (void)scale;
+    (void)mult;
     return gm_float_as_u32(in[0]);
 #elif defined(GM_FP16)
-    (void)scale;
+    (void)mult;
     return (gm_u32)__half_as_ushort(__float2half_rn(in[0]))
            | (gm_u32)__half_as_ushort(__float2half_rn(in[1])) << 16;
 #elif defined(GM_BF16)
-    (void)scale;
+    (void)mult;
     return (gm_u32)gm_float_to_bf16(in[0]) | (gm_u32)gm_float_to_bf16(in[1]) << 16;
 #else
-    /* times 1 / scale: see the OpenCL gm_vstore */
-    const float inv = 1.0f / scale;
+    /* times 1 / scale: see the OpenCL gm_vpack */
     gm_u32 w = 0;
 #pragma unroll
     for (int b = 0; b < 4; b++) {
-        int q = (int)gm_clampf(gm_rint(in[b] * inv), -127.0f, 127.0f);
+        int q = (int)gm_clampf(gm_rint(in[b] * mult), -127.0f, 127.0f);
         w |= ((gm_u32)q & 0xffu) << (8 * b);
     }
     return w;
@@ -287,18 +291,23 @@ GM_INLINE gm_vf gm_vload(const gm_t *p, size_t j, float scale)
     gm_unpack_word(q.w, &r.v[3 * GM_PER_WORD], scale);
     return r;
 }
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
+GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)
 {
     uint4 q;
-    q.x = gm_pack_word(&v.v[0 * GM_PER_WORD], scale);
-    q.y = gm_pack_word(&v.v[1 * GM_PER_WORD], scale);
-    q.z = gm_pack_word(&v.v[2 * GM_PER_WORD], scale);
-    q.w = gm_pack_word(&v.v[3 * GM_PER_WORD], scale);
+    q.x = gm_pack_word(&v.v[0 * GM_PER_WORD], mult);
+    q.y = gm_pack_word(&v.v[1 * GM_PER_WORD], mult);
+    q.z = gm_pack_word(&v.v[2 * GM_PER_WORD], mult);
+    q.w = gm_pack_word(&v.v[3 * GM_PER_WORD], mult);
     return q;
 }
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
 GM_INLINE void gm_vstore(gm_t *p, size_t j, gm_vf v, float scale)
 {
     ((uint4 *)p)[j] = gm_vpack(v, scale);
+}
+GM_INLINE void gm_vstore_mult(gm_t *p, size_t j, gm_vf v, float mult)
+{
+    ((uint4 *)p)[j] = gm_vpackm(v, mult);
 }
 #endif
 
@@ -385,6 +394,23 @@ typedef gm_vf gm_vacc;
     } while (0)
 #endif
 
+/*
+ * Scale, add and triad are linear in their inputs, so they run in raw
+ * units too (gm_vrawf: gm_vraw as floats) and gm_vstore_raw stores
+ * GM_RAW_SCALE(scale) times the result: for int8, rint(f(qa, qb) * scale
+ * * (1 / scale)) rather than rint(f(qa * scale, qb * scale) / scale),
+ * the same integers when scale is a power of two (as the stream suite's
+ * is: every step but f's own rounding is exact), otherwise within an ulp
+ * before the rounding to an integer. Other precisions: gm_vload and
+ * gm_vstore.
+ */
+#define gm_vrawf(p, j) gm_vload((p), (j), 1.0f)
+#if defined(GM_INT8)
+#define gm_vstore_raw(p, j, v, scale) gm_vstore_mult((p), (j), (v), (scale) * (1.0f / (scale)))
+#else
+#define gm_vstore_raw(p, j, v, scale) gm_vstore((p), (j), (v), (scale))
+#endif
+
 GM_INLINE float gm_group_sum(GM_LOCAL float *scratch, float v)
 {
     size_t lid = gm_local_id();
@@ -455,7 +481,7 @@ GM_KERNEL stream_scale(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_R
                        unsigned long n, float s, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore(c, j, s * gm_vload(a, j, scale), scale);
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, s * gm_vrawf(a, j), scale);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
 }
 
@@ -463,7 +489,7 @@ GM_KERNEL stream_add(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *
                      GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore(c, j, gm_vload(a, j, scale) + gm_vload(b, j, scale), scale);
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + gm_vrawf(b, j), scale);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + GM_LOAD(b, i, scale), scale);
 }
 
@@ -471,7 +497,7 @@ GM_KERNEL stream_triad(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t
                        GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float s, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore(c, j, gm_vload(a, j, scale) + s * gm_vload(b, j, scale), scale);
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j), scale);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + s * GM_LOAD(b, i, scale), scale);
 }
 
