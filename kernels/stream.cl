@@ -301,14 +301,19 @@ GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)
     return q;
 }
 GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
+/* nvcc refuses unused static functions: each precision defines the stores
+ * its kernels use (see gm_vstore_raw). */
+#if !defined(GM_INT8)
 GM_INLINE void gm_vstore(gm_t *p, size_t j, gm_vf v, float scale)
 {
     ((uint4 *)p)[j] = gm_vpack(v, scale);
 }
+#else
 GM_INLINE void gm_vstore_mult(gm_t *p, size_t j, gm_vf v, float mult)
 {
     ((uint4 *)p)[j] = gm_vpackm(v, mult);
 }
+#endif
 #endif
 
 /* GM_TAIL(i, n): this work item's share of the elements past the last
