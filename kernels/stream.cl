@@ -121,7 +121,7 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
     (void)scale;
     uint8 u = as_uint8(v);
     uint8 r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    r = select(r, (u >> 16) | 0x40u, as_uint8(isnan(v)));
+    r = select(r, (u >> 16) | 0x40u, as_uint8(v != v));   /* NaN */
     return as_uint4(convert_ushort8(r));
 }
 GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
