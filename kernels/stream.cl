@@ -19,8 +19,9 @@
  * variant (GM_FOR_EACH over vector indices: grid-stride or one contiguous
  * slice per work item); the n % GM_VW elements past the last whole vector
  * (the tail) are handled one by one, grid-stride, by the first work items.
- * Each output element is the same value the scalar definition above gives
- * (conversions round as gm_portable.h's scalar ones do).
+ * Each output element is the value the scalar definition above gives
+ * (conversions round as gm_portable.h's scalar ones do; int8's scale, add
+ * and triad exactly so for a power-of-two scale: see gm_vstore_raw).
  *
  * Buffers must be 16-byte aligned (every backend's allocations are).
  * Reductions write one partial per work group; they assume a work-group
