@@ -1,26 +1,43 @@
 #!/bin/sh
 # Side-by-side bandwidth against peers on one device, in one run:
-#   our stream read  vs clpeak --global-bandwidth (its best vector width)
-#   our stream triad vs a plain OpenMP triad on the host
-# The three are measured in PEERS_ROUNDS interleaved rounds (so that a
-# noisy neighbour hits all alike) and each keeps its best round. Like is
-# compared with like: our read median over --reps against clpeak's
-# reported figure (its mean over iterations), and the best repetition of
-# our triad against the best repetition of the OpenMP triad.
-# Prints the figures and the ratios; exits 1 if a ratio misses its goal
-# (read >= 1.0 x clpeak, triad >= 0.9 x OpenMP). Run from the repo root
-# (make peers). Settings: PEERS_SIZE (bytes per array, default 256MiB),
-# PEERS_REPS (default 10), PEERS_ROUNDS (default 5),
-# PEERS_BACKEND/PEERS_DEVICE (default opencl/0).
+#   our stream read        vs clpeak --global-bandwidth (its best vector width)
+#   our stream triad       vs a plain OpenMP triad on the host
+#   our stream copy, triad vs BabelStream's Copy and Triad, when
+#                          BABELSTREAM=path/to/binary names a BabelStream
+#                          the user built (any model: ocl-stream on an
+#                          OpenCL device, cuda-stream on a CUDA one; we
+#                          never ship or build it)
+# All are measured in PEERS_ROUNDS interleaved rounds (the order rotates
+# each round, so that a noisy neighbour hits all alike); each round's
+# figures and ratios are printed side by side, then each measure's best
+# round. Like is compared with like: our read median over --reps against
+# clpeak's reported figure (its mean over iterations); the best repetition
+# of our triad and copy against the best repetition of the OpenMP triad and
+# against BabelStream's figures (which it computes from its fastest
+# repetition), all in fp32.
+# Exits 1 if a ratio of the best rounds misses its goal (read >= 1.0 x
+# clpeak, triad >= 0.9 x OpenMP, triad and copy >= 1.0 x BabelStream).
+# Run from the repo root (make peers). Settings: PEERS_SIZE (bytes per
+# array, default 256MiB), PEERS_REPS (default 10, at least 2),
+# PEERS_ROUNDS (default 5), PEERS_BACKEND/PEERS_DEVICE (default opencl/0),
+# BABELSTREAM (the binary), BABELSTREAM_ARGS (e.g. "--device 1" to pick
+# the same device in BabelStream's own numbering; default none).
 set -eu
 size=${PEERS_SIZE:-268435456}
 reps=${PEERS_REPS:-10}
 rounds=${PEERS_ROUNDS:-5}
 backend=${PEERS_BACKEND:-opencl}
 device=${PEERS_DEVICE:-0}
+babel=${BABELSTREAM:-}
+babel_args=${BABELSTREAM_ARGS:-}
+[ "$reps" -ge 2 ] || { echo "peers: PEERS_REPS must be at least 2" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 command -v clpeak >/dev/null || { echo "peers: clpeak not found (apt-get install clpeak)" >&2; exit 2; }
+if [ -n "$babel" ] && [ ! -x "$babel" ]; then
+    echo "peers: BABELSTREAM=$babel is not an executable file" >&2
+    exit 2
+fi
 ${CC:-cc} -O3 -march=native -fopenmp -o "$tmp/omp_triad" bench/peers/omp_triad.c
 
 max() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
@@ -38,22 +55,92 @@ ours_best() {
     awk -F, -v k="$1" -v ok="$ok" "$cols"' $c["workload"] == k && $c["metric"] == "bandwidth" && $c["value"] > m { m = $c["value"] }
         END { print (ok > 0 ? m + 0 : 0) }' "$2/samples.csv"
 }
-read_gbs=0 triad_gbs=0 clpeak_gbs=0 omp_gbs=0
+# BabelStream's GB/s for one function (Copy, Triad) of its --csv output,
+# from its fastest repetition: bytes moved (2 arrays for Copy, 3 for
+# Triad, as it counts them) over min_runtime. 0 if absent. Lines before
+# the CSV header (device and driver notes) are skipped.
+babel_gbs() {
+    awk -F, -v f="$1" -v w="$2" '$1 == "function" { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
+        h && $c["function"] == f && $c["min_runtime"] > 0 {
+            v = w * $c["sizeof"] * $c["n_elements"] / $c["min_runtime"] / 1e9 }
+        END { print v + 0 }' "$3"
+}
+
+# One measurement each; the figures land in $tmp/<name>.<round>.
+run_ours() {
+    ./gpumem bench --backend "$backend" --device "$device" --suite stream --precision fp32 \
+        --kernels read,copy,triad --sizes "$size" --reps "$reps" --out "$tmp/run$1" --quiet >/dev/null
+    echo "$(ours read "$tmp/run$1") $(ours_best triad "$tmp/run$1") $(ours_best copy "$tmp/run$1")" >"$tmp/ours.$1"
+}
+run_clpeak() {
+    clpeak --global-bandwidth 2>/dev/null | awk '/float[0-9]* *:/ { if ($3 > m) m = $3 } END { print m + 0 }' >"$tmp/clpeak.$1"
+}
+run_omp() {
+    "$tmp/omp_triad" "$size" "$reps" | awk '{ print $1 }' >"$tmp/omp.$1"
+}
+run_babel() {
+    if [ -z "$babel" ]; then
+        echo "0 0" >"$tmp/babel.$1"
+        return
+    fi
+    # shellcheck disable=SC2086 # BABELSTREAM_ARGS is a list of words
+    if ! "$babel" --float --csv --arraysize $((size / 4)) --numtimes "$reps" $babel_args \
+        >"$tmp/babel$1.csv" 2>"$tmp/babel$1.err"; then
+        echo "peers: $babel failed:" >&2
+        cat "$tmp/babel$1.err" >&2
+        exit 2
+    fi
+    echo "$(babel_gbs Triad 3 "$tmp/babel$1.csv") $(babel_gbs Copy 2 "$tmp/babel$1.csv")" >"$tmp/babel.$1"
+}
+
+printf '%-5s %8s %8s %6s | %8s %8s %6s' round read clpeak ratio triad omp ratio
+[ -n "$babel" ] && printf ' | %8s %8s %6s | %8s %8s %6s' triad babel ratio copy babel ratio
+printf '   (GB/s)\n'
+read_gbs=0 triad_gbs=0 copy_gbs=0 clpeak_gbs=0 omp_gbs=0 bt_gbs=0 bc_gbs=0
 r=1
 while [ "$r" -le "$rounds" ]; do
-    ./gpumem bench --backend "$backend" --device "$device" --suite stream --precision fp32 \
-        --kernels read,triad --sizes "$size" --reps "$reps" --out "$tmp/run$r" --quiet >/dev/null
-    read_gbs=$(max "$read_gbs" "$(ours read "$tmp/run$r")")
-    triad_gbs=$(max "$triad_gbs" "$(ours_best triad "$tmp/run$r")")
-    c=$(clpeak --global-bandwidth 2>/dev/null | awk '/float[0-9]* *:/ { if ($3 > m) m = $3 } END { print m + 0 }')
+    # Rotate the order: each peer runs first, second, ... in turn.
+    case $((r % 4)) in
+    1) order="run_ours run_clpeak run_omp run_babel" ;;
+    2) order="run_clpeak run_omp run_babel run_ours" ;;
+    3) order="run_omp run_babel run_ours run_clpeak" ;;
+    *) order="run_babel run_ours run_clpeak run_omp" ;;
+    esac
+    for m in $order; do "$m" "$r"; done
+    read -r o_read o_triad o_copy <"$tmp/ours.$r"
+    c=$(cat "$tmp/clpeak.$r")
+    o=$(cat "$tmp/omp.$r")
+    read -r b_triad b_copy <"$tmp/babel.$r"
+    awk -v r="$r" -v rd="$o_read" -v c="$c" -v t="$o_triad" -v o="$o" -v bt="$b_triad" \
+        -v cp="$o_copy" -v bc="$b_copy" -v babel="$babel" 'function q(a, b) { return b > 0 ? a / b : 0 }
+        BEGIN {
+            printf "%-5s %8.2f %8.2f %6.2f | %8.2f %8.2f %6.2f", r, rd, c, q(rd, c), t, o, q(t, o)
+            if (babel != "")
+                printf " | %8.2f %8.2f %6.2f | %8.2f %8.2f %6.2f", t, bt, q(t, bt), cp, bc, q(cp, bc)
+            printf "\n"
+        }'
+    read_gbs=$(max "$read_gbs" "$o_read")
+    triad_gbs=$(max "$triad_gbs" "$o_triad")
+    copy_gbs=$(max "$copy_gbs" "$o_copy")
     clpeak_gbs=$(max "$clpeak_gbs" "$c")
-    omp_gbs=$(max "$omp_gbs" "$("$tmp/omp_triad" "$size" "$reps" | awk '{ print $1 }')")
+    omp_gbs=$(max "$omp_gbs" "$o")
+    bt_gbs=$(max "$bt_gbs" "$b_triad")
+    bc_gbs=$(max "$bc_gbs" "$b_copy")
     r=$((r + 1))
 done
 
-awk -v r="$read_gbs" -v c="$clpeak_gbs" -v t="$triad_gbs" -v o="$omp_gbs" 'BEGIN {
-    printf "%-34s %10s %10s %8s %6s\n", "measure (GB/s)", "gpumem", "peer", "ratio", "goal"
-    printf "%-34s %10.2f %10.2f %8.2f %6s\n", "read (median) vs clpeak", r, c, r / c, ">=1.0"
-    printf "%-34s %10.2f %10.2f %8.2f %6s\n", "triad (best rep) vs OpenMP (best)", t, o, t / o, ">=0.9"
-    exit !(r >= c && t >= 0.9 * o)
+echo
+awk -v r="$read_gbs" -v c="$clpeak_gbs" -v t="$triad_gbs" -v o="$omp_gbs" -v cp="$copy_gbs" \
+    -v bt="$bt_gbs" -v bc="$bc_gbs" -v babel="$babel" 'function q(a, b) { return b > 0 ? a / b : 0 }
+    BEGIN {
+    printf "%-38s %10s %10s %8s %6s\n", "best round (GB/s)", "gpumem", "peer", "ratio", "goal"
+    printf "%-38s %10.2f %10.2f %8.2f %6s\n", "read (median) vs clpeak", r, c, q(r, c), ">=1.0"
+    printf "%-38s %10.2f %10.2f %8.2f %6s\n", "triad (best rep) vs OpenMP (best)", t, o, q(t, o), ">=0.9"
+    fail = !(r >= c && t >= 0.9 * o)
+    if (babel != "") {
+        printf "%-38s %10.2f %10.2f %8.2f %6s\n", "triad (best rep) vs BabelStream Triad", t, bt, q(t, bt), ">=1.0"
+        printf "%-38s %10.2f %10.2f %8.2f %6s\n", "copy (best rep) vs BabelStream Copy", cp, bc, q(cp, bc), ">=1.0"
+        fail = fail || !(bt > 0 && bc > 0 && t >= bt && cp >= bc)
+    }
+    exit fail
 }'

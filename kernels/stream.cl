@@ -12,18 +12,416 @@
  *   triad  c = a + s * b                                  bytes: 3n
  *   dot    partials[g] = sum of a * b over work group g   bytes: 2n
  *
- * Reductions assume a work-group size that is a power of two <= GM_WG_MAX.
+ * Every precision moves 16 bytes per access: the arrays are walked as
+ * vectors of GM_VW elements (fp32 4, fp16 and bf16 8, int8 16), each
+ * loaded or stored as one 16-byte access and converted to and from fp32
+ * in registers. The vectors are visited in the access pattern of the
+ * variant (GM_FOR_EACH over vector indices: grid-stride or one contiguous
+ * slice per work item); the n % GM_VW elements past the last whole vector
+ * (the tail) are handled one by one, grid-stride, by the first work items.
+ * Each output element is the value the scalar definition above gives
+ * (conversions round as gm_portable.h's scalar ones do; int8's scale, add
+ * and triad exactly so for a power-of-two scale: see gm_vstore_raw).
+ *
+ * Buffers must be 16-byte aligned (every backend's allocations are).
+ * Reductions write one partial per work group; they assume a work-group
+ * size that is a power of two <= GM_WG_MAX. The host adds the partials
+ * (there are few: see the launch geometry in bench/stream.c).
  */
 #define GM_WG_MAX 1024
+
+#if defined(GM_FP32)
+#define GM_VW 4
+#elif defined(GM_FP16) || defined(GM_BF16)
+#define GM_VW 8
+#else
+#define GM_VW 16
+#endif
 
 GM_INLINE float gm_stream_write_value(size_t i)
 {
     return (float)((int)(i & 255u) - 128) * (1.0f / 128.0f);
 }
 
+/*
+ * gm_vf: GM_VW floats with elementwise +, * and += (scalar * vector too).
+ * gm_vload(p, j, scale) / gm_vstore(p, j, v, scale): vector j of storage
+ * array p (elements j * GM_VW ...), converted as GM_LOAD / GM_STORE do.
+ * gm_vpack(v, scale): the 16 bytes gm_vstore would store, as a uint4.
+ * gm_hsum(v): the sum of the lanes. gm_write_vec(j): the write kernel's
+ * values for vector j.
+ */
+#if defined(GM_OPENCL)
+
+#if defined(GM_FP32)
+typedef float4 gm_vf;
+typedef int4 gm_vi;
+#define GM_IOTA ((gm_vi)(0, 1, 2, 3))
+#define gm_convert_vf convert_float4
+GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+{
+    (void)scale;
+    return ((GM_GLOBAL const float4 *)p)[j];
+}
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
+{
+    (void)scale;
+    return as_uint4(v);
+}
+GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
+{
+    (void)scale;
+    ((GM_GLOBAL float4 *)p)[j] = v;
+}
+GM_INLINE float gm_hsum(gm_vf v) { return (v.s0 + v.s1) + (v.s2 + v.s3); }
+
+#elif defined(GM_FP16)
+typedef float8 gm_vf;
+typedef int8 gm_vi;
+#define GM_IOTA ((gm_vi)(0, 1, 2, 3, 4, 5, 6, 7))
+#define gm_convert_vf convert_float8
+/* vload_half8 / vstore_half8_rte: one 16-byte access, converted in
+ * registers (F16C instructions where the CPU has them); rounding to
+ * nearest even as gm_half_store. */
+GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+{
+    (void)scale;
+    return vload_half8(j, (GM_GLOBAL const half *)p);
+}
+GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
+{
+    (void)scale;
+    vstore_half8_rte(v, j, (GM_GLOBAL half *)p);
+}
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
+{
+    (void)scale;
+    ushort8 bits;
+    vstore_half8_rte(v, 0, (__private half *)&bits);
+    return as_uint4(bits);
+}
+GM_INLINE float gm_hsum(gm_vf v)
+{
+    float4 h = v.lo + v.hi;
+    return (h.s0 + h.s1) + (h.s2 + h.s3);
+}
+
+#elif defined(GM_BF16)
+typedef float8 gm_vf;
+typedef int8 gm_vi;
+#define GM_IOTA ((gm_vi)(0, 1, 2, 3, 4, 5, 6, 7))
+#define gm_convert_vf convert_float8
+GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+{
+    (void)scale;
+    return as_float8(convert_uint8(((GM_GLOBAL const ushort8 *)p)[j]) << 16);
+}
+/* Round to nearest even; NaN stays a (quiet) NaN: gm_float_to_bf16. */
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
+{
+    (void)scale;
+    uint8 u = as_uint8(v);
+    uint8 r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = select(r, (u >> 16) | 0x40u, as_uint8(v != v));   /* NaN */
+    return as_uint4(convert_ushort8(r));
+}
+GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
+{
+    ((GM_GLOBAL uint4 *)p)[j] = gm_vpack(v, scale);
+}
+GM_INLINE float gm_hsum(gm_vf v)
+{
+    float4 h = v.lo + v.hi;
+    return (h.s0 + h.s1) + (h.s2 + h.s3);
+}
+
+#else /* GM_INT8 */
+typedef float16 gm_vf;
+typedef int16 gm_vi;
+#define GM_IOTA ((gm_vi)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#define gm_convert_vf convert_float16
+GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+{
+    return convert_float16(((GM_GLOBAL const char16 *)p)[j]) * scale;
+}
+/* Quantise: clamp(rint(v / scale), -127, 127) as GM_STORE, computed as
+ * v * (1 / scale) (the same quotient when scale is a power of two, as the
+ * stream suite's is; otherwise within one rounding of it), clamped first
+ * (rint commutes with a clamp to integers), then rounded to nearest even
+ * by adding 1.5 * 2^23: the sum's low byte is then the int8 itself. */
+GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)   /* quantises v * mult */
+{
+    gm_vf x = fmin(fmax(v * mult, -127.0f), 127.0f);
+    return as_uint4(convert_uchar16(as_uint16(x + 0x1.8p23f)));   /* modulo 256 */
+}
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
+GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
+{
+    ((GM_GLOBAL uint4 *)p)[j] = gm_vpack(v, scale);
+}
+GM_INLINE void gm_vstore_mult(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float mult)
+{
+    ((GM_GLOBAL uint4 *)p)[j] = gm_vpackm(v, mult);
+}
+GM_INLINE float gm_hsum(gm_vf v)
+{
+    float8 h8 = v.lo + v.hi;
+    float4 h = h8.lo + h8.hi;
+    return (h.s0 + h.s1) + (h.s2 + h.s3);
+}
+#endif
+
+GM_INLINE gm_vf gm_vzero(void) { return (gm_vf)(0.0f); }
+/* Lane l holds write_value(j * GM_VW + l): GM_VW divides 256, so the low
+ * byte of that index is (j * GM_VW) & 255 plus l. */
+GM_INLINE gm_vf gm_write_vec(size_t j)
+{
+    gm_vi k = (gm_vi)((int)((j * GM_VW) & 255u) - 128) + GM_IOTA;
+    return gm_convert_vf(k) * (1.0f / 128.0f);
+}
+
+#else /* GM_CUDA */
+
+struct gm_vf {
+    float v[GM_VW];
+};
+GM_INLINE gm_vf gm_vzero(void)
+{
+    gm_vf r;
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        r.v[l] = 0.0f;
+    return r;
+}
+GM_INLINE gm_vf operator+(gm_vf a, gm_vf b)
+{
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] += b.v[l];
+    return a;
+}
+GM_INLINE gm_vf operator*(gm_vf a, gm_vf b)
+{
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] *= b.v[l];
+    return a;
+}
+GM_INLINE gm_vf operator*(float s, gm_vf a)
+{
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] = s * a.v[l];
+    return a;
+}
+GM_INLINE gm_vf &operator+=(gm_vf &a, gm_vf b)
+{
+    a = a + b;
+    return a;
+}
+GM_INLINE float gm_hsum(gm_vf a)
+{
+    float s = 0.0f;
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        s += a.v[l];
+    return s;
+}
+GM_INLINE gm_vf gm_write_vec(size_t j)
+{
+    gm_vf r;
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        r.v[l] = gm_stream_write_value(j * GM_VW + (size_t)l);
+    return r;
+}
+
+/* Elements per 32-bit word, and one word's conversions (little-endian:
+ * the lowest-addressed element is the word's low bits). */
+#define GM_PER_WORD (GM_VW / 4)
+GM_INLINE void gm_unpack_word(gm_u32 w, float *out, float scale)
+{
+#if defined(GM_FP32)
+    (void)scale;
+    out[0] = gm_u32_as_float(w);
+#elif defined(GM_FP16)
+    (void)scale;
+    out[0] = __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
+    out[1] = __half2float(__ushort_as_half((unsigned short)(w >> 16)));
+#elif defined(GM_BF16)
+    (void)scale;
+    out[0] = gm_u32_as_float(w << 16);
+    out[1] = gm_u32_as_float(w & 0xffff0000u);
+#else
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        out[b] = (float)((int)(w << (24 - 8 * b)) >> 24) * scale;
+#endif
+}
+/* mult: int8's quantisation multiplier (1 / scale); unused otherwise */
+GM_INLINE gm_u32 gm_pack_word(const float *in, float mult)
+{
+#if defined(GM_FP32)
+    (void)mult;
+    return gm_float_as_u32(in[0]);
+#elif defined(GM_FP16)
+    (void)mult;
+    return (gm_u32)__half_as_ushort(__float2half_rn(in[0]))
+           | (gm_u32)__half_as_ushort(__float2half_rn(in[1])) << 16;
+#elif defined(GM_BF16)
+    (void)mult;
+    return (gm_u32)gm_float_to_bf16(in[0]) | (gm_u32)gm_float_to_bf16(in[1]) << 16;
+#else
+    /* times 1 / scale: see the OpenCL gm_vpack */
+    gm_u32 w = 0;
+#pragma unroll
+    for (int b = 0; b < 4; b++) {
+        int q = (int)gm_clampf(gm_rint(in[b] * mult), -127.0f, 127.0f);
+        w |= ((gm_u32)q & 0xffu) << (8 * b);
+    }
+    return w;
+#endif
+}
+GM_INLINE gm_vf gm_vload(const gm_t *p, size_t j, float scale)
+{
+    uint4 q = ((const uint4 *)p)[j];
+    gm_vf r;
+    gm_unpack_word(q.x, &r.v[0 * GM_PER_WORD], scale);
+    gm_unpack_word(q.y, &r.v[1 * GM_PER_WORD], scale);
+    gm_unpack_word(q.z, &r.v[2 * GM_PER_WORD], scale);
+    gm_unpack_word(q.w, &r.v[3 * GM_PER_WORD], scale);
+    return r;
+}
+GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)
+{
+    uint4 q;
+    q.x = gm_pack_word(&v.v[0 * GM_PER_WORD], mult);
+    q.y = gm_pack_word(&v.v[1 * GM_PER_WORD], mult);
+    q.z = gm_pack_word(&v.v[2 * GM_PER_WORD], mult);
+    q.w = gm_pack_word(&v.v[3 * GM_PER_WORD], mult);
+    return q;
+}
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
+/* nvcc refuses unused static functions: each precision defines the stores
+ * its kernels use (see gm_vstore_raw). */
+#if !defined(GM_INT8)
+GM_INLINE void gm_vstore(gm_t *p, size_t j, gm_vf v, float scale)
+{
+    ((uint4 *)p)[j] = gm_vpack(v, scale);
+}
+#else
+GM_INLINE void gm_vstore_mult(gm_t *p, size_t j, gm_vf v, float mult)
+{
+    ((uint4 *)p)[j] = gm_vpackm(v, mult);
+}
+#endif
+#endif
+
+/* GM_TAIL(i, n): this work item's share of the elements past the last
+ * whole vector, one by one. */
+#define GM_TAIL(i, n) \
+    for (size_t i = (n) / GM_VW * GM_VW + gm_global_id(); i < (n); i += gm_global_size())
+
+/*
+ * Accumulation for read and dot. gm_vraw(p, j): vector j as the values a
+ * sum adds up, unscaled: for int8 the stored integers (the sum is
+ * multiplied by the scale once, at the end: GM_RAW_SCALE), which OpenCL
+ * adds in 32-bit integer lanes (gm_vacc), exactly; otherwise gm_vload's
+ * floats. gm_vacc_sum(acc): the lanes' total as a float.
+ */
+#if defined(GM_INT8)
+#define GM_RAW_SCALE(scale) (scale)
+#else
+#define GM_RAW_SCALE(scale) 1.0f
+#endif
+#if defined(GM_OPENCL) && defined(GM_INT8)
+typedef int16 gm_vacc;
+GM_INLINE gm_vacc gm_vraw(GM_GLOBAL const gm_t *p, size_t j)
+{
+    return convert_int16(((GM_GLOBAL const char16 *)p)[j]);
+}
+GM_INLINE gm_vacc gm_vacc_zero(void) { return (gm_vacc)(0); }
+GM_INLINE float gm_vacc_sum(gm_vacc a) { return gm_hsum(convert_float16(a)); }
+#else
+typedef gm_vf gm_vacc;
+#define gm_vraw(p, j) gm_vload((p), (j), 1.0f)
+#define gm_vacc_zero gm_vzero
+#define gm_vacc_sum gm_hsum
+#endif
+/* Vectors summed into one gm_vacc before it is folded into a float: a
+ * lane then holds at most 2^16 terms, each (int8 products) at most 2^14,
+ * well inside 32 bits. */
+#define GM_ACC_BLOCK ((size_t)65536)
+
+/*
+ * GM_VSUM(total, j, nv, term): total (a float) += the sum of the lanes of
+ * `term` (a gm_vacc expression in the vector index j) over this work
+ * item's vectors. CHUNKED sums the two halves of its slice side by side:
+ * two independent streams per core keep more loads in flight than one.
+ */
+#if defined(GM_CHUNKED)
+#define GM_VSUM(total, j, nv, term)                                                       \
+    do {                                                                                  \
+        const size_t gm_per_ = ((nv) + gm_global_size() - 1) / gm_global_size();          \
+        const size_t gm_b_ = gm_global_id() * gm_per_ < (nv) ? gm_global_id() * gm_per_ : (nv); \
+        const size_t gm_e_ = gm_b_ + gm_per_ < (nv) ? gm_b_ + gm_per_ : (nv);             \
+        const size_t gm_h_ = (gm_e_ - gm_b_) / 2;                                         \
+        for (size_t gm_o_ = 0; gm_o_ < gm_h_; gm_o_ += GM_ACC_BLOCK) {                    \
+            const size_t gm_stop_ = gm_h_ - gm_o_ > GM_ACC_BLOCK ? gm_o_ + GM_ACC_BLOCK : gm_h_; \
+            gm_vacc gm_a1_ = gm_vacc_zero(), gm_a2_ = gm_vacc_zero();                     \
+            for (size_t gm_k_ = gm_o_; gm_k_ < gm_stop_; gm_k_++) {                       \
+                {                                                                         \
+                    const size_t j = gm_b_ + gm_k_;                                       \
+                    gm_a1_ += (term);                                                     \
+                }                                                                         \
+                {                                                                         \
+                    const size_t j = gm_b_ + gm_h_ + gm_k_;                               \
+                    gm_a2_ += (term);                                                     \
+                }                                                                         \
+            }                                                                             \
+            total += gm_vacc_sum(gm_a1_) + gm_vacc_sum(gm_a2_);                           \
+        }                                                                                 \
+        if ((gm_e_ - gm_b_) & 1u) {                                                       \
+            const size_t j = gm_e_ - 1;                                                   \
+            total += gm_vacc_sum(term);                                                   \
+        }                                                                                 \
+    } while (0)
+#else
+#define GM_VSUM(total, j, nv, term)                                                       \
+    do {                                                                                  \
+        const size_t gm_step_ = gm_global_size() * GM_ACC_BLOCK;                          \
+        for (size_t gm_s_ = gm_global_id(); gm_s_ < (nv); gm_s_ += gm_step_) {            \
+            const size_t gm_stop_ = (nv) - gm_s_ > gm_step_ ? gm_s_ + gm_step_ : (nv);    \
+            gm_vacc gm_a_ = gm_vacc_zero();                                               \
+            for (size_t j = gm_s_; j < gm_stop_; j += gm_global_size())                   \
+                gm_a_ += (term);                                                          \
+            total += gm_vacc_sum(gm_a_);                                                  \
+        }                                                                                 \
+    } while (0)
+#endif
+
+/*
+ * Scale, add and triad are linear in their inputs, so they run in raw
+ * units too (gm_vrawf: gm_vraw as floats) and gm_vstore_raw stores
+ * GM_RAW_SCALE(scale) times the result: for int8, rint(f(qa, qb) * scale
+ * * (1 / scale)) rather than rint(f(qa * scale, qb * scale) / scale),
+ * the same integers when scale is a power of two (as the stream suite's
+ * is: every step but f's own rounding is exact), otherwise within an ulp
+ * before the rounding to an integer. Other precisions: gm_vload and
+ * gm_vstore.
+ */
+#define gm_vrawf(p, j) gm_vload((p), (j), 1.0f)
+#if defined(GM_INT8)
+#define gm_vstore_raw(p, j, v, scale) gm_vstore_mult((p), (j), (v), (scale) * (1.0f / (scale)))
+#else
+#define gm_vstore_raw(p, j, v, scale) gm_vstore((p), (j), (v), (scale))
+#endif
+
 GM_INLINE float gm_group_sum(GM_LOCAL float *scratch, float v)
 {
     size_t lid = gm_local_id();
+    if (gm_local_size() == 1)   /* one item per group: nothing to combine */
+        return v;
     scratch[lid] = v;
     gm_barrier();
     for (size_t half_n = gm_local_size() / 2; half_n > 0; half_n /= 2) {
@@ -38,48 +436,86 @@ GM_KERNEL stream_read(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL float *GM_R
                       unsigned long n, float scale)
 {
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
-    float sum;
-    GM_SUM(sum, i, (size_t)n, GM_LOAD(a, i, scale));
+    const size_t nv = (size_t)n / GM_VW;
+    float sum = 0.0f;
+    GM_VSUM(sum, j, nv, gm_vraw(a, j));
+    sum *= GM_RAW_SCALE(scale);
+    GM_TAIL(i, (size_t)n) sum += GM_LOAD(a, i, scale);
     float total = gm_group_sum(scratch, sum);
     if (gm_local_id() == 0)
         partials[gm_group_id()] = total;
 }
 
+/* The written values repeat every 256 elements (GM_PERIOD vectors): each
+ * group converts one period into local memory once, and every vector
+ * store copies its entry, so that the kernel's cost is its stores in
+ * every precision. */
+#define GM_PERIOD (256 / GM_VW)
 GM_KERNEL stream_write(GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
 {
-    GM_FOR_EACH(i, (size_t)n) GM_STORE(c, i, gm_stream_write_value(i), scale);
+    GM_LOCAL_DECL uint4 period[GM_PERIOD];
+    for (size_t t = gm_local_id(); t < GM_PERIOD; t += gm_local_size())
+        period[t] = gm_vpack(gm_write_vec(t), scale);
+    gm_barrier();
+    const size_t nv = (size_t)n / GM_VW;
+#if defined(GM_OPENCL)
+    GM_GLOBAL uint4 *c4 = (GM_GLOBAL uint4 *)c;
+#else
+    uint4 *c4 = (uint4 *)c;
+#endif
+    GM_FOR_EACH(j, nv) c4[j] = period[j & (GM_PERIOD - 1)];
+    GM_TAIL(i, (size_t)n) GM_STORE(c, i, gm_stream_write_value(i), scale);
 }
 
+/* A copy moves the bits: no conversion, so every precision is exact. */
 GM_KERNEL stream_copy(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RESTRICT c,
                       unsigned long n)
 {
-    GM_FOR_EACH(i, (size_t)n) c[i] = a[i];
+    const size_t nv = (size_t)n / GM_VW;
+#if defined(GM_OPENCL)
+    GM_GLOBAL const uint4 *a4 = (GM_GLOBAL const uint4 *)a;
+    GM_GLOBAL uint4 *c4 = (GM_GLOBAL uint4 *)c;
+#else
+    const uint4 *a4 = (const uint4 *)a;
+    uint4 *c4 = (uint4 *)c;
+#endif
+    GM_FOR_EACH(j, nv) c4[j] = a4[j];
+    GM_TAIL(i, (size_t)n) c[i] = a[i];
 }
 
 GM_KERNEL stream_scale(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RESTRICT c,
                        unsigned long n, float s, float scale)
 {
-    GM_FOR_EACH(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
+    const size_t nv = (size_t)n / GM_VW;
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, s * gm_vrawf(a, j), scale);
+    GM_TAIL(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
 }
 
 GM_KERNEL stream_add(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
                      GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
 {
-    GM_FOR_EACH(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + GM_LOAD(b, i, scale), scale);
+    const size_t nv = (size_t)n / GM_VW;
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + gm_vrawf(b, j), scale);
+    GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + GM_LOAD(b, i, scale), scale);
 }
 
 GM_KERNEL stream_triad(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
                        GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float s, float scale)
 {
-    GM_FOR_EACH(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + s * GM_LOAD(b, i, scale), scale);
+    const size_t nv = (size_t)n / GM_VW;
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j), scale);
+    GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + s * GM_LOAD(b, i, scale), scale);
 }
 
 GM_KERNEL stream_dot(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
                      GM_GLOBAL float *GM_RESTRICT partials, unsigned long n, float scale)
 {
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
-    float sum;
-    GM_SUM(sum, i, (size_t)n, GM_LOAD(a, i, scale) * GM_LOAD(b, i, scale));
+    const size_t nv = (size_t)n / GM_VW;
+    float sum = 0.0f;
+    GM_VSUM(sum, j, nv, gm_vraw(a, j) * gm_vraw(b, j));
+    sum *= GM_RAW_SCALE(scale) * GM_RAW_SCALE(scale);
+    GM_TAIL(i, (size_t)n) sum += GM_LOAD(a, i, scale) * GM_LOAD(b, i, scale);
     float total = gm_group_sum(scratch, sum);
     if (gm_local_id() == 0)
         partials[gm_group_id()] = total;
