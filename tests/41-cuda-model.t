@@ -5,7 +5,7 @@
 # does not count.
 . tests/lib.sh
 ./gpumem info 2>/dev/null | grep -q '^  cuda:0 ' || skip_all "no CUDA device here"
-plan 3
+plan 6
 # kvcache decodes token by token (its attention is one work item per
 # sequence), so it runs at a shorter sequence: 256MiB of cache still.
 run_gpumem bench --backend cuda --suite workloads --workload linear,attention,block --precision fp32,bf16 \
@@ -16,4 +16,20 @@ run_gpumem bench --backend cuda --suite workloads --workload kvcache --precision
 is "$RC" 0 "and the KV cache's"
 is "$(cat "$TEST_TMP/model/results.csv" "$TEST_TMP/kv/results.csv" >"$TEST_TMP/all.csv"; csv_count "$TEST_TMP/all.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && ($_->{measured_bytes} < 0.95 * $_->{model_bytes} || $_->{measured_bytes} > 1.05 * $_->{model_bytes})')" 0 \
     "every point's measured bytes are within 5% of the model's"
+
+# A whole model (GQA, SwiGLU, RMSNorm, LM head: bench/block_model.c) for
+# inference and for training (weights, master weights, gradients, AdamW
+# states, activations kept): hundreds of MiB to a few GiB.
+cat >"$TEST_TMP/mid.json" <<'JSON'
+{"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_attention_heads": 16,
+ "num_hidden_layers": 4, "num_key_value_heads": 4, "vocab_size": 32000, "tie_word_embeddings": false}
+JSON
+run_gpumem bench --backend cuda --suite workloads --workload block --model "$TEST_TMP/mid.json" \
+    --precision fp32,bf16 --batch 8 --seq 1024 --reps 1 --warmup 0 --out "$TEST_TMP/whole" --quiet
+is "$RC" 0 "a whole model runs on the GPU (inference)"
+run_gpumem bench --backend cuda --suite workloads --workload block --model "$TEST_TMP/mid.json" --mode train \
+    --precision fp32,bf16 --batch 8 --seq 1024 --reps 1 --warmup 0 --out "$TEST_TMP/train" --quiet
+is "$RC" 0 "and its training step"
+is "$(cat "$TEST_TMP/whole/results.csv" "$TEST_TMP/train/results.csv" >"$TEST_TMP/whole.csv"; csv_count "$TEST_TMP/whole.csv" '$_->{metric} eq "time" && ($_->{status} ne "ok" || $_->{measured_bytes} < 0.95 * $_->{model_bytes} || $_->{measured_bytes} > 1.05 * $_->{model_bytes})')" 0 \
+    "inference and training: measured bytes within 5% of the model's, every point ok"
 done_testing
