@@ -43,6 +43,11 @@ typedef struct {
     bool causal, checkpoint, paged;
     bool offload;           /* block: weights in host memory, two layers on the device */
     bool naive;             /* attention: materialise the score matrix */
+    /* Per-role precisions (bench/precision_roles.h): 0 = prec, else the
+     * precision + 1. act_prec only in the options' base shape. */
+    unsigned weight_prec, kv_prec, act_prec;
+    unsigned sweep_prec;    /* the point's --precision value + 1 (gm_shape_set_roles) */
+    uint64_t group_size;    /* int4 weights: rows of W per fp16 scale (0: 128) */
 } gm_shape;
 
 /* Fills in defaults that depend on other fields (out, ffn, head_dim...). */

@@ -238,6 +238,12 @@ typedef gm_u16 gm_w_t;
 #elif defined(GM_WFP16)
 typedef gm_u16 gm_w_t;
 #define GM_WLOAD(p, i, kk, j, scale) gm_half_load((p), (i))
+#elif defined(GM_WFP32)
+typedef float gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) ((p)[i])
+#elif defined(GM_WINT8)
+typedef gm_i8 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) ((float)(p)[i] * (scale))
 #else
 typedef gm_t gm_w_t;
 #define GM_WLOAD(p, i, kk, j, scale) GM_LOAD(p, i, scale)
@@ -250,6 +256,18 @@ typedef gm_u8 gm_kv_t;
 typedef gm_u8 gm_kv_t;
 #define GM_KVLOAD(p, i, scale) gm_fp8e5m2_to_float((p)[i])
 #define GM_KVSTORE(p, i, v, scale) ((p)[i] = gm_float_to_fp8e5m2(v))
+#elif defined(GM_KVFP16)
+typedef gm_u16 gm_kv_t;
+#define GM_KVLOAD(p, i, scale) gm_half_load((p), (i))
+#define GM_KVSTORE(p, i, v, scale) gm_half_store((p), (i), (v))
+#elif defined(GM_KVBF16)
+typedef gm_u16 gm_kv_t;
+#define GM_KVLOAD(p, i, scale) gm_bf16_to_float((p)[i])
+#define GM_KVSTORE(p, i, v, scale) ((p)[i] = gm_float_to_bf16(v))
+#elif defined(GM_KVFP32)
+typedef float gm_kv_t;
+#define GM_KVLOAD(p, i, scale) ((p)[i])
+#define GM_KVSTORE(p, i, v, scale) ((p)[i] = (v))
 #else
 typedef gm_t gm_kv_t;
 #define GM_KVLOAD(p, i, scale) GM_LOAD(p, i, scale)

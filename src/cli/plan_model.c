@@ -38,11 +38,25 @@ static void print_text_header(const gm_arch *a, const gm_plan_opts *o)
     (void)o;
 }
 
+static gm_precision role_of(unsigned role, gm_precision p)
+{
+    return role ? (gm_precision)(role - 1) : p;
+}
+
+static size_t kv_size(const gm_plan_opts *o, const plan_result *r)
+{
+    return gm_precision_size(role_of(o->kv_prec, r->prec));
+}
+
 static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
 {
     char size[32], size2[32];
-    printf("# kv_bytes_per_token %llu\n",
-           (unsigned long long)gm_arch_kv_bytes_per_token(a, gm_precision_size(r->prec)));
+    printf("# kv_bytes_per_token %llu\n", (unsigned long long)gm_arch_kv_bytes_per_token(a, kv_size(o, r)));
+    if (o->weight_prec || o->kv_prec || o->act_prec)
+        printf("# roles weights=%s kv_cache=%s activations=%s group_size=%llu\n",
+               gm_precision_name(role_of(o->weight_prec, r->prec)), gm_precision_name(role_of(o->kv_prec, r->prec)),
+               gm_precision_name(role_of(o->act_prec, r->prec)),
+               (unsigned long long)(o->group_size ? o->group_size : 128));
     printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", mode_names[o->mode],
            gm_precision_name(r->prec), (unsigned long long)o->batch, (unsigned long long)o->seq,
            (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
@@ -111,7 +125,7 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
                           "attention", o->naive ? "naive" : "tiled", "items", items, "subtotals", sub, "total",
                           (json_int_t)r->total);
     json_object_set_new(j, "kv_bytes_per_token",
-                        json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, gm_precision_size(r->prec))));
+                        json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, kv_size(o, r))));
     if (o->mode == GM_PLAN_TRAIN) {
         json_object_set_new(j, "optimizer", json_string(optim_names[o->optimizer]));
         json_object_set_new(j, "recompute", json_string(recompute_names[o->recompute]));
@@ -160,6 +174,11 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
         return rc;
     if (args.plan.mode == GM_PLAN_TRAIN && (args.precisions & (1u << GM_INT8))) {
         fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps fp32, fp16 or bf16 weights\n");
+        return GM_EXIT_USAGE;
+    }
+    if (args.plan.mode == GM_PLAN_TRAIN && (args.plan.weight_prec || args.plan.kv_prec || args.plan.act_prec)) {
+        fprintf(stderr, "gpumem plan: --weight-precision, --kv-precision and --activation-precision are for "
+                "--mode inference (training: --precision)\n");
         return GM_EXIT_USAGE;
     }
     if (args.plan.gpus % args.plan.tp) {
