@@ -80,6 +80,11 @@ int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precis
         snprintf(err, err_len, "kvcache: an int8 KV cache or int8 activations need one precision for both");
         return -1;
     }
+    if (!linear && !kvcache && strcmp(name, "attention") && (GM_PREC_IS_FP8(act) || GM_PREC_IS_FP8(w))) {
+        snprintf(err, err_len, "%s: no %s kernels yet (fp32, fp16, bf16, int8)", name,
+                 gm_precision_name(GM_PREC_IS_FP8(act) ? act : w));
+        return -1;
+    }
     if (!linear && !kvcache && strcmp(name, "attention") && (w != act || kv != act)) {
         snprintf(err, err_len, "%s: one precision for every role so far (--weight-precision %s, --kv-precision %s, "
                  "activations %s)", name, gm_precision_name(w), gm_precision_name(kv), gm_precision_name(act));
@@ -90,6 +95,15 @@ int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precis
 
 int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len)
 {
+    if (!strcmp(suite, "swap")) {
+        /* Its offload point runs block in the first precision listed. */
+        if (o->precisions && !(o->precisions & GM_PREC_DEFAULT_MASK)) {
+            snprintf(err, err_len, "swap: the offloaded block runs in fp32, fp16, bf16 or int8, not %s",
+                     gm_precision_name((gm_precision)__builtin_ctz(o->precisions)));
+            return -1;
+        }
+        return 0;
+    }
     if (!strcmp(suite, "stream")) {
         unsigned extra = o->precisions & ~GM_PREC_DEFAULT_MASK;
         if (extra) {

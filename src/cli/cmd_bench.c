@@ -131,7 +131,8 @@ static int check_sizes(int argc, char **argv, const gm_bench_opts *o)
     int rc = 0;
     for (int i = 0; i < o->n_suites && rc == 0; i++) {
         bool workloads = strcmp(o->suites[i], "workloads") == 0;
-        if (!workloads && strcmp(o->suites[i], "oom") != 0 && strcmp(o->suites[i], "stream") != 0)
+        if (!workloads && strcmp(o->suites[i], "oom") != 0 && strcmp(o->suites[i], "stream") != 0
+            && strcmp(o->suites[i], "swap") != 0)
             continue;
         gm_bench_opts wo;
         gm_opts_init(&wo);
