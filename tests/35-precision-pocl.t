@@ -7,7 +7,7 @@
 # weights with fp16 group scales in linear; a precision per role, in the
 # rows (schema 3), in the memory model and in `gpumem plan`.
 . tests/lib.sh
-plan 19
+plan 21
 
 out=$TEST_TMP/fp8
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear,attention,kvcache \
@@ -66,6 +66,21 @@ run_gpumem bench --backend opencl --mem-limit 64MiB --suite stream --precision f
 is "$RC $ERR" "2 gpumem bench: stream: no fp8e4m3 kernels yet (fp32, fp16, bf16, int8)" "stream: no fp8 yet, said"
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload block --precision bf16 --weight-precision int4
 is "$RC" 2 "block: int4 weights refused"
+
+# The OOM search under a 4MiB cap, bf16 beside int4 weights + fp8 KV + bf16
+# activations: kvcache at 2 layers x 2 heads of 64, 16 tokens, holds
+# per sequence of the batch 2 caches x 2 layers x 2 heads x 16 x 64 x e,
+# query and output 2 x 2 x 64 x 2, scores 2 x 16 x 4: 17024 bytes in bf16
+# (246 fit 4MiB), 8832 with an fp8 cache (474 fit).
+for roles in bf16 mixed; do
+    extra=""; [ "$roles" = mixed ] && extra="--weight-precision int4 --kv-precision fp8e4m3 --activation-precision bf16"
+    run_gpumem bench --backend opencl --suite oom --mem-limit 4MiB --workload kvcache --precision bf16 $extra \
+        --seq 16 --hidden 128 --heads 2 --layers 2 --pattern per-tensor --out "$TEST_TMP/oom-$roles" --quiet
+done
+is "$(csv_value "$TEST_TMP/oom-bf16/results.csv" '$_->{metric} eq "max_batch" && $_->{variant} eq "contiguous"' value)" 246 \
+    "oom: kvcache in bf16 fits batch 246 under 4MiB"
+is "$(csv_value "$TEST_TMP/oom-mixed/results.csv" '$_->{metric} eq "max_batch" && $_->{variant} eq "contiguous" && $_->{kv_precision} eq "fp8e4m3"' value)" 474 \
+    "oom: with an fp8 KV cache, 474"
 
 # The whole-model plan, exactly. Llama-3-8B (L 32, h 4096, 32 heads, 8 KV
 # heads of 128, I 14336, V 128256, untied): per layer q, o 4096 x 4096, k, v
