@@ -126,23 +126,25 @@ GM_INLINE gm_u16 gm_float_to_bf16(float f)
  * e4m3 saturates, e5m2 overflows to inf; NaN stores as 0x7f). The same
  * steps as src/lib/precision.c's float_to_fp8.
  */
+/* Decoding without branches (selects vectorise): the 7 bits after the
+ * sign, moved to the top of an fp32 mantissa and rebiased, are the value
+ * for normal codes; subnormals are m * 2^(1 - bias - M), exact. */
 GM_INLINE float gm_fp8e4m3_to_float(gm_u32 c)
 {
     gm_u32 sign = (c & 0x80u) << 24, e = (c >> 3) & 0xfu, m = c & 7u;
-    if (e == 15u && m == 7u)
-        return gm_u32_as_float(0x7fc00000u | sign);
-    if (e == 0u)
-        return gm_u32_as_float(gm_float_as_u32((float)m * 0.001953125f) | sign);
-    return gm_u32_as_float(sign | ((e + 120u) << 23) | (m << 20));
+    gm_u32 normal = sign | (((c & 0x7fu) << 20) + (120u << 23));
+    gm_u32 sub = gm_float_as_u32((float)m * 0.001953125f) | sign;
+    gm_u32 bits = e ? normal : sub;
+    return gm_u32_as_float((c & 0x7fu) == 0x7fu ? (0x7fc00000u | sign) : bits);
 }
 GM_INLINE float gm_fp8e5m2_to_float(gm_u32 c)
 {
     gm_u32 sign = (c & 0x80u) << 24, e = (c >> 2) & 0x1fu, m = c & 3u;
-    if (e == 31u)
-        return gm_u32_as_float(sign | 0x7f800000u | (m ? 0x00400000u : 0u));
-    if (e == 0u)
-        return gm_u32_as_float(gm_float_as_u32((float)m * 1.52587890625e-05f) | sign);
-    return gm_u32_as_float(sign | ((e + 112u) << 23) | (m << 21));
+    gm_u32 normal = sign | (((c & 0x7fu) << 21) + (112u << 23));
+    gm_u32 sub = gm_float_as_u32((float)m * 1.52587890625e-05f) | sign;
+    gm_u32 special = sign | 0x7f800000u | (m ? 0x00400000u : 0u);
+    gm_u32 bits = e ? normal : sub;
+    return gm_u32_as_float(e == 31u ? special : bits);
 }
 GM_INLINE gm_u8 gm_float_to_fp8(float f, gm_u32 M, int bias, int saturate)
 {
