@@ -37,7 +37,8 @@ static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
 {
     int n = 0;
     out[n++] = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
-    if (p == GM_FP32)
+    /* fp8: the vendor's row says it has none here (never a silent fallback). */
+    if (p == GM_FP32 || GM_PREC_IS_FP8(p))
         out[n++] = dev->backend->blas_name;
     return n;
 }
@@ -73,6 +74,11 @@ static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s
     st->sy = (float)(sqrt((double)st->k) / 127.0);   /* |y| rarely exceeds sqrt(k) */
     st->wp = gm_weight_prec(s);
     st->group = (size_t)gm_group_size(s);
+    if (st->impl == IMPL_BLAS && GM_PREC_IS_FP8(s->prec)) {
+        free(st);
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: no fp8 GEMM in this build (CLBlast has none; "
+                              "cuBLASLt's, sm_89 and later, is not wired in yet)", impl);
+    }
     if (st->impl == IMPL_BLAS && st->wp != GM_FP32) {
         free(st);
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: fp32 weights only, not %s", impl,

@@ -7,7 +7,7 @@
 # weights with fp16 group scales in linear; a precision per role, in the
 # rows (schema 3), in the memory model and in `gpumem plan`.
 . tests/lib.sh
-plan 21
+plan 22
 
 out=$TEST_TMP/fp8
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear,attention,kvcache \
@@ -18,8 +18,10 @@ is "$RC" 0 "fp8: exit status 0"
 # linear (blocked), attention (naive, tiled), kvcache (contiguous, paged) in two formats.
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 10 \
     "fp8: every workload and implementation verifies in e4m3 and e5m2"
+is "$(csv_count "$out/results.csv" '$_->{variant} eq "clblast" && $_->{metric} eq "time" && $_->{status} eq "unsupported" && $_->{note} =~ /no fp8 GEMM/')" 2 \
+    "fp8: the vendor GEMM beside ours is an unsupported row, never a fallback"
 # One byte an element: x [42, 48], w [48, 48], y [42, 48].
-is "$(csv_count "$out/results.csv" '$_->{workload} eq "linear" && $_->{precision} eq "fp8e4m3" && $_->{metric} eq "time" && $_->{model_bytes} == 42 * 48 + 48 * 48 + 42 * 48')" 1 \
+is "$(csv_count "$out/results.csv" '$_->{workload} eq "linear" && $_->{variant} eq "blocked" && $_->{precision} eq "fp8e4m3" && $_->{metric} eq "time" && $_->{model_bytes} == 42 * 48 + 48 * 48 + 42 * 48')" 1 \
     "fp8: the memory model counts one byte an element"
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
     --workload linear,attention,kvcache --precision fp8e4m3,fp8e5m2 --batch 2 --seq 32 --hidden 64 --heads 2 \
