@@ -10,13 +10,20 @@
 
 gm_status gm_linear_enqueue(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c)
 {
+    return gm_linear_enqueue_int4(dev, queue, kernel, blocked, c, NULL, 1);
+}
+
+gm_status gm_linear_enqueue_int4(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c,
+                                 const gm_buffer *ws, unsigned int group)
+{
     if (c->m > UINT32_MAX || c->n > UINT32_MAX || c->k > UINT32_MAX)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "matrix dimensions must fit 32 bits");
     const unsigned int m = (unsigned int)c->m, n = (unsigned int)c->n, k = (unsigned int)c->k;
     gm_arg args[] = {gm_arg_buf(c->x),    gm_arg_buf(c->w),      gm_arg_buf(c->y),      gm_arg_buf(c->r ? c->r : c->x),
                      gm_arg_u32(&m),      gm_arg_u32(&n),        gm_arg_u32(&k),        gm_arg_f32(&c->sx),
                      gm_arg_f32(&c->sw),  gm_arg_f32(&c->sy),    gm_arg_f32(&c->sr),    gm_arg_u64(&c->x_off),
-                     gm_arg_u64(&c->w_off), gm_arg_u64(&c->y_off), gm_arg_u64(&c->r_off), gm_arg_u32(&c->epilogue)};
+                     gm_arg_u64(&c->w_off), gm_arg_u64(&c->y_off), gm_arg_u64(&c->r_off), gm_arg_u32(&c->epilogue),
+                     gm_arg_buf(ws ? ws : c->x), gm_arg_u32(&group)};
     size_t global, local;
     if (!blocked) {
         local = TILE_ITEMS;

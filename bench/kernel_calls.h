@@ -29,6 +29,10 @@ typedef struct {
 /* Enqueues Y = epilogue(X * W) on `queue` with linear_tiled (blocked =
  * false) or linear_blocked. m, n and k must fit 32 bits. */
 gm_status gm_linear_enqueue(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c);
+/* The same with int4 weights (a "wint4" variant): ws holds the fp16
+ * scales, one per `group` rows of each column of W. */
+gm_status gm_linear_enqueue_int4(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c,
+                                 const gm_buffer *ws, unsigned int group);
 
 typedef struct {
     const gm_buffer *q, *k, *v, *o, *stats;

@@ -7,6 +7,7 @@
  * decode; the output of the last step and every cached key and value are
  * verified.
  */
+#include "bench/precision_roles.h"
 #include "bench/runnable.h"
 
 #include <math.h>
@@ -124,8 +125,8 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     st->block = (unsigned int)s->block_tokens;
     unsigned int per_seq = (st->tokens + st->block - 1) / st->block;
     st->capacity = st->paged ? per_seq * st->block : st->tokens;
-    size_t es = gm_precision_size(s->prec);
-    size_t cache = (size_t)st->layers * st->n_seq * st->capacity * st->dim * es;
+    size_t es = gm_precision_size(s->prec), kes = gm_precision_size(gm_kv_prec(s));
+    size_t cache = (size_t)st->layers * st->n_seq * st->capacity * st->dim * kes;
     size_t table_bytes = (size_t)s->batch * per_seq * sizeof(int);
     gm_status rc = GM_OK;
     /* The memory model's order: block table (paged), caches, query, output, scores. */
@@ -154,7 +155,9 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     }
     if (rc == GM_OK) {
         char variant[32];
-        rc = dev->backend->program_build(dev, "kvcache", gm_kernel_variant(s->prec, st->chunked, variant, sizeof variant),
+        rc = dev->backend->program_build(dev, "kvcache",
+                                         gm_role_variant(s->prec, s->prec, gm_kv_prec(s), st->chunked, variant,
+                                                         sizeof variant),
                                          NULL, &st->prog);
     }
     if (rc == GM_OK)
@@ -219,7 +222,7 @@ static gm_status kvcache_corrupt(void *state)
  * (its KV head's: sequence q / group). */
 static bool check_output(const kv_state *st, unsigned int q, double *w, char *note, size_t len)
 {
-    gm_precision p = st->s.prec;
+    gm_precision p = st->s.prec, kp = gm_kv_prec(&st->s);
     unsigned int s = q / st->group;
     unsigned int t = st->tokens - 1, layer = st->layers - 1, seq_index = layer * st->n_seq + s;
     unsigned int q_index = seq_index * st->group + q % st->group;
@@ -230,8 +233,8 @@ static bool check_output(const kv_state *st, unsigned int q, double *w, char *no
         for (unsigned int d = 0; d < st->dim; d++) {
             gm_store(p, tmp, 0, kv_value(q_index, t, d, 0), INT8_SCALE);
             double qv = gm_load(p, tmp, 0, INT8_SCALE);
-            gm_store(p, tmp, 0, kv_value(seq_index, j, d, 1), INT8_SCALE);
-            acc += qv * gm_load(p, tmp, 0, INT8_SCALE);
+            gm_store(kp, tmp, 0, kv_value(seq_index, j, d, 1), INT8_SCALE);
+            acc += qv * gm_load(kp, tmp, 0, INT8_SCALE);
         }
         w[j] = acc / sqrt((double)st->dim);
         m = fmax(m, w[j]);
@@ -241,8 +244,8 @@ static bool check_output(const kv_state *st, unsigned int q, double *w, char *no
     for (unsigned int d = 0; d < st->dim; d++) {
         double want = 0.0;
         for (unsigned int j = 0; j <= t; j++) {
-            gm_store(p, tmp, 0, kv_value(seq_index, j, d, 2), INT8_SCALE);
-            want += w[j] / l * gm_load(p, tmp, 0, INT8_SCALE);
+            gm_store(kp, tmp, 0, kv_value(seq_index, j, d, 2), INT8_SCALE);
+            want += w[j] / l * gm_load(kp, tmp, 0, INT8_SCALE);
         }
         gm_store(p, tmp, 0, (float)want, INT8_SCALE);
         double stored = gm_load(p, tmp, 0, INT8_SCALE);
@@ -259,7 +262,7 @@ static bool check_output(const kv_state *st, unsigned int q, double *w, char *no
 /* Every cached key (which 1) or value (which 2) is the one appended. */
 static bool check_cache(const kv_state *st, unsigned int which, char *note, size_t len)
 {
-    gm_precision p = st->s.prec;
+    gm_precision p = gm_kv_prec(&st->s);
     unsigned char tmp[4];
     for (unsigned int layer = 0; layer < st->layers; layer++)
         for (unsigned int s = 0; s < st->n_seq; s++)
@@ -311,7 +314,7 @@ static void kvcache_work(const gm_shape *s, double *flops, double *bytes, double
     double n_seq = (double)s->batch * (double)s->heads * (double)s->layers, n = (double)s->seq;
     double d = (double)s->head_dim, pairs = n * (n + 1) / 2;
     *flops = 4.0 * n_seq * pairs * d;
-    *bytes = n_seq * (2.0 * pairs * d + 2.0 * n * d) * (double)gm_precision_size(s->prec);
+    *bytes = n_seq * (2.0 * pairs * d + 2.0 * n * d) * (double)gm_precision_size(gm_kv_prec(s));
     *tokens = (double)s->batch * n;
 }
 
@@ -325,7 +328,7 @@ static void kvcache_work(const gm_shape *s, double *flops, double *bytes, double
 static int kvcache_tensors(const gm_shape *s, gm_tensor *out)
 {
     gm_tensor_list l = {out, 0, false};
-    uint64_t es = gm_precision_size(s->prec);
+    uint64_t es = gm_precision_size(s->prec), kes = gm_precision_size(gm_kv_prec(s));
     uint64_t per_token = gm_tensor_mul(&l, kv_heads_of(s), s->head_dim);
     uint64_t per_query = gm_tensor_mul(&l, s->heads, s->head_dim);
     uint64_t tokens = s->seq;
@@ -335,8 +338,8 @@ static int kvcache_tensors(const gm_shape *s, gm_tensor *out)
         gm_tensor_list_add(&l, "block_table", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, s->batch, blocks_per_seq), 4);
     }
     uint64_t cache = gm_tensor_mul(&l, gm_tensor_mul(&l, s->layers, s->batch), gm_tensor_mul(&l, tokens, per_token));
-    gm_tensor_list_add(&l, "k_cache", GM_ROLE_KV_CACHE, cache, es);
-    gm_tensor_list_add(&l, "v_cache", GM_ROLE_KV_CACHE, cache, es);
+    gm_tensor_list_add(&l, "k_cache", GM_ROLE_KV_CACHE, cache, kes);
+    gm_tensor_list_add(&l, "v_cache", GM_ROLE_KV_CACHE, cache, kes);
     gm_tensor_list_add(&l, "query", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_query), es);
     gm_tensor_list_add(&l, "output", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, per_query), es);
     gm_tensor_list_add(&l, "scores", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, gm_tensor_mul(&l, s->batch, s->heads), tokens), 4);

@@ -2,8 +2,11 @@
  * linear: a dense layer, Y[batch*seq, out] = X[batch*seq, hidden] * W[hidden, out].
  * Implementations: `tiled` (local-memory tiles, for GPUs), `blocked`
  * (register blocks, no barriers, for CPUs), and the vendor BLAS (fp32).
+ * W may have its own precision (--weight-precision): int4 weights are
+ * packed two a byte with an fp16 scale per group of rows (w_scales).
  */
 #include "bench/kernel_calls.h"
+#include "bench/precision_roles.h"
 #include "bench/runnable.h"
 
 #include <math.h>
@@ -21,7 +24,9 @@ typedef struct {
     size_t m, n, k;
     int impl;                   /* 0 tiled, 1 blocked, 2 blas */
     float sx, sw, sy;           /* int8 scales */
-    gm_buffer x, w, y, host_x, host_w, out;
+    gm_precision wp;            /* the weights' precision */
+    size_t group;               /* int4: rows per scale */
+    gm_buffer x, w, ws, y, host_x, host_w, host_ws, out;
     gm_program *prog;
     gm_kernel *kern;
 } linear_state;
@@ -32,7 +37,8 @@ static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
 {
     int n = 0;
     out[n++] = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
-    if (p == GM_FP32)
+    /* fp8: the vendor's row says it has none here (never a silent fallback). */
+    if (p == GM_FP32 || GM_PREC_IS_FP8(p))
         out[n++] = dev->backend->blas_name;
     return n;
 }
@@ -42,7 +48,7 @@ static void linear_teardown(void *state)
     linear_state *st = state;
     if (!st)
         return;
-    gm_buffer *bufs[] = {&st->x, &st->w, &st->y, &st->host_x, &st->host_w, &st->out};
+    gm_buffer *bufs[] = {&st->x, &st->w, &st->ws, &st->y, &st->host_x, &st->host_w, &st->host_ws, &st->out};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         gm_device_free(st->dev, bufs[i]);
     if (st->kern)
@@ -66,31 +72,63 @@ static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s
     st->impl = !strcmp(impl, "tiled") ? IMPL_TILED : !strcmp(impl, "blocked") ? IMPL_BLOCKED : IMPL_BLAS;
     st->sx = st->sw = 1.0f / 127.0f;
     st->sy = (float)(sqrt((double)st->k) / 127.0);   /* |y| rarely exceeds sqrt(k) */
+    st->wp = gm_weight_prec(s);
+    st->group = (size_t)gm_group_size(s);
+    if (st->impl == IMPL_BLAS && GM_PREC_IS_FP8(s->prec)) {
+        free(st);
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: no fp8 GEMM in this build (CLBlast has none; "
+                              "cuBLASLt's, sm_89 and later, is not wired in yet)", impl);
+    }
+    if (st->impl == IMPL_BLAS && st->wp != GM_FP32) {
+        free(st);
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: fp32 weights only, not %s", impl,
+                              gm_precision_name(gm_weight_prec(s)));
+    }
+    bool int4 = st->wp == GM_INT4;
     size_t es = gm_precision_size(s->prec);
     gm_status rc = GM_OK;
-    /* Device tensors first, in the memory model's order: x, w, y. */
-    size_t sizes[3] = {st->m * st->k * es, st->k * st->n * es, st->m * st->n * es};
-    gm_buffer *dbufs[3] = {&st->x, &st->w, &st->y};
-    for (int i = 0; i < 3 && rc == GM_OK; i++)
-        rc = gm_pattern_alloc(pat, sizes[i], dbufs[i]);
+    /* Device tensors first, in the memory model's order: x, w, (w_scales), y. */
+    size_t sizes[4] = {st->m * st->k * es,
+                       int4 ? (size_t)gm_int4_packed_bytes(st->k, st->n) : st->k * st->n * gm_precision_size(st->wp),
+                       int4 ? (size_t)gm_int4_scale_bytes(st->k, st->n, st->group) : 0, st->m * st->n * es};
+    gm_buffer *dbufs[4] = {&st->x, &st->w, &st->ws, &st->y};
+    for (int i = 0; i < 4 && rc == GM_OK; i++)
+        if (i != 2 || int4)
+            rc = gm_pattern_alloc(pat, sizes[i], dbufs[i]);
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[0], &st->host_x);
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[1], &st->host_w);
+    if (rc == GM_OK && int4)
+        rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[2], &st->host_ws);
     if (rc == GM_OK)
-        rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[2], &st->out);
+        rc = gm_device_alloc(dev, GM_MEM_HOST, sizes[3], &st->out);
     if (rc == GM_OK) {
         for (size_t i = 0; i < st->m * st->k; i++)
             gm_store(s->prec, st->host_x.host, i, gm_input_value(i, 0), st->sx);
-        for (size_t i = 0; i < st->k * st->n; i++)
-            gm_store(s->prec, st->host_w.host, i, gm_input_value(i, 1), st->sw);
-        rc = dev->backend->copy(dev, 0, &st->x, 0, &st->host_x, 0, sizes[0], false);
+        if (int4) {
+            float *wf = malloc(st->k * st->n * sizeof *wf);
+            if (!wf)
+                rc = gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+            for (size_t i = 0; wf && i < st->k * st->n; i++)
+                wf[i] = gm_input_value(i, 1);
+            if (wf)
+                gm_int4_quantize(wf, st->k, st->n, st->group, st->host_w.host, st->host_ws.host);
+            free(wf);
+        } else {
+            for (size_t i = 0; i < st->k * st->n; i++)
+                gm_store(st->wp, st->host_w.host, i, gm_input_value(i, 1), st->sw);
+        }
     }
     if (rc == GM_OK)
+        rc = dev->backend->copy(dev, 0, &st->x, 0, &st->host_x, 0, sizes[0], false);
+    if (rc == GM_OK)
         rc = dev->backend->copy(dev, 0, &st->w, 0, &st->host_w, 0, sizes[1], false);
+    if (rc == GM_OK && int4)
+        rc = dev->backend->copy(dev, 0, &st->ws, 0, &st->host_ws, 0, sizes[2], false);
     if (rc == GM_OK && st->impl != IMPL_BLAS) {
-        char variant[32];
-        gm_kernel_variant(s->prec, st->impl == IMPL_BLOCKED, variant, sizeof variant);
+        char variant[48];
+        gm_role_variant(s->prec, st->wp, s->prec, st->impl == IMPL_BLOCKED, variant, sizeof variant);
         rc = dev->backend->program_build(dev, "linear", variant, NULL, &st->prog);
         if (rc == GM_OK)
             rc = dev->backend->kernel_get(dev, st->prog, st->impl == IMPL_TILED ? "linear_tiled" : "linear_blocked",
@@ -114,6 +152,8 @@ static gm_status linear_enqueue(void *state)
         return dev->backend->blas_sgemm(dev, 0, st->m, st->n, st->k, &st->x, &st->w, &st->y);
     gm_linear_call c = {&st->x, &st->w, &st->y, NULL, st->m, st->n, st->k, st->sx, st->sw, st->sy, 0.0f,
                         0, 0, 0, 0, GM_LINEAR_PLAIN};
+    if (st->wp == GM_INT4)
+        return gm_linear_enqueue_int4(dev, 0, st->kern, st->impl == IMPL_BLOCKED, &c, &st->ws, (unsigned int)st->group);
     return gm_linear_enqueue(dev, 0, st->kern, st->impl == IMPL_BLOCKED, &c);
 }
 
@@ -124,15 +164,31 @@ static gm_status linear_corrupt(void *state)
     return gm_corrupt_bytes(st->dev, &st->y, (st->m / 2 * st->n + st->n / 2) * es, es);
 }
 
-/* Checks Y[i, j] against the double-precision dot product of the stored
- * inputs; the bound covers fp32 accumulation and the output's rounding. */
+/* The stored (dequantised) weight W[kk, j]. */
+static double weight(const linear_state *st, size_t kk, size_t j)
+{
+    if (st->wp == GM_INT4)
+        return gm_int4_load(st->host_w.host, st->host_ws.host, st->n, st->group, kk, j);
+    return gm_load(st->wp, st->host_w.host, kk * st->n + j, st->sw);
+}
+
+/*
+ * Checks Y[i, j] against the double-precision dot product of the stored
+ * inputs (the very values the device reads: fp8 and int4 weights
+ * dequantised exactly as it does), rounded as the device rounds its
+ * output. The bound: the output's rounding, 2 * gm_tolerance (each
+ * format's unit roundoff u = 2^-mant at the result's magnitude, or the
+ * subnormal spacing; fp8e4m3 u = 2^-3, fp8e5m2 2^-2, the int8 step), once
+ * for each side, plus the fp32 accumulation of k products in any order,
+ * k * 2^-23 * sum |x w| (the standard gamma_k bound; dequantisation
+ * products are exact in fp32: at most 11 + 11 significant bits).
+ */
 static bool check(const linear_state *st, size_t i, size_t j, char *note, size_t len)
 {
     gm_precision p = st->s.prec;
     double want = 0.0, mag = 0.0;
     for (size_t kk = 0; kk < st->k; kk++) {
-        double prod = (double)gm_load(p, st->host_x.host, i * st->k + kk, st->sx)
-                      * (double)gm_load(p, st->host_w.host, kk * st->n + j, st->sw);
+        double prod = (double)gm_load(p, st->host_x.host, i * st->k + kk, st->sx) * weight(st, kk, j);
         want += prod;
         mag += fabs(prod);
     }
@@ -177,7 +233,11 @@ static void linear_work(const gm_shape *s, double *flops, double *bytes, double 
 {
     double m = (double)s->batch * (double)s->seq, n = (double)s->out, k = (double)s->hidden;
     *flops = 2.0 * m * n * k;
-    *bytes = (m * k + k * n + m * n) * (double)gm_precision_size(s->prec);
+    double wbytes = gm_weight_prec(s) == GM_INT4
+                        ? (double)gm_int4_packed_bytes(s->hidden, s->out)
+                              + (double)gm_int4_scale_bytes(s->hidden, s->out, gm_group_size(s))
+                        : k * n * (double)gm_precision_size(gm_weight_prec(s));
+    *bytes = (m * k + m * n) * (double)gm_precision_size(s->prec) + wbytes;
     *tokens = m;
 }
 
@@ -187,7 +247,18 @@ static int linear_tensors(const gm_shape *s, gm_tensor *out)
     gm_tensor_list l = {out, 0, false};
     uint64_t es = gm_precision_size(s->prec), rows = gm_tensor_mul(&l, s->batch, s->seq);
     gm_tensor_list_add(&l, "x", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, rows, s->hidden), es);
-    gm_tensor_list_add(&l, "w", GM_ROLE_WEIGHT, gm_tensor_mul(&l, s->hidden, s->out), es);
+    if (gm_weight_prec(s) == GM_INT4) {
+        /* Packed nibbles, ceil(hidden * out / 2) bytes, and one fp16 scale
+         * per group of rows of each column. */
+        uint64_t packed = gm_int4_packed_bytes(s->hidden, s->out);
+        uint64_t scales = gm_int4_scale_bytes(s->hidden, s->out, gm_group_size(s));
+        l.overflow |= packed == UINT64_MAX || scales == UINT64_MAX;
+        gm_tensor_list_add(&l, "w", GM_ROLE_WEIGHT, packed, 1);
+        gm_tensor_list_add(&l, "w_scales", GM_ROLE_WEIGHT, scales, 1);
+    } else {
+        gm_tensor_list_add(&l, "w", GM_ROLE_WEIGHT, gm_tensor_mul(&l, s->hidden, s->out),
+                           gm_precision_size(gm_weight_prec(s)));
+    }
     gm_tensor_list_add(&l, "y", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, rows, s->out), es);
     return gm_tensor_list_finish(&l);
 }

@@ -140,6 +140,35 @@ static uint64_t live_layer(const gm_arch *a, uint64_t b, uint64_t s, size_t e, u
     return add(mul3(2 * e, sb, a->hidden), attn > mlp ? attn : mlp);
 }
 
+/* One matrix [in, out] in int4: packed nibbles and fp16 scales per group
+ * of `group` rows (along the input dimension), times `count`. */
+static void int4_matrix(uint64_t in, uint64_t outf, uint64_t count, uint64_t group, uint64_t *packed,
+                        uint64_t *scales, uint64_t *elems)
+{
+    uint64_t e = mul(in, outf);
+    *packed = add(*packed, mul(count, e == UINT64_MAX ? e : e / 2 + (e & 1)));
+    *scales = add(*scales, mul3(count, mul(in / group + (in % group != 0), outf), 2));
+    *elems = add(*elems, mul(count, e));
+}
+
+void gm_plan_int4_weights(const gm_arch *a, uint64_t group, size_t other_elem, uint64_t *packed, uint64_t *scales,
+                          uint64_t *other)
+{
+    uint64_t q = a->heads * a->head_dim, kv = a->kv_heads * a->head_dim, L = a->layers, elems = 0;
+    uint64_t experts = a->experts ? a->experts : 1;
+    *packed = *scales = 0;
+    group = group ? group : 128;
+    /* Per layer: q_proj h x a*d, k_proj and v_proj h x k*d, o_proj a*d x h;
+     * per expert gate and up h x I (up only when not gated), down I x h. */
+    int4_matrix(a->hidden, q, L, group, packed, scales, &elems);
+    int4_matrix(a->hidden, kv, mul(2, L), group, packed, scales, &elems);
+    int4_matrix(q, a->hidden, L, group, packed, scales, &elems);
+    int4_matrix(a->hidden, a->ffn, mul3(a->gated_mlp ? 2 : 1, experts, L), group, packed, scales, &elems);
+    int4_matrix(a->ffn, a->hidden, mul(experts, L), group, packed, scales, &elems);
+    uint64_t P = gm_arch_params(a);
+    *other = mul(P >= elems ? P - elems : 0, other_elem);
+}
+
 static int push(gm_plan_item *out, int n, const char *name, gm_plan_role role, uint64_t bytes)
 {
     out[n].name = name;
@@ -154,7 +183,14 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
         return -1;
     if (o->mode == GM_PLAN_TRAIN && o->prec == GM_INT8)
         return -1;
-    size_t e = gm_precision_size(o->prec);
+    if (o->mode == GM_PLAN_TRAIN && (o->weight_prec || o->kv_prec || o->act_prec))
+        return -1;
+    gm_precision pw = o->weight_prec ? (gm_precision)(o->weight_prec - 1) : o->prec;
+    gm_precision pk = o->kv_prec ? (gm_precision)(o->kv_prec - 1) : o->prec;
+    gm_precision pa = o->act_prec ? (gm_precision)(o->act_prec - 1) : o->prec;
+    if (pa == GM_INT4 || pk == GM_INT4 || (o->mode == GM_PLAN_TRAIN && pw == GM_INT4))
+        return -1;
+    size_t e = gm_precision_size(pa);
     uint64_t T = o->tp, D = o->gpus / o->tp, b = o->batch, s = o->seq;
     /* Tensor parallelism (Megatron-LM, Shoeybi et al. 2019) splits every
      * matrix, the vocabulary and the KV heads over T ranks; the norms and
@@ -164,9 +200,18 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     uint64_t naive_scores = share(mul3(4, mul(a->heads, s), mul(s, b)), T);   /* fp32 s x s per head */
     int n = 0;
     if (o->mode == GM_PLAN_INFERENCE) {
-        n = push(out, n, "weights", GM_PLAN_WEIGHTS, mul(P, e));
+        if (pw == GM_INT4) {
+            uint64_t packed, scales, other;
+            gm_plan_int4_weights(a, o->group_size, e, &packed, &scales, &other);
+            n = push(out, n, "weights_int4", GM_PLAN_WEIGHTS, share(packed, T));
+            n = push(out, n, "weight_scales_fp16", GM_PLAN_WEIGHTS, share(scales, T));
+            n = push(out, n, "weights_other", GM_PLAN_WEIGHTS, share(other, T));
+        } else {
+            n = push(out, n, "weights", GM_PLAN_WEIGHTS, mul(P, gm_precision_size(pw)));
+        }
         /* DESIGN section 6: 2*L*k*d*e bytes per token, for b*s tokens. */
-        n = push(out, n, "kv_cache", GM_PLAN_KV_CACHE, share(mul3(gm_arch_kv_bytes_per_token(a, e), b, s), T));
+        n = push(out, n, "kv_cache", GM_PLAN_KV_CACHE,
+                 share(mul3(gm_arch_kv_bytes_per_token(a, gm_precision_size(pk)), b, s), T));
         n = push(out, n, "live_layer", GM_PLAN_ACTIVATIONS, live_layer(a, b, s, e, T));
         /* Logits are computed in fp32 for sampling (and the loss). */
         n = push(out, n, o->logits_all ? "logits_all" : "logits_last", GM_PLAN_ACTIVATIONS,

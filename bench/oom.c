@@ -25,6 +25,7 @@
  * `timeout` row; the search counts it as not fitting and goes on with a
  * fresh worker.
  */
+#include "bench/precision_roles.h"
 #include "bench/probe.h"
 #include "bench/runnable.h"
 #include "lib/units.h"
@@ -182,14 +183,17 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int widx = 0;
     while (gm_workloads[widx] != r)
         widx++;
-    sr.point = (gm_probe_point){widx, "", pattern, s->prec, 1, s->seq};
+    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq};
     snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
     gm_row *row = &sr.row;
     row->suite = "oom";
     row->workload = r->name;
     row->variant = impl;
     row->pattern = gm_pattern_names[pattern];
-    row->precision = gm_precision_name(s->prec);
+    row->precision = gm_roles_label(s);
+    row->weight_precision = gm_precision_name(gm_weight_prec(s));
+    row->kv_precision = gm_precision_name(gm_kv_prec(s));
+    row->activation_precision = gm_precision_name(s->prec);
     row->seq_len = s->seq;
     double t0 = gm_now();
     uint64_t lo = 0, hi = 0;     /* lo fits (0: nothing does yet); hi fails (0: none failed yet) */
@@ -292,7 +296,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
                         if (!fn)
                             continue;
                         gm_shape s = b->opts->shape;
-                        s.prec = (gm_precision)p;
+                        gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
                         s.seq = seqs[si];
                         s.batch = 1;
                         if (r->adapt)

@@ -1,4 +1,5 @@
 /* OOM probes in this process (the worker's side of bench/probe.h). */
+#include "bench/precision_roles.h"
 #include "bench/probe.h"
 #include "bench/runnable.h"
 
@@ -66,7 +67,7 @@ void gm_probe_total_local(gm_device *dev, gm_probe_result *r)
 gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
 {
     gm_shape s = o->shape;
-    s.prec = p->prec;
+    gm_shape_set_roles(&s, &o->shape, p->prec);
     s.seq = p->seq;
     s.batch = p->batch;
     const gm_workload *r = gm_workloads[p->workload];

@@ -48,6 +48,11 @@ typedef struct {
      * is 0 for a models.ini shape); block runs it (bench/block_model.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
+    /* Per-role precisions (bench/precision_roles.h): 0 = prec, else the
+     * precision + 1. act_prec only in the options' base shape. */
+    unsigned weight_prec, kv_prec, act_prec;
+    unsigned sweep_prec;    /* the point's --precision value + 1 (gm_shape_set_roles) */
+    uint64_t group_size;    /* int4 weights: rows of W per fp16 scale (0: 128) */
 } gm_shape;
 
 /* The note of every --mode train row: what the device does not compute. */

@@ -5,6 +5,7 @@
  * memory model (a point that cannot fit is `skipped`, with the reason);
  * one that fails to allocate is `oom`; a wrong output is `mismatch`.
  */
+#include "bench/precision_roles.h"
 #include "bench/runnable.h"
 #include "lib/precision.h"
 #include "lib/stats.h"
@@ -53,7 +54,7 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
             if (!(o->precisions & (1u << p)))
                 continue;
             gm_shape s = o->shape;
-            s.prec = (gm_precision)p;
+            gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
             s.batch = batch;
             s.seq = seq;
             gm_shape_complete(&s);
@@ -106,7 +107,10 @@ static gm_row base_row(const point *pt)
     row.workload = pt->r->name;
     row.variant = pt->impl;
     row.pattern = gm_pattern_names[pt->pattern];
-    row.precision = gm_precision_name(pt->s->prec);
+    row.precision = gm_roles_label(pt->s);
+    row.weight_precision = gm_precision_name(gm_weight_prec(pt->s));
+    row.kv_precision = gm_precision_name(gm_kv_prec(pt->s));
+    row.activation_precision = gm_precision_name(pt->s->prec);
     row.batch = pt->s->batch;
     row.seq_len = pt->s->seq;
     row.model_bytes = pt->model_bytes;
@@ -316,7 +320,7 @@ static int workloads_run(gm_bench *b)
                         if (!(b->opts->patterns & (1u << pattern)))
                             continue;
                         gm_shape s = b->opts->shape;
-                        s.prec = (gm_precision)p;
+                        gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
                         s.batch = a.batches[bi];
                         s.seq = a.seqs[si];
                         if (r->adapt)

@@ -4,7 +4,11 @@
  * source builds as OpenCL C 1.2 and as CUDA.
  *
  * Variant defines (both backends, from the variant key, e.g. "fp16-chunked"):
- *   precision  GM_FP32 | GM_FP16 | GM_BF16 | GM_INT8   (storage type)
+ *   precision  GM_FP32 | GM_FP16 | GM_BF16 | GM_INT8 | GM_FP8E4M3 | GM_FP8E5M2
+ *              (storage type of every tensor, or of the activations when a
+ *              role token follows)
+ *   roles      GM_W<PREC> (weights: e.g. "bf16-wint4-chunked"), GM_KV<PREC>
+ *              (KV cache: "bf16-kvfp8e4m3-grid"); absent: the precision above
  *   access     GM_GRID (grid-stride, coalesced: GPUs)
  *              GM_CHUNKED (one contiguous slice per work item: CPUs)
  *
@@ -12,6 +16,13 @@
  * float. fp16 goes through vload_half/vstore_half (no extension needed),
  * bf16 is a bit pattern (round to nearest even on store), int8 is a
  * symmetric quantisation with a per-tensor scale (value = q * scale).
+ * fp8 (OCP e4m3, e5m2) is a bit pattern converted in registers, rounded to
+ * nearest even on store, bit for bit as src/lib/precision.c does: the
+ * portable code is used on CUDA too (cuda_fp8.h converts in hardware only
+ * on sm_89+, and its e4m3 satfinite/e5m2 nosat modes would have to be
+ * checked bit for bit on such a card; sm_75/80/90 builds share this
+ * source). int4 (weights only) is two signed nibbles per byte with one
+ * fp16 scale per `wgroup` rows of a column (the kernel's `wscale`, `wgroup`).
  */
 #ifndef GM_PORTABLE_H
 #define GM_PORTABLE_H
@@ -35,6 +46,7 @@
 #define gm_barrier() __syncthreads()
 #define gm_barrier_global() __syncthreads() /* also orders global memory within the group */
 typedef unsigned short gm_u16;
+typedef unsigned char gm_u8;
 typedef signed char gm_i8;
 typedef unsigned int gm_u32;
 typedef unsigned long long gm_u64;
@@ -66,6 +78,7 @@ GM_INLINE float gm_tanh(float v) { return tanhf(v); }
 #define gm_barrier() barrier(CLK_LOCAL_MEM_FENCE)
 #define gm_barrier_global() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 typedef ushort gm_u16;
+typedef uchar gm_u8;
 typedef char gm_i8;
 typedef uint gm_u32;
 typedef ulong gm_u64;
@@ -108,6 +121,75 @@ GM_INLINE gm_u16 gm_float_to_bf16(float f)
     return (gm_u16)(u >> 16);
 }
 
+/*
+ * fp8 -> float and float -> fp8 (M mantissa bits, exponent bias `bias`;
+ * e4m3 saturates, e5m2 overflows to inf; NaN stores as 0x7f). The same
+ * steps as src/lib/precision.c's float_to_fp8.
+ */
+/* Decoding without branches (selects vectorise): the 7 bits after the
+ * sign, moved to the top of an fp32 mantissa and rebiased, are the value
+ * for normal codes; subnormals are m * 2^(1 - bias - M), exact. */
+GM_INLINE float gm_fp8e4m3_to_float(gm_u32 c)
+{
+    gm_u32 sign = (c & 0x80u) << 24, e = (c >> 3) & 0xfu, m = c & 7u;
+    gm_u32 normal = sign | (((c & 0x7fu) << 20) + (120u << 23));
+    gm_u32 sub = gm_float_as_u32((float)m * 0.001953125f) | sign;
+    gm_u32 bits = e ? normal : sub;
+    return gm_u32_as_float((c & 0x7fu) == 0x7fu ? (0x7fc00000u | sign) : bits);
+}
+GM_INLINE float gm_fp8e5m2_to_float(gm_u32 c)
+{
+    gm_u32 sign = (c & 0x80u) << 24, e = (c >> 2) & 0x1fu, m = c & 3u;
+    gm_u32 normal = sign | (((c & 0x7fu) << 21) + (112u << 23));
+    gm_u32 sub = gm_float_as_u32((float)m * 1.52587890625e-05f) | sign;
+    gm_u32 special = sign | 0x7f800000u | (m ? 0x00400000u : 0u);
+    gm_u32 bits = e ? normal : sub;
+    return gm_u32_as_float(e == 31u ? special : bits);
+}
+GM_INLINE gm_u8 gm_float_to_fp8(float f, gm_u32 M, int bias, int saturate)
+{
+    gm_u32 u = gm_float_as_u32(f);
+    gm_u32 sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+    gm_u32 maxcode = saturate ? 0x7eu : 0x7bu, over = saturate ? 0x7eu : 0x7cu;
+    if (a > 0x7f800000u)
+        return (gm_u8)0x7fu;
+    if (a < 0x00800000u)
+        return (gm_u8)sign;
+    int e = (int)(a >> 23) - 127, emin = 1 - bias;
+    gm_u32 mant = (a & 0x007fffffu) | 0x00800000u, q, rem, tie;
+    if (e < emin) {
+        int shift = 23 - (int)M + emin - e;
+        if (shift >= 25)
+            return (gm_u8)sign;
+        q = mant >> shift;
+        rem = mant & ((1u << shift) - 1u);
+        tie = 1u << (shift - 1);
+    } else {
+        if (e + bias > 31)
+            return (gm_u8)(sign | over);
+        q = ((gm_u32)(e + bias) << M) | ((a & 0x007fffffu) >> (23u - M));
+        rem = a & ((1u << (23u - M)) - 1u);
+        tie = 1u << (22u - M);
+    }
+    if (rem > tie || (rem == tie && (q & 1u)))
+        q++;
+    return (gm_u8)(q > maxcode ? sign | over : sign | q);
+}
+GM_INLINE gm_u8 gm_float_to_fp8e4m3(float f) { return gm_float_to_fp8(f, 3u, 7, 1); }
+GM_INLINE gm_u8 gm_float_to_fp8e5m2(float f) { return gm_float_to_fp8(f, 2u, 15, 0); }
+
+/* int4 weight kk, j of a [k, n] matrix: element i = kk * n + j, nibble
+ * i & 1 of byte i / 2, times the fp16 scale of its group of rows. */
+#if defined(GM_CUDA)
+GM_INLINE float gm_int4_load(const gm_u8 *p, const gm_u16 *ws, size_t i, size_t g)
+#else
+GM_INLINE float gm_int4_load(const __global gm_u8 *p, const __global gm_u16 *ws, size_t i, size_t g)
+#endif
+{
+    int q = (int)((p[i >> 1] >> (4u * (gm_u32)(i & 1u))) & 0xfu);
+    return (float)(q >= 8 ? q - 16 : q) * gm_half_load(ws, g);
+}
+
 /* gm_t: the storage type; GM_LOAD/GM_STORE convert to and from float. */
 #if defined(GM_FP32)
 typedef float gm_t;
@@ -125,8 +207,73 @@ typedef gm_u16 gm_t;
 typedef gm_i8 gm_t;
 #define GM_LOAD(p, i, scale) ((float)(p)[i] * (scale))
 #define GM_STORE(p, i, v, scale) ((p)[i] = (gm_i8)gm_clampf(gm_rint((v) / (scale)), -127.0f, 127.0f))
+#elif defined(GM_FP8E4M3)
+typedef gm_u8 gm_t;
+#define GM_LOAD(p, i, scale) gm_fp8e4m3_to_float((p)[i])
+#define GM_STORE(p, i, v, scale) ((p)[i] = gm_float_to_fp8e4m3(v))
+#elif defined(GM_FP8E5M2)
+typedef gm_u8 gm_t;
+#define GM_LOAD(p, i, scale) gm_fp8e5m2_to_float((p)[i])
+#define GM_STORE(p, i, v, scale) ((p)[i] = gm_float_to_fp8e5m2(v))
 #else
-#error "a precision define (GM_FP32, GM_FP16, GM_BF16, GM_INT8) is required"
+#error "a precision define (GM_FP32, GM_FP16, GM_BF16, GM_INT8, GM_FP8E4M3, GM_FP8E5M2) is required"
+#endif
+
+/*
+ * Per-role storage: gm_w_t and GM_WLOAD(p, i, kk, j, scale) for weights
+ * (element i = row kk, column j of a [k, n] matrix; int4 reads `wscale`,
+ * `wgroup` and `n` from the kernel's parameters), gm_kv_t with GM_KVLOAD/GM_KVSTORE
+ * for the KV cache. Without a role token they are the storage above.
+ */
+#if defined(GM_WINT4)
+typedef gm_u8 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) gm_int4_load((p), wscale, (i), (size_t)((kk) / wgroup) * n + (j))
+#elif defined(GM_WFP8E4M3)
+typedef gm_u8 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) gm_fp8e4m3_to_float((p)[i])
+#elif defined(GM_WFP8E5M2)
+typedef gm_u8 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) gm_fp8e5m2_to_float((p)[i])
+#elif defined(GM_WBF16)
+typedef gm_u16 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) gm_bf16_to_float((p)[i])
+#elif defined(GM_WFP16)
+typedef gm_u16 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) gm_half_load((p), (i))
+#elif defined(GM_WFP32)
+typedef float gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) ((p)[i])
+#elif defined(GM_WINT8)
+typedef gm_i8 gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) ((float)(p)[i] * (scale))
+#else
+typedef gm_t gm_w_t;
+#define GM_WLOAD(p, i, kk, j, scale) GM_LOAD(p, i, scale)
+#endif
+#if defined(GM_KVFP8E4M3)
+typedef gm_u8 gm_kv_t;
+#define GM_KVLOAD(p, i, scale) gm_fp8e4m3_to_float((p)[i])
+#define GM_KVSTORE(p, i, v, scale) ((p)[i] = gm_float_to_fp8e4m3(v))
+#elif defined(GM_KVFP8E5M2)
+typedef gm_u8 gm_kv_t;
+#define GM_KVLOAD(p, i, scale) gm_fp8e5m2_to_float((p)[i])
+#define GM_KVSTORE(p, i, v, scale) ((p)[i] = gm_float_to_fp8e5m2(v))
+#elif defined(GM_KVFP16)
+typedef gm_u16 gm_kv_t;
+#define GM_KVLOAD(p, i, scale) gm_half_load((p), (i))
+#define GM_KVSTORE(p, i, v, scale) gm_half_store((p), (i), (v))
+#elif defined(GM_KVBF16)
+typedef gm_u16 gm_kv_t;
+#define GM_KVLOAD(p, i, scale) gm_bf16_to_float((p)[i])
+#define GM_KVSTORE(p, i, v, scale) ((p)[i] = gm_float_to_bf16(v))
+#elif defined(GM_KVFP32)
+typedef float gm_kv_t;
+#define GM_KVLOAD(p, i, scale) ((p)[i])
+#define GM_KVSTORE(p, i, v, scale) ((p)[i] = (v))
+#else
+typedef gm_t gm_kv_t;
+#define GM_KVLOAD(p, i, scale) GM_LOAD(p, i, scale)
+#define GM_KVSTORE(p, i, v, scale) GM_STORE(p, i, v, scale)
 #endif
 
 /*

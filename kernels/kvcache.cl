@@ -12,7 +12,8 @@
  *               each block holding [heads, block, dim]
  * The appended keys, values and the queries stand in for a projection's
  * output: a deterministic function of (sequence, token, d) (kv_value), so
- * the host can rebuild them.
+ * the host can rebuild them. The caches are stored as gm_kv_t (a KV role
+ * token in the variant, e.g. "bf16-kvfp8e4m3-grid"; else gm_t).
  */
 GM_INLINE float kv_value(unsigned int seq_index, unsigned int token, unsigned int d, unsigned int which)
 {
@@ -36,7 +37,7 @@ GM_INLINE size_t kv_row(GM_GLOBAL const int *table, unsigned int paged, unsigned
     return base + ((phys * heads + h) * block + t % block) * dim;
 }
 
-GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_RESTRICT v_cache,
+GM_KERNEL kv_append(GM_GLOBAL gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL gm_kv_t *GM_RESTRICT v_cache,
                     GM_GLOBAL gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
                     unsigned int t, unsigned int layer, float scale, unsigned int group)
@@ -45,8 +46,8 @@ GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_REST
         const unsigned int s = (unsigned int)(idx / dim), d = (unsigned int)(idx % dim);
         const size_t at = kv_row(table, paged, layer, n_seq, s, t, heads, capacity, block, dim) + d;
         const unsigned int seq_index = layer * n_seq + s;
-        GM_STORE(k_cache, at, kv_value(seq_index, t, d, 1), scale);
-        GM_STORE(v_cache, at, kv_value(seq_index, t, d, 2), scale);
+        GM_KVSTORE(k_cache, at, kv_value(seq_index, t, d, 1), scale);
+        GM_KVSTORE(v_cache, at, kv_value(seq_index, t, d, 2), scale);
         for (unsigned int g = 0; g < group; g++)     /* the queries that share this KV head */
             GM_STORE(query, ((size_t)s * group + g) * dim + d, kv_value(seq_index * group + g, t, d, 0), scale);
     }
@@ -55,7 +56,7 @@ GM_KERNEL kv_append(GM_GLOBAL gm_t *GM_RESTRICT k_cache, GM_GLOBAL gm_t *GM_REST
 #if defined(GM_CHUNKED)
 /* CPUs: one work item per sequence: scores for tokens 0..t into `scores`
  * [n_seq, capacity] (fp32), softmax, then the weighted sum of values. */
-GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_t *GM_RESTRICT v_cache,
+GM_KERNEL kv_attend(GM_GLOBAL const gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_kv_t *GM_RESTRICT v_cache,
                     GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
                     GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
@@ -70,7 +71,7 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
             const size_t kj = kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim);
             float acc = 0.0f;
             for (unsigned int d = 0; d < dim; d++)
-                acc += GM_LOAD(query, s * dim + d, scale) * GM_LOAD(k_cache, kj + d, scale);
+                acc += GM_LOAD(query, s * dim + d, scale) * GM_KVLOAD(k_cache, kj + d, scale);
             row[j] = acc * inv_sqrt;
             m = fmax(m, row[j]);
         }
@@ -82,7 +83,7 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
         for (unsigned int d = 0; d < dim; d++) {
             float acc = 0.0f;
             for (unsigned int j = 0; j <= t; j++)
-                acc += row[j] * GM_LOAD(v_cache, kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim) + d,
+                acc += row[j] * GM_KVLOAD(v_cache, kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim) + d,
                                               scale);
             GM_STORE(out, s * dim + d, acc / l, scale);
         }
@@ -109,7 +110,7 @@ GM_INLINE float kv_group_reduce(GM_LOCAL float *red, float v, int is_max)
     return r;
 }
 
-GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_t *GM_RESTRICT v_cache,
+GM_KERNEL kv_attend(GM_GLOBAL const gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_kv_t *GM_RESTRICT v_cache,
                     GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL float *GM_RESTRICT scores,
                     GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
@@ -126,7 +127,7 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
             const size_t kj = kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim);
             float acc = 0.0f;
             for (unsigned int d = 0; d < dim; d++)
-                acc += GM_LOAD(query, s * dim + d, scale) * GM_LOAD(k_cache, kj + d, scale);
+                acc += GM_LOAD(query, s * dim + d, scale) * GM_KVLOAD(k_cache, kj + d, scale);
             row[j] = acc * inv_sqrt;
             m = fmax(m, row[j]);
         }
@@ -141,7 +142,7 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_t *GM_RESTRICT k_cache, GM_GLOBAL const g
         for (unsigned int d = lid; d < dim; d += KV_GROUP) {
             float acc = 0.0f;
             for (unsigned int j = 0; j <= t; j++)
-                acc += row[j] * GM_LOAD(v_cache, kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim) + d,
+                acc += row[j] * GM_KVLOAD(v_cache, kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim) + d,
                                         scale);
             GM_STORE(out, s * dim + d, acc / l, scale);
         }

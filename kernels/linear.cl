@@ -2,7 +2,10 @@
  * linear: Y[M, N] = X[M, K] * W[K, N] (row-major), M = batch * seq,
  * K = hidden, N = output features. Storage in gm_t (gm_portable.h),
  * products accumulated in fp32; int8 uses per-tensor scales sx, sw for the
- * inputs and sy for the output.
+ * inputs and sy for the output. W is stored as gm_w_t (a weight role token
+ * in the variant, e.g. "bf16-wint4-chunked"; else gm_t): int4 weights are
+ * dequantised on load with the fp16 scales `wscale`, one per `wgroup` rows of
+ * a column (w_off must then be 0; wscale and wgroup are ignored otherwise).
  *
  * Both kernels take element offsets into x, w, y and r (a layer's slice of
  * a stacked tensor) and an epilogue applied to each fp32 result before it
@@ -31,7 +34,7 @@ GM_INLINE float gm_gelu(float v)
 #define GM_LINEAR_PARAMS                                                              \
     GM_GLOBAL const gm_t *GM_RESTRICT r, unsigned int m, unsigned int n, unsigned int k, \
         float sx, float sw, float sy, float sr, gm_u64 x_off, gm_u64 w_off, gm_u64 y_off, \
-        gm_u64 r_off, unsigned int epilogue
+        gm_u64 r_off, unsigned int epilogue, GM_GLOBAL const gm_u16 *GM_RESTRICT wscale, unsigned int wgroup
 #define GM_LINEAR_APPLY_OFFSETS()                                                     \
     do {                                                                              \
         x += x_off;                                                                   \
@@ -44,7 +47,7 @@ GM_INLINE float gm_gelu(float v)
 #define GM_WPT 8
 #define GM_RTS (GM_TILE / GM_WPT)     /* rows of work items in a group */
 
-GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
+GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
                        GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
     GM_LINEAR_APPLY_OFFSETS();
@@ -65,7 +68,7 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t
             unsigned int gr = row0 + lr, gk = k0 + tc;
             xs[lr][tc] = (gr < m && gk < k) ? GM_LOAD(x, (size_t)gr * k + gk, sx) : 0.0f;
             unsigned int wk = k0 + lr, wc = col0 + tc;
-            ws[lr][tc] = (wk < k && wc < n) ? GM_LOAD(w, (size_t)wk * n + wc, sw) : 0.0f;
+            ws[lr][tc] = (wk < k && wc < n) ? GM_WLOAD(w, (size_t)wk * n + wc, wk, wc, sw) : 0.0f;
         }
         gm_barrier();
         for (int kk = 0; kk < GM_TILE; kk++) {
@@ -92,7 +95,7 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t
 #define GM_RB 4
 #define GM_CB 16
 
-GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_t *GM_RESTRICT w,
+GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
                          GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
     GM_LINEAR_APPLY_OFFSETS();
@@ -113,7 +116,7 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
         for (unsigned int kk = 0; kk < k; kk++) {
             float wv[GM_CB];
             for (int c = 0; c < GM_CB; c++)
-                wv[c] = GM_LOAD(w, (size_t)kk * n + col0 + (unsigned int)c, sw);
+                wv[c] = GM_WLOAD(w, (size_t)kk * n + col0 + (unsigned int)c, kk, col0 + (unsigned int)c, sw);
             for (int i = 0; i < GM_RB; i++) {
                 float xv = GM_LOAD(x, (size_t)rows[i] * k + kk, sx);
                 for (int c = 0; c < GM_CB; c++)
@@ -125,7 +128,7 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
             for (int i = 0; i < GM_RB; i++) {
                 float xv = GM_LOAD(x, (size_t)rows[i] * k + kk, sx);
                 for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
-                    acc[i][c] += xv * GM_LOAD(w, (size_t)kk * n + col0 + c, sw);
+                    acc[i][c] += xv * GM_WLOAD(w, (size_t)kk * n + col0 + c, kk, col0 + c, sw);
             }
     }
     for (int i = 0; i < GM_RB && row0 + (unsigned int)i < m; i++)

@@ -2,6 +2,9 @@
 # compile test. A variant key's '-'-separated tokens become -DGM_<TOKEN>=1
 # (the same rule as gm_variant_defines in src/kernel_sources.c).
 PRECISIONS := fp32 fp16 bf16 int8
+# fp8 (OCP e4m3, e5m2): the workloads that have it so far. stream gets
+# them once its vector-access rewrite has landed; block with its own work.
+FP8 := fp8e4m3 fp8e5m2
 ACCESSES   := grid chunked
 
 # Every kernels/NAME.cl is a program. A program gets the standard
@@ -11,6 +14,16 @@ STANDARD_VARIANTS := $(foreach p,$(PRECISIONS),$(foreach a,$(ACCESSES),$(p)-$(a)
 # touch works on 32-bit words: the precision does not matter.
 touch_VARIANTS := fp32-grid fp32-chunked
 memtest_VARIANTS := fp32-grid fp32-chunked
+# convert: the device conversions checked against the host's.
+convert_VARIANTS := fp32-grid fp32-chunked
+FP8_VARIANTS := $(foreach p,$(FP8),$(foreach a,$(ACCESSES),$(p)-$(a)))
+# int4 weights (packed, group scales) with 16-bit activations: linear only.
+INT4_VARIANTS := $(foreach p,fp16 bf16,$(foreach a,$(ACCESSES),$(p)-wint4-$(a)))
+# An fp8 KV cache beside 16-bit activations (--kv-precision).
+KV_FP8_VARIANTS := $(foreach p,fp16 bf16,$(foreach k,$(FP8),$(foreach a,$(ACCESSES),$(p)-kv$(k)-$(a))))
+linear_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(INT4_VARIANTS)
+attention_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
+kvcache_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(KV_FP8_VARIANTS)
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
 # Architectures every variant is compiled for (machine code), plus PTX for

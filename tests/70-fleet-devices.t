@@ -64,7 +64,7 @@ ok $? "--out writes fleet.csv and fleet.md"
 
 # Bad input names the file and line.
 mkdir -p "$TEST_TMP/cut/r" && cp "$all/device0/meta.json" "$TEST_TMP/cut/r/"
-head -c 200 "$all/device0/results.csv" >"$TEST_TMP/cut/r/results.csv"
+head -c $(($(head -1 "$all/device0/results.csv" | wc -c) + 60)) "$all/device0/results.csv" >"$TEST_TMP/cut/r/results.csv"
 run_gpumem fleet "$TEST_TMP/cut"
 is "$RC" 2 "a truncated results.csv: exit status 2"
 like "$ERR" "cut/r/results.csv:2: truncated line" "naming the file and line"

@@ -1,5 +1,6 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench/bench.h"
+#include "bench/precision_roles.h"
 #include "cli/bench_devices.h"
 #include "cli/bench_run.h"
 #include "cli/commands.h"
@@ -129,14 +130,17 @@ static int check_sizes(int argc, char **argv, const gm_bench_opts *o)
 {
     int rc = 0;
     for (int i = 0; i < o->n_suites && rc == 0; i++) {
-        if (strcmp(o->suites[i], "workloads") != 0)
+        bool workloads = strcmp(o->suites[i], "workloads") == 0;
+        if (!workloads && strcmp(o->suites[i], "oom") != 0 && strcmp(o->suites[i], "stream") != 0
+            && strcmp(o->suites[i], "swap") != 0)
             continue;
         gm_bench_opts wo;
         gm_opts_init(&wo);
         bool help = false;
         char err[400];
-        rc = gm_bench_options(argc, argv, "workloads", &wo, &help);
-        if (rc == 0 && gm_workloads_check_sizes(&wo, err, sizeof err) != 0) {
+        rc = gm_bench_options(argc, argv, o->suites[i], &wo, &help);
+        if (rc == 0 && (gm_roles_check_opts(&wo, o->suites[i], err, sizeof err) != 0
+                        || (workloads && gm_workloads_check_sizes(&wo, err, sizeof err) != 0))) {
             fprintf(stderr, "gpumem bench: %s\n", err);
             rc = GM_EXIT_USAGE;
         }

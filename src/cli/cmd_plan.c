@@ -1,4 +1,5 @@
 /* gpumem plan: the memory model of a workload, one tensor a line. */
+#include "bench/precision_roles.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "lib/units.h"
@@ -24,7 +25,7 @@ static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor 
 {
     char size[32];
     printf("# %s %s batch=%llu seq=%llu hidden=%llu heads=%llu head_dim=%llu layers=%llu\n", w->name,
-           gm_precision_name(s->prec), (unsigned long long)s->batch, (unsigned long long)s->seq,
+           gm_roles_label(s), (unsigned long long)s->batch, (unsigned long long)s->seq,
            (unsigned long long)s->hidden, (unsigned long long)s->heads, (unsigned long long)s->head_dim,
            (unsigned long long)s->layers);
     if (strcmp(w->name, "block") == 0)
@@ -73,6 +74,10 @@ int gm_cmd_plan(int argc, char **argv)
         m.plan.batch = args.seen_batch ? s.batch : 1;
         m.plan.seq = args.seen_seq ? s.seq : 512;
         m.plan.naive = s.naive;
+        m.plan.weight_prec = s.weight_prec;
+        m.plan.kv_prec = s.kv_prec;
+        m.plan.act_prec = s.act_prec;
+        m.plan.group_size = s.group_size;
         return gm_plan_model_main(args.model, &m);
     }
     if (!w) {
@@ -96,7 +101,12 @@ int gm_cmd_plan(int argc, char **argv)
         if (!(precisions & (1u << p)))
             continue;
         gm_shape ps = s;
-        ps.prec = (gm_precision)p;
+        gm_shape_set_roles(&ps, &s, (gm_precision)p);
+        char why[300];
+        if (gm_roles_check(w->name, ps.prec, gm_weight_prec(&ps), gm_kv_prec(&ps), why, sizeof why)) {
+            fprintf(stderr, "gpumem plan: %s\n", why);
+            return GM_EXIT_USAGE;
+        }
         gm_tensor t[GM_MAX_TENSORS];
         int n = w->tensors(&ps, t);
         if (n < 0) {

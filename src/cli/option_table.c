@@ -350,7 +350,44 @@ APPLY(apply_suite)
 
 APPLY(apply_precision)
 {
-    return parse_names(opt, v, d->bench ? &d->bench->precisions : &d->plan->precisions, err, err_len);
+    unsigned *mask = d->bench ? &d->bench->precisions : &d->plan->precisions;
+    if (parse_names(opt, v, mask, err, err_len))
+        return -1;
+    if (*mask & (1u << GM_INT4)) {
+        snprintf(err, err_len, "--precision int4: int4 is a weight precision only (use --weight-precision int4)");
+        return -1;
+    }
+    return 0;
+}
+
+/* --weight-precision, --kv-precision, --activation-precision: one role's
+ * precision on every point (stored + 1 in the shape; 0 is none). */
+APPLY(apply_role_precision)
+{
+    gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
+    int p = parse_enum(opt, v, err, err_len);
+    if (p < 0)
+        return -1;
+    if (p == GM_INT4 && strcmp(opt->name, "weight-precision") != 0) {
+        snprintf(err, err_len, "--%s int4: int4 is a weight precision only (use --weight-precision int4)",
+                 opt->name);
+        return -1;
+    }
+    unsigned *role = !strcmp(opt->name, "weight-precision") ? &s->weight_prec
+                     : !strcmp(opt->name, "kv-precision")   ? &s->kv_prec
+                                                            : &s->act_prec;
+    *role = (unsigned)p + 1;
+    return 0;
+}
+
+APPLY(apply_group_size)
+{
+    gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
+    unsigned g;
+    if (set_uint(opt, v, &g, err, err_len))
+        return -1;
+    s->group_size = g;
+    return 0;
 }
 
 APPLY(apply_reps)
@@ -717,7 +754,8 @@ const gm_option gm_option_table[] = {
      .apply = apply_stress_device},
     {"serial", GM_OPTARG_FLAG, NULL, B, NULL, "with several devices: one after another", NULL, .apply = apply_serial},
     {"suite", GM_OPTARG_LIST, "LIST", B, NULL, "suites to run", "stream", VALUES(suite_values), .apply = apply_suite},
-    {"precision", GM_OPTARG_LIST, "LIST", B, NULL, "precisions", "all", VALUES(precision_values),
+    {"precision", GM_OPTARG_LIST, "LIST", B, NULL, "precisions (every role; int4 only as --weight-precision; "
+     "fp8: workloads and oom)", "fp32,fp16,bf16,int8", VALUES(precision_values),
      .apply = apply_precision},
     {"reps", GM_OPTARG_NUMBER, "N", B, NULL, "timed repetitions per point (each verified)", "5", NUM(1, 100000),
      .apply = apply_reps},
@@ -779,6 +817,16 @@ const gm_option gm_option_table[] = {
      .apply = apply_shape},
     {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache", "16",
      .apply = apply_shape},
+    /* a precision per tensor role, over --precision (bench/precision_roles.h) */
+    {"weight-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the weights' precision on every "
+     "point (int4: linear and whole-model plans)", "--precision", VALUES(precision_values),
+     .apply = apply_role_precision},
+    {"kv-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the KV cache's precision on every point",
+     "--precision", VALUES(precision_values), .apply = apply_role_precision},
+    {"activation-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the activations' precision on "
+     "every point", "--precision", VALUES(precision_values), .apply = apply_role_precision},
+    {"group-size", GM_OPTARG_NUMBER, "N", B | P, "int4 weights", "weights per fp16 scale along the input "
+     "dimension", "128", NUM(1, 1u << 20), .apply = apply_group_size},
     /* bench: swap */
     {"blocks", GM_OPTARG_RANGE, "RANGE", B, "swap", "transfer block sizes, e.g. 4KiB:1GiB:x4", "4KiB:64MiB",
      .apply = apply_blocks},

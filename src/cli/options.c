@@ -24,7 +24,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->device = -1;
     strcpy(o->suites[0], "stream");
     o->n_suites = 1;
-    o->precisions = (1u << GM_PREC_COUNT) - 1;
+    o->precisions = GM_PREC_DEFAULT_MASK;
     o->reps = 5;
     o->warmup = 1;
     o->kernels = (1u << GM_STREAM_KERNEL_COUNT) - 1;

@@ -1,6 +1,8 @@
 /* Printing a model's memory plan (src/cli/plan_model.h). */
 #include "cli/plan_model.h"
 
+#include "bench/precision_roles.h"
+
 #include "device/select.h"
 #include "lib/exit_codes.h"
 #include "lib/units.h"
@@ -38,13 +40,38 @@ static void print_text_header(const gm_arch *a, const gm_plan_opts *o)
     (void)o;
 }
 
+static gm_precision role_of(unsigned role, gm_precision p)
+{
+    return role ? (gm_precision)(role - 1) : p;
+}
+
+static size_t kv_size(const gm_plan_opts *o, const plan_result *r)
+{
+    return gm_precision_size(role_of(o->kv_prec, r->prec));
+}
+
+/* The plan's precision as the rows of a bench name it: "bf16", or with
+ * its roles where they differ ("bf16-wint4-kvfp8e4m3"). */
+static const char *label(const gm_plan_opts *o, const plan_result *r)
+{
+    gm_shape s = {0};
+    s.prec = role_of(o->act_prec, r->prec);
+    s.weight_prec = (unsigned)role_of(o->weight_prec, r->prec) + 1;
+    s.kv_prec = (unsigned)role_of(o->kv_prec, r->prec) + 1;
+    return gm_roles_label(&s);
+}
+
 static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
 {
     char size[32], size2[32];
-    printf("# kv_bytes_per_token %llu\n",
-           (unsigned long long)gm_arch_kv_bytes_per_token(a, gm_precision_size(r->prec)));
+    printf("# kv_bytes_per_token %llu\n", (unsigned long long)gm_arch_kv_bytes_per_token(a, kv_size(o, r)));
+    if (o->weight_prec || o->kv_prec || o->act_prec)
+        printf("# roles weights=%s kv_cache=%s activations=%s group_size=%llu\n",
+               gm_precision_name(role_of(o->weight_prec, r->prec)), gm_precision_name(role_of(o->kv_prec, r->prec)),
+               gm_precision_name(role_of(o->act_prec, r->prec)),
+               (unsigned long long)(o->group_size ? o->group_size : 128));
     printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", mode_names[o->mode],
-           gm_precision_name(r->prec), (unsigned long long)o->batch, (unsigned long long)o->seq,
+           label(o, r), (unsigned long long)o->batch, (unsigned long long)o->seq,
            (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
     if (o->mode == GM_PLAN_TRAIN)
         printf(" optimizer=%s recompute=%s zero=%d\n", optim_names[o->optimizer], recompute_names[o->recompute],
@@ -67,12 +94,12 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
     printf("total %llu  %s\n", (unsigned long long)r->total, gm_format_size(r->total, size, sizeof size));
     if (args->fit) {
         printf("fit %s %s: max_batch %llu at seq %llu; max_seq %llu at batch %llu\n",
-               gm_format_size(args->fit_bytes, size, sizeof size), gm_precision_name(r->prec),
+               gm_format_size(args->fit_bytes, size, sizeof size), label(o, r),
                (unsigned long long)r->max_batch, (unsigned long long)o->seq, (unsigned long long)r->max_seq,
                (unsigned long long)o->batch);
         if (r->max_batch == 0 && r->max_seq == 0)
             printf("fit %s %s: nothing fits: %s at batch 1, seq 1\n", gm_format_size(args->fit_bytes, size, sizeof size),
-                   gm_precision_name(r->prec), gm_format_size(r->min_total, size2, sizeof size2));
+                   label(o, r), gm_format_size(r->min_total, size2, sizeof size2));
     }
 }
 
@@ -80,7 +107,7 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
  * role, "subtotal", "total" or "fit". */
 static void print_csv(const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
 {
-    const char *p = gm_precision_name(r->prec);
+    const char *p = label(o, r);
     for (int i = 0; i < r->n; i++)
         printf("%s,%s,%s,%llu,bytes\n", p, gm_plan_role_name(r->items[i].role), r->items[i].name,
                (unsigned long long)r->items[i].bytes);
@@ -105,18 +132,23 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
     for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++)
         if (r->subtotal[role])
             json_object_set_new(sub, gm_plan_role_name(role), json_integer((json_int_t)r->subtotal[role]));
-    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", gm_precision_name(r->prec),
+    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", label(o, r),
                           "mode", mode_names[o->mode], "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq,
                           "gpus", (json_int_t)o->gpus, "tensor_parallel", (json_int_t)o->tp, "zero", o->zero,
                           "attention", o->naive ? "naive" : "tiled", "items", items, "subtotals", sub, "total",
                           (json_int_t)r->total);
     json_object_set_new(j, "kv_bytes_per_token",
-                        json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, gm_precision_size(r->prec))));
+                        json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, kv_size(o, r))));
     if (o->mode == GM_PLAN_TRAIN) {
         json_object_set_new(j, "optimizer", json_string(optim_names[o->optimizer]));
         json_object_set_new(j, "recompute", json_string(recompute_names[o->recompute]));
     } else {
         json_object_set_new(j, "logits", json_string(o->logits_all ? "all" : "last"));
+        json_object_set_new(j, "weight_precision", json_string(gm_precision_name(role_of(o->weight_prec, r->prec))));
+        json_object_set_new(j, "kv_precision", json_string(gm_precision_name(role_of(o->kv_prec, r->prec))));
+        json_object_set_new(j, "activation_precision", json_string(gm_precision_name(role_of(o->act_prec, r->prec))));
+        if (role_of(o->weight_prec, r->prec) == GM_INT4)
+            json_object_set_new(j, "group_size", json_integer((json_int_t)(o->group_size ? o->group_size : 128)));
     }
     if (args->fit)
         json_object_set_new(j, "fit",
@@ -160,6 +192,11 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
         return rc;
     if (args.plan.mode == GM_PLAN_TRAIN && (args.precisions & (1u << GM_INT8))) {
         fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps fp32, fp16 or bf16 weights\n");
+        return GM_EXIT_USAGE;
+    }
+    if (args.plan.mode == GM_PLAN_TRAIN && (args.plan.weight_prec || args.plan.kv_prec || args.plan.act_prec)) {
+        fprintf(stderr, "gpumem plan: --weight-precision, --kv-precision and --activation-precision are for "
+                "--mode inference (training: --precision)\n");
         return GM_EXIT_USAGE;
     }
     if (args.plan.gpus % args.plan.tp) {

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define GM_SCHEMA_VERSION 2
+#define GM_SCHEMA_VERSION 3
 
 typedef enum {
     GM_ROW_OK,
@@ -35,6 +35,9 @@ const char *gm_row_status_name(gm_row_status s);
  * batch/seq_len/bytes of 0 are written as empty fields. */
 typedef struct {
     const char *suite, *workload, *variant, *pattern, *precision;
+    /* Each tensor role's precision (workloads and oom rows; NULL: empty,
+     * the same as precision). */
+    const char *weight_precision, *kv_precision, *activation_precision;
     uint64_t batch, seq_len, bytes;
     uint64_t model_bytes;    /* device bytes the memory model predicts (0: none) */
     uint64_t measured_bytes; /* device bytes the backend saw taken (0: unknown) */

@@ -102,8 +102,14 @@ void gm_summary_print(const gm_summary *s, FILE *f)
         else
             fprintf(f, "\n%s: peak %s (best median over the points)\n%-16s", s->entries[t].suite,
                     s->entries[t].unit, "workload");
+        /* The default precisions always, the others where the suite has them. */
+        unsigned shown = GM_PREC_DEFAULT_MASK;
+        for (size_t j = t; j < s->n; j++)
+            if (!strcmp(s->entries[j].suite, s->entries[t].suite) && gm_precision_parse(s->entries[j].precision) >= 0)
+                shown |= 1u << gm_precision_parse(s->entries[j].precision);
         for (int p = 0; p < GM_PREC_COUNT; p++)
-            fprintf(f, " %9s", gm_precision_name((gm_precision)p));
+            if (shown & (1u << p))
+                fprintf(f, " %9s", gm_precision_name((gm_precision)p));
         fputc('\n', f);
         for (size_t i = t; i < s->n; i++) {
             bool seen = strcmp(s->entries[i].suite, s->entries[t].suite) != 0;
@@ -114,6 +120,8 @@ void gm_summary_print(const gm_summary *s, FILE *f)
                 continue;
             fprintf(f, "%-16s", s->entries[i].workload);
             for (int p = 0; p < GM_PREC_COUNT; p++) {
+                if (!(shown & (1u << p)))
+                    continue;
                 const gm_summary_entry *hit = NULL;
                 for (size_t j = 0; j < s->n; j++)
                     if (!strcmp(s->entries[j].suite, s->entries[i].suite)

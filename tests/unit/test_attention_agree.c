@@ -80,6 +80,8 @@ static void test_every_precision(void **state)
 {
     (void)state;
     for (int p = 0; p < GM_PREC_COUNT; p++) {
+        if (p == GM_INT4)
+            continue;                      /* a weight precision: attention has none */
         agree((gm_precision)p, false);
         agree((gm_precision)p, true);
     }

@@ -1,0 +1,131 @@
+#include "bench/precision_roles.h"
+
+
+#include <stdio.h>
+#include <string.h>
+
+gm_precision gm_weight_prec(const gm_shape *s)
+{
+    return s->weight_prec ? (gm_precision)(s->weight_prec - 1) : s->prec;
+}
+
+gm_precision gm_kv_prec(const gm_shape *s)
+{
+    return s->kv_prec ? (gm_precision)(s->kv_prec - 1) : s->prec;
+}
+
+uint64_t gm_group_size(const gm_shape *s)
+{
+    return s->group_size ? s->group_size : GM_DEFAULT_GROUP_SIZE;
+}
+
+void gm_shape_set_roles(gm_shape *s, const gm_shape *base, gm_precision p)
+{
+    s->prec = base->act_prec ? (gm_precision)(base->act_prec - 1) : p;
+    s->weight_prec = (base->weight_prec ? base->weight_prec - 1 : (unsigned)p) + 1;
+    s->kv_prec = (base->kv_prec ? base->kv_prec - 1 : (unsigned)p) + 1;
+    s->act_prec = 0;
+    s->sweep_prec = (unsigned)p + 1;
+}
+
+gm_precision gm_sweep_prec(const gm_shape *s)
+{
+    return s->sweep_prec ? (gm_precision)(s->sweep_prec - 1) : s->prec;
+}
+
+const char *gm_roles_label(const gm_shape *s)
+{
+    static char labels[GM_PREC_COUNT][GM_PREC_COUNT][GM_PREC_COUNT][40];
+    gm_precision a = s->prec, w = gm_weight_prec(s), k = gm_kv_prec(s);
+    char *l = labels[a][w][k];
+    if (!l[0]) {
+        char buf[48];
+        gm_role_variant(a, w, k, false, buf, sizeof buf);
+        buf[strlen(buf) - strlen("-grid")] = '\0';
+        snprintf(l, sizeof labels[0][0][0], "%s", buf);
+    }
+    return l;
+}
+
+const char *gm_role_variant(gm_precision act, gm_precision weight, gm_precision kv, bool chunked, char *buf,
+                            size_t len)
+{
+    char w[24] = "", k[24] = "";
+    if (weight != act)
+        snprintf(w, sizeof w, "-w%s", gm_precision_name(weight));
+    if (kv != act)
+        snprintf(k, sizeof k, "-kv%s", gm_precision_name(kv));
+    snprintf(buf, len, "%s%s%s-%s", gm_precision_name(act), w, k, chunked ? "chunked" : "grid");
+    return buf;
+}
+
+int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precision kv, char *err, size_t err_len)
+{
+    if (act == GM_INT4 || kv == GM_INT4) {
+        snprintf(err, err_len, "int4 is a weight precision only: use --weight-precision int4 (with --precision "
+                 "or --activation-precision for the rest)");
+        return -1;
+    }
+    if (!name)
+        return 0;
+    bool linear = !strcmp(name, "linear"), kvcache = !strcmp(name, "kvcache");
+    /* The roles a workload holds: linear weights and activations, kvcache
+     * a KV cache and activations, attention activations only; block (for
+     * now) one precision for all. */
+    if (linear && w != act && act == GM_INT8 && w != GM_INT4) {
+        snprintf(err, err_len, "linear: int8 activations take int8 or int4 weights, not %s", gm_precision_name(w));
+        return -1;
+    }
+    if (kvcache && kv != act && (act == GM_INT8 || kv == GM_INT8)) {
+        snprintf(err, err_len, "kvcache: an int8 KV cache or int8 activations need one precision for both");
+        return -1;
+    }
+    if (!linear && !kvcache && strcmp(name, "attention") && (GM_PREC_IS_FP8(act) || GM_PREC_IS_FP8(w))) {
+        snprintf(err, err_len, "%s: no %s kernels yet (fp32, fp16, bf16, int8)", name,
+                 gm_precision_name(GM_PREC_IS_FP8(act) ? act : w));
+        return -1;
+    }
+    if (!linear && !kvcache && strcmp(name, "attention") && (w != act || kv != act)) {
+        snprintf(err, err_len, "%s: one precision for every role so far (--weight-precision %s, --kv-precision %s, "
+                 "activations %s)", name, gm_precision_name(w), gm_precision_name(kv), gm_precision_name(act));
+        return -1;
+    }
+    return 0;
+}
+
+int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len)
+{
+    if (!strcmp(suite, "swap")) {
+        /* Its offload point runs block in the first precision listed. */
+        if (o->precisions && !(o->precisions & GM_PREC_DEFAULT_MASK)) {
+            snprintf(err, err_len, "swap: the offloaded block runs in fp32, fp16, bf16 or int8, not %s",
+                     gm_precision_name((gm_precision)__builtin_ctz(o->precisions)));
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(suite, "stream")) {
+        unsigned extra = o->precisions & ~GM_PREC_DEFAULT_MASK;
+        if (extra) {
+            /* fp8 in the stream kernels comes with their vector-access
+             * rewrite (kernels/stream.cl). */
+            snprintf(err, err_len, "stream: no %s kernels yet (fp32, fp16, bf16, int8)",
+                     gm_precision_name((gm_precision)__builtin_ctz(extra)));
+            return -1;
+        }
+        return 0;
+    }
+    for (int w = 0; gm_workloads[w]; w++) {
+        if (!(o->workloads & (1u << w)))
+            continue;
+        for (int p = 0; p < GM_PREC_COUNT; p++) {
+            if (!(o->precisions & (1u << p)))
+                continue;
+            gm_shape s = o->shape;
+            gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
+            if (gm_roles_check(gm_workloads[w]->name, s.prec, gm_weight_prec(&s), gm_kv_prec(&s), err, err_len))
+                return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,121 @@
+/*
+ * The device's fp8 conversions (kernels/gm_portable.h, run through
+ * kernels/convert.cl on the OpenCL device: PoCL in CI) are bit-identical
+ * to the host's (src/lib/precision.c): all 256 codes of e4m3 and e5m2
+ * decoded, and a sweep of floats of every class (zero, fp32 and fp8
+ * subnormals, normals, every halfway point between codes and one ulp
+ * either side, saturation, overflow, inf, NaN) encoded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "opencl_fixture.h"
+#include "bench/bench.h"
+
+static size_t sweep(float *f, size_t max)
+{
+    size_t n = 0;
+    for (uint64_t u = 0; u <= 0xffffffffu && n < max; u += 0x3f71) {
+        uint32_t v = (uint32_t)u;
+        memcpy(&f[n++], &v, 4);
+    }
+    for (unsigned c = 0; c < 0x7f; c++) {
+        double a[2] = {gm_fp8e4m3_to_float((uint8_t)c), gm_fp8e5m2_to_float((uint8_t)c)};
+        double b[2] = {gm_fp8e4m3_to_float((uint8_t)(c + 1)), gm_fp8e5m2_to_float((uint8_t)(c + 1))};
+        for (int k = 0; k < 2 && n + 4 <= max; k++) {
+            float mid = (float)((a[k] + (isfinite(b[k]) ? b[k] : 2 * a[k])) / 2);
+            if (!isfinite(mid))
+                continue;
+            f[n++] = mid;
+            f[n++] = nextafterf(mid, 0);
+            f[n++] = nextafterf(mid, INFINITY);
+            f[n++] = -mid;
+        }
+    }
+    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 448.0f, 464.0f, 1e30f, -1e30f,
+                             57344.0f, 61440.0f, 0x1p-130f, -0x1p-149f, 0x1p-10f, 0x1p-17f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0] && n < max; i++)
+        f[n++] = special[i];
+    return n;
+}
+
+static void test_fp8_device_matches_host(void **state)
+{
+    (void)state;
+    enum { MAX = 1 << 19 };
+    float *f = malloc(MAX * sizeof *f);
+    assert_non_null(f);
+    size_t n = sweep(f, MAX);
+    gm_buffer df = {0}, d43 = {0}, d52 = {0}, c43 = {0}, c52 = {0}, hf = {0}, h43 = {0}, h52 = {0}, hc43 = {0},
+              hc52 = {0};
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n * 4, &df), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n, &c43), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n, &c52), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 256 * 4, &d43), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 256 * 4, &d52), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n * 4, &hf), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n, &hc43), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n, &hc52), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, 256 * 4, &h43), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, 256 * 4, &h52), GM_OK);
+    memcpy(hf.host, f, n * 4);
+    assert_int_equal(dev.backend->copy(&dev, 0, &df, 0, &hf, 0, n * 4, false), GM_OK);
+    for (int chunked = 0; chunked < 2; chunked++) {
+        gm_program *prog = NULL;
+        gm_kernel *k = NULL;
+        char variant[32];
+        if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant),
+                                       NULL, &prog) != GM_OK)
+            fail_msg("convert.%s: %s", variant, dev.err.msg);
+        assert_int_equal(dev.backend->kernel_get(&dev, prog, "convert_fp8", &k), GM_OK);
+        uint64_t n64 = n;
+        gm_arg args[] = {gm_arg_buf(&df), gm_arg_buf(&c43), gm_arg_buf(&c52), gm_arg_buf(&d43), gm_arg_buf(&d52),
+                         gm_arg_u64(&n64)};
+        size_t global, local;
+        gm_launch_geometry(&dev, chunked, n, &global, &local);
+        assert_int_equal(dev.backend->launch(&dev, 0, k, global, local, args, 6), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &hc43, 0, &c43, 0, n, false), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &hc52, 0, &c52, 0, n, false), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &h43, 0, &d43, 0, 1024, false), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &h52, 0, &d52, 0, 1024, false), GM_OK);
+        for (unsigned c = 0; c < 256; c++) {
+            float want[2] = {gm_fp8e4m3_to_float((uint8_t)c), gm_fp8e5m2_to_float((uint8_t)c)};
+            const float *got[2] = {h43.host, h52.host};
+            for (int fmt = 0; fmt < 2; fmt++) {
+                uint32_t a, b;
+                memcpy(&a, &want[fmt], 4);
+                memcpy(&b, &got[fmt][c], 4);
+                /* NaN: any NaN (OpenCL need not keep payloads) */
+                if (a != b && !(isnan(want[fmt]) && isnan(got[fmt][c])))
+                    fail_msg("%s decode 0x%02x: host 0x%08x, device 0x%08x", fmt ? "e5m2" : "e4m3", c, a, b);
+            }
+        }
+        const uint8_t *g43 = hc43.host, *g52 = hc52.host;
+        for (size_t i = 0; i < n; i++) {
+            if (g43[i] != gm_float_to_fp8e4m3(f[i]))
+                fail_msg("e4m3(%a): host 0x%02x, device 0x%02x", (double)f[i], gm_float_to_fp8e4m3(f[i]), g43[i]);
+            if (g52[i] != gm_float_to_fp8e5m2(f[i]))
+                fail_msg("e5m2(%a): host 0x%02x, device 0x%02x", (double)f[i], gm_float_to_fp8e5m2(f[i]), g52[i]);
+        }
+        dev.backend->kernel_release(&dev, k);
+        dev.backend->program_release(&dev, prog);
+    }
+    gm_buffer *all[] = {&df, &c43, &c52, &d43, &d52, &hf, &hc43, &hc52, &h43, &h52};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gm_device_free(&dev, all[i]);
+    free(f);
+    printf("# %zu floats and 2 x 256 codes agree bit for bit\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_fp8_device_matches_host)};
+    return cmocka_run_group_tests(tests, open_device, close_device);
+}
