@@ -47,6 +47,44 @@ static uint64_t region_size(gm_cache *c, uint64_t bytes)
     return c->prealloc;
 }
 
+uint64_t gm_cache_pool_reserve(const uint64_t *bytes, int n)
+{
+    /* The free blocks the regions would have, as gm_cache_alloc leaves them. */
+    struct { uint64_t size; bool small; } blocks[128];
+    int n_blocks = 0;
+    uint64_t reserved = 0;
+    if (n < 0 || n > 64)
+        return 0;
+    gm_cache c = {.policy = GM_CACHE_POOL};
+    for (int i = 0; i < n; i++) {
+        if (bytes[i] > UINT64_MAX / 2)
+            return 0;
+        if (bytes[i] == 0)
+            continue;           /* never allocated */
+        uint64_t need = round_to(bytes[i], GM_VIEW_ALIGN);
+        bool small = is_small(&c, need);
+        int best = -1;
+        for (int k = 0; k < n_blocks; k++)
+            if (blocks[k].small == small && blocks[k].size >= need && (best < 0 || blocks[k].size < blocks[best].size))
+                best = k;
+        if (best < 0) {
+            uint64_t size = region_size(&c, need);
+            if (__builtin_add_overflow(reserved, size, &reserved))
+                return 0;
+            best = n_blocks++;
+            blocks[best].size = size;
+            blocks[best].small = small;
+        }
+        /* As split(): the remainder stays a free block when it is worth one. */
+        uint64_t rest = blocks[best].size - need;
+        if (rest < GM_VIEW_ALIGN || (!small && rest < MIB))
+            blocks[best] = blocks[--n_blocks];
+        else
+            blocks[best].size = rest;
+    }
+    return reserved;
+}
+
 static gm_status add_region(gm_cache *c, uint64_t size, bool small)
 {
     gm_cache_region *r = calloc(1, sizeof *r);

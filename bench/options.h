@@ -42,8 +42,11 @@ typedef struct {
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
     gm_shape shape;
-    /* The oom suite: seconds a probe may take before its worker is killed. */
+    /* The oom suite: seconds a probe may take before its worker is killed;
+     * the largest batch by doubling and bisection alone (--search bisect)
+     * instead of from the memory model's guess. */
     unsigned probe_timeout;
+    bool search_bisect;
     /* Seconds one device call may take before the device counts as hung
      * (watchdog.h); 0: never. */
     unsigned hang_timeout;

@@ -22,6 +22,22 @@ uint64_t gm_arena_bytes(const gm_tensor *t, int n)
     return total;
 }
 
+uint64_t gm_pattern_bytes(gm_pattern_kind kind, const gm_tensor *t, int n)
+{
+    if (kind == GM_PATTERN_MONOLITHIC) {
+        uint64_t arena = gm_arena_bytes(t, n);
+        return arena ? arena : UINT64_MAX;
+    }
+    if (kind == GM_PATTERN_POOL && n <= GM_MAX_TENSORS) {
+        uint64_t sizes[GM_MAX_TENSORS];
+        for (int i = 0; i < n; i++)
+            sizes[i] = t[i].bytes;
+        uint64_t reserve = gm_cache_pool_reserve(sizes, n);
+        return reserve ? reserve : UINT64_MAX;
+    }
+    return gm_tensors_total(t, n);
+}
+
 void gm_pattern_env_init(gm_pattern_env *e, gm_device *dev, const gm_bench_opts *o)
 {
     memset(e, 0, sizeof *e);

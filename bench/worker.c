@@ -224,6 +224,8 @@ void gm_worker_alloc(gm_worker *w, uint64_t bytes, gm_probe_result *r)
 
 void gm_worker_total(gm_worker *w, gm_probe_result *r) { ask(w, "total\n", r); }
 
+void gm_worker_free_memory(gm_worker *w, gm_probe_result *r) { ask(w, "free\n", r); }
+
 void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r)
 {
     char req[160];

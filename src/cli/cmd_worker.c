@@ -12,6 +12,7 @@
  */
 #include "cli/commands.h"
 #include "device/memtrace.h"
+#include "device/program_cache.h"
 #include "bench/probe.h"
 #include "device/select.h"
 
@@ -44,13 +45,23 @@ static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_
         gm_probe_alloc_local(dev, bytes, r);
     } else if (strcmp(line, "total") == 0) {
         gm_probe_total_local(dev, r);
+    } else if (strcmp(line, "free") == 0) {
+        gm_probe_free_local(dev, r);
     } else if (sscanf(line, "fragment %lf", &fill) == 1 && fill > 0 && fill < 1) {
         gm_probe_fragment_local(dev, o, fill, r);
     } else if (sscanf(line, "latency %d %lf", &kind, &fill) == 2 && kind >= 0 && kind < GM_PATTERN_COUNT && fill >= 0
                && fill < 1) {
         gm_probe_latency_local(dev, o, (gm_pattern_kind)kind, fill, r);
     } else if (gm_probe_parse_point(line, &p) == 0) {
+        double built = gm_program_cache_build_seconds();
         gm_probe_point_local(dev, o, &p, r);
+        /* Where the probe's time went, for worker.log. */
+        fprintf(stderr, "point %s %s %s seq %" PRIu64 " batch %" PRIu64 " %s: held %.0f B; setup %.3f s (kernel "
+                "builds %.3f s), run %.3f s, verify %.3f s, release %.3f s\n", gm_workloads[p.workload]->name,
+                p.impl, gm_precision_name(p.prec), p.seq, p.batch,
+                r->outcome == GM_PROBE_FITS ? "fits" : r->outcome == GM_PROBE_OOM ? "oom" : "failed",
+                r->stats[GM_POINT_HELD], r->stats[GM_POINT_SETUP_S], gm_program_cache_build_seconds() - built,
+                r->stats[GM_POINT_RUN_S], r->stats[GM_POINT_VERIFY_S], r->stats[GM_POINT_RELEASE_S]);
     } else {
         memset(r, 0, sizeof *r);
         r->outcome = GM_PROBE_FAILED;
@@ -89,6 +100,7 @@ int gm_cmd_worker(int argc, char **argv)
     snprintf(process, sizeof process, "worker-%s", getenv("GPUMEM_WORKER_SERIAL") ? getenv("GPUMEM_WORKER_SERIAL") : "0");
     gm_memtrace_join(process);
     gm_memtrace_phase(argv[1]);
+    gm_program_cache_install(&dev);   /* each kernel built once per worker, not per probe */
     printf("ready\n");
     fflush(stdout);
     long kill_at = fault_at("worker-kill"), hang_at = fault_at("worker-hang");
@@ -105,6 +117,7 @@ int gm_cmd_worker(int argc, char **argv)
         if (gm_probe_format_result(&r, out, sizeof out) != 0 || fputs(out, stdout) == EOF || fflush(stdout) != 0)
             break;
     }
+    gm_program_cache_release(&dev);
     gm_device_close(&dev);
     gm_memtrace_stop();
     gm_opts_release(&o);
