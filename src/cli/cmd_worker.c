@@ -1,5 +1,5 @@
 /*
- * `gpumem __worker SUITE [bench options]`: the probe worker of
+ * `gpumem __worker SUITE[.cpu|.gpu] [bench options]`: the probe worker of
  * bench/worker.c, with the options the bench command gives SUITE.
  * Opens the device the options name (the suite passes its choice and its
  * cap), prints `ready` (or one line saying why not, then exits 3), and
@@ -75,7 +75,10 @@ int gm_cmd_worker(int argc, char **argv)
     gm_bench_opts o;
     gm_opts_init(&o);
     bool help = false;
-    if (argc < 2 || !gm_is_suite_name(argv[1])) {
+    char suite[32] = "";          /* SUITE of SUITE.cpu or SUITE.gpu */
+    if (argc >= 2)
+        snprintf(suite, sizeof suite, "%.*s", (int)strcspn(argv[1], "."), argv[1]);
+    if (argc < 2 || !gm_is_suite_name(suite)) {
         printf("the worker needs the suite it serves\n");
         gm_opts_release(&o);
         return GM_EXIT_USAGE;
@@ -99,7 +102,7 @@ int gm_cmd_worker(int argc, char **argv)
     char process[32];
     snprintf(process, sizeof process, "worker-%s", getenv("GPUMEM_WORKER_SERIAL") ? getenv("GPUMEM_WORKER_SERIAL") : "0");
     gm_memtrace_join(process);
-    gm_memtrace_phase(argv[1]);
+    gm_memtrace_phase(suite);
     gm_program_cache_install(&dev);   /* each kernel built once per worker, not per probe */
     printf("ready\n");
     fflush(stdout);
