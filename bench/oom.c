@@ -178,23 +178,38 @@ static uint64_t model_batch(const gm_workload *r, const gm_shape *s, uint64_t by
     return lo;
 }
 
+/* The tensors of the search's point at `batch`: their count, or -1. */
+static int tensors_at(const search *sr, uint64_t batch, gm_tensor *t)
+{
+    gm_shape s = sr->shape;
+    s.batch = batch;
+    gm_shape_complete(&s);
+    return sr->r->tensors(&s, t);
+}
+
 /* What the device holds for the search's point at `batch` by the model
  * and the pattern's known rules (gm_pattern_bytes). */
 static uint64_t pattern_at(const search *sr, uint64_t batch)
 {
     gm_tensor t[GM_MAX_TENSORS];
-    gm_shape s = sr->shape;
-    s.batch = batch;
-    gm_shape_complete(&s);
-    int n = sr->r->tensors(&s, t);
+    int n = tensors_at(sr, batch, t);
     return n < 0 ? UINT64_MAX : gm_pattern_bytes(sr->point.pattern, t, n);
+}
+
+/* Does the search's point at `batch` fit `budget` bytes, by the model and
+ * the pattern's known rules (gm_pattern_fits)? */
+static bool pattern_fits(const search *sr, uint64_t batch, uint64_t budget)
+{
+    gm_tensor t[GM_MAX_TENSORS];
+    int n = tensors_at(sr, batch, t);
+    return n >= 0 && gm_pattern_fits(sr->point.pattern, t, n, budget, sr->b->opts->prealloc_share);
 }
 
 /* After this many wrong predictions the model search stops predicting
  * and only gallops and bisects. */
 #define MAX_MISSES 2
 
-/* The largest batch whose pattern bytes (pattern_at) fit free_b less
+/* The largest batch that fits (pattern_fits) free_b less
  * `overhead` (what the device held beyond them: the context's reserve,
  * allocation granularity; negative when it held less). */
 static uint64_t model_guess(const search *sr, uint64_t free_b, int64_t overhead)
@@ -207,7 +222,7 @@ static uint64_t model_guess(const search *sr, uint64_t free_b, int64_t overhead)
     uint64_t lo = 0;
     for (uint64_t hi = MAX_BATCH + 1; hi - lo > 1;) {
         uint64_t mid = lo + (hi - lo) / 2;
-        *(pattern_at(sr, mid) <= budget ? &lo : &hi) = mid;
+        *(pattern_fits(sr, mid, budget) ? &lo : &hi) = mid;
     }
     return lo;
 }
@@ -267,7 +282,8 @@ static int search_model(search *sr, uint64_t free_b, uint64_t *guess_out, uint64
         }
         /* Learn the overhead and correct the prediction. */
         int64_t learned = overhead;
-        if (fits && sr->held)
+        /* growth and prealloc hold regions sized by their own rules (pattern_fits), not by the batch */
+        if (fits && sr->held && sr->point.pattern != GM_PATTERN_PREALLOC && sr->point.pattern != GM_PATTERN_GROWTH)
             learned = (int64_t)sr->held - (int64_t)pattern_at(sr, c);
         else if (!fits && !fit_seen && (int64_t)sr->fragment_bytes > overhead)
             learned = (int64_t)sr->fragment_bytes;
