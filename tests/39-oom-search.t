@@ -41,6 +41,6 @@ ok $? "the model search needs fewer probes ($pm against $pb)"
 is "$(answers "$TEST_TMP/model" search_time | grep -c .)" "$n" "each search records its time"
 is "$(csv_count "$TEST_TMP/model/results.csv" '$_->{metric} eq "max_batch" && $_->{note} =~ /^\d+ probes in [0-9.]+ s; the model holds .*; search model, guess \d+ for /')" "$n" \
     "each model search notes its probes, time and guess"
-like "$(grep -c '^point .* setup [0-9.]* s (kernel builds [0-9.]* s), run [0-9.]* s, verify' "$TEST_TMP/model/worker.log")" '^[1-9]' \
+like "$(grep -c '^point .*: held [0-9]* B; setup [0-9.]* s, run [0-9.]* s, verify [0-9.]* s, release [0-9.]* s; of these allocation [0-9.]* s, copies [0-9.]* s, kernel builds [0-9.]* s$' "$TEST_TMP/model/worker.log")" '^[1-9]' \
     "worker.log says where each probe's time went"
 done_testing

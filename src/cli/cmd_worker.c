@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The request number (1-based) at which the fault named `kind` strikes; 0: never. */
@@ -53,15 +54,20 @@ static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_
                && fill < 1) {
         gm_probe_latency_local(dev, o, (gm_pattern_kind)kind, fill, r);
     } else if (gm_probe_parse_point(line, &p) == 0) {
-        double built = gm_program_cache_build_seconds();
+        gm_program_cache_times t0, t1;
+        gm_program_cache_seconds(&t0);
         gm_probe_point_local(dev, o, &p, r);
-        /* Where the probe's time went, for worker.log. */
-        fprintf(stderr, "point %s %s %s seq %" PRIu64 " batch %" PRIu64 " %s: held %.0f B; setup %.3f s (kernel "
-                "builds %.3f s), run %.3f s, verify %.3f s, release %.3f s\n", gm_workloads[p.workload]->name,
-                p.impl, gm_precision_name(p.prec), p.seq, p.batch,
+        gm_program_cache_seconds(&t1);
+        /* Where the probe's time went, for worker.log: its phases, then
+         * what allocation, copies (inputs in, outputs back) and kernel
+         * builds took of them. */
+        fprintf(stderr, "point %s %s %s seq %" PRIu64 " batch %" PRIu64 " %s: held %.0f B; setup %.3f s, run %.3f s, "
+                "verify %.3f s, release %.3f s; of these allocation %.3f s, copies %.3f s, kernel builds %.3f s\n",
+                gm_workloads[p.workload]->name, p.impl, gm_precision_name(p.prec), p.seq, p.batch,
                 r->outcome == GM_PROBE_FITS ? "fits" : r->outcome == GM_PROBE_OOM ? "oom" : "failed",
-                r->stats[GM_POINT_HELD], r->stats[GM_POINT_SETUP_S], gm_program_cache_build_seconds() - built,
-                r->stats[GM_POINT_RUN_S], r->stats[GM_POINT_VERIFY_S], r->stats[GM_POINT_RELEASE_S]);
+                r->stats[GM_POINT_HELD], r->stats[GM_POINT_SETUP_S], r->stats[GM_POINT_RUN_S],
+                r->stats[GM_POINT_VERIFY_S], r->stats[GM_POINT_RELEASE_S], t1.alloc - t0.alloc, t1.copy - t0.copy,
+                t1.build - t0.build);
     } else {
         memset(r, 0, sizeof *r);
         r->outcome = GM_PROBE_FAILED;
@@ -92,7 +98,10 @@ int gm_cmd_worker(int argc, char **argv)
     }
     char err[600];
     gm_device dev;
+    struct timespec open0, open1;
+    clock_gettime(CLOCK_MONOTONIC, &open0);
     rc = gm_select_device(o.backend, o.device, &dev, err, sizeof err);
+    clock_gettime(CLOCK_MONOTONIC, &open1);
     if (rc) {
         printf("%s\n", err);
         gm_opts_release(&o);
@@ -104,6 +113,8 @@ int gm_cmd_worker(int argc, char **argv)
     gm_memtrace_join(process);
     gm_memtrace_phase(suite);
     gm_program_cache_install(&dev);   /* each kernel built once per worker, not per probe */
+    fprintf(stderr, "worker %s: device opened in %.3f s\n", process,
+            (double)(open1.tv_sec - open0.tv_sec) + (double)(open1.tv_nsec - open0.tv_nsec) * 1e-9);
     printf("ready\n");
     fflush(stdout);
     long kill_at = fault_at("worker-kill"), hang_at = fault_at("worker-hang");

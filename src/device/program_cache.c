@@ -17,7 +17,7 @@ static const gm_backend *under;   /* the table the cache forwards to */
 static gm_backend table;
 static cached_program cached[MAX_CACHED];
 static int n_cached;
-static double build_seconds;
+static double build_seconds, alloc_seconds, copy_seconds;
 
 static double seconds_now(void)
 {
@@ -47,6 +47,23 @@ static gm_status cache_build(gm_device *dev, const char *program, const char *va
     return st;
 }
 
+static gm_status timed_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
+{
+    double t0 = seconds_now();
+    gm_status st = under->alloc(dev, kind, bytes, out);
+    alloc_seconds += seconds_now() - t0;
+    return st;
+}
+
+static gm_status timed_copy(gm_device *dev, int queue, gm_buffer *dst, size_t dst_off, const gm_buffer *src,
+                            size_t src_off, size_t bytes, bool async)
+{
+    double t0 = seconds_now();
+    gm_status st = under->copy(dev, queue, dst, dst_off, src, src_off, bytes, async);
+    copy_seconds += seconds_now() - t0;
+    return st;
+}
+
 /* A cached program stays until gm_program_cache_release; others go now. */
 static void cache_release(gm_device *dev, gm_program *prog)
 {
@@ -64,8 +81,10 @@ void gm_program_cache_install(gm_device *dev)
     table = *under;
     table.program_build = cache_build;
     table.program_release = cache_release;
+    table.alloc = timed_alloc;
+    table.copy = timed_copy;
     dev->backend = &table;
-    build_seconds = 0;
+    build_seconds = alloc_seconds = copy_seconds = 0;
 }
 
 void gm_program_cache_release(gm_device *dev)
@@ -79,4 +98,9 @@ void gm_program_cache_release(gm_device *dev)
     under = NULL;
 }
 
-double gm_program_cache_build_seconds(void) { return build_seconds; }
+void gm_program_cache_seconds(gm_program_cache_times *t)
+{
+    t->build = build_seconds;
+    t->alloc = alloc_seconds;
+    t->copy = copy_seconds;
+}

@@ -5,6 +5,7 @@
  * variant, defines) built before returns that program, and a release keeps
  * it: each kernel program is built once per process instead of once per
  * probe. Memory is not affected: programs hold no device allocations.
+ * It also times the builds, allocations and copies it forwards.
  */
 #ifndef GM_PROGRAM_CACHE_H
 #define GM_PROGRAM_CACHE_H
@@ -19,8 +20,13 @@ void gm_program_cache_install(gm_device *dev);
  * closing the device. Safe when nothing was installed. */
 void gm_program_cache_release(gm_device *dev);
 
-/* Seconds spent building programs since the install (the builds the cache
- * could not spare). */
-double gm_program_cache_build_seconds(void);
+/* Seconds spent since the install building programs (the builds the
+ * cache could not spare), in the backend's allocations and in its copies
+ * (synchronous copies: the transfer; asynchronous: the enqueueing), for
+ * telling where a probe's time goes. */
+typedef struct {
+    double build, alloc, copy;
+} gm_program_cache_times;
+void gm_program_cache_seconds(gm_program_cache_times *t);
 
 #endif
