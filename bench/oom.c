@@ -6,9 +6,11 @@
  *                  chunks halve on failure down to 1 MiB
  *   max_batch      for each workload, precision, sequence length and
  *                  pattern: the largest batch B that is allocated, run and
- *                  verified while B + 1 is not (double until the first
- *                  failure, then bisect), with the memory model's bytes at B
- *                  and B + 1, the probes it took and the search time; and
+ *                  verified while B + 1 is not (--search model: from the
+ *                  memory model's guess, see search_model; --search
+ *                  bisect: double until the first failure, then bisect),
+ *                  with the memory model's bytes at B and B + 1, the
+ *                  probes it took, the search time and the model's batch; and
  *                  what a halving search (start high, halve on OOM, as
  *                  training helpers do) would have answered; for the
  *                  fragmented pattern also the batches lost to it
