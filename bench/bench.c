@@ -18,6 +18,11 @@ const gm_suite *gm_suite_find(const char *name)
     return NULL;
 }
 
+void gm_suite_section(const char *suite, const gm_device *dev, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s.%s", suite, dev->info.type == GM_DEV_CPU ? "cpu" : "gpu");
+}
+
 int gm_bench_point_finished(gm_bench *b, int rc, const char *label)
 {
     gm_bench_point_done(b, label);

@@ -54,6 +54,9 @@ extern const gm_suite gm_suite_oom;
 /* Every suite, NULL-terminated. */
 extern const gm_suite *const gm_suites[];
 const gm_suite *gm_suite_find(const char *name);
+/* The profile section of `suite` for dev's kind of device: "SUITE.cpu" on
+ * a CPU device, "SUITE.gpu" on any other (gm_profile_load). */
+void gm_suite_section(const char *suite, const gm_device *dev, char *buf, size_t len);
 
 /* Refuses (-1 with err) workloads options whose largest shape's memory
  * model overflows 64 bits: such a run is refused, not attempted. */

@@ -47,6 +47,64 @@ static uint64_t region_size(gm_cache *c, uint64_t bytes)
     return c->prealloc;
 }
 
+/* Emulates a fresh POOL or GROWTH cache handing out blocks of
+ * bytes[0..n) in order, none freed, with `budget` bytes of device memory:
+ * true when every request is served; *reserved gets the regions' bytes
+ * (up to the first request that fails). */
+static bool emulate(gm_cache_policy policy, const uint64_t *bytes, int n, uint64_t budget, uint64_t *reserved)
+{
+    /* The free blocks the regions would have, as gm_cache_alloc leaves them. */
+    struct { uint64_t size; bool small; } blocks[128];
+    int n_blocks = 0;
+    gm_cache c = {.policy = policy};
+    *reserved = 0;
+    if (n < 0 || n > 64)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (bytes[i] > UINT64_MAX / 2)
+            return false;
+        if (bytes[i] == 0)
+            continue;           /* never allocated */
+        uint64_t need = round_to(bytes[i], GM_VIEW_ALIGN);
+        bool small = is_small(&c, need);
+        int best = -1;
+        for (int k = 0; k < n_blocks; k++)
+            if (blocks[k].small == small && blocks[k].size >= need && (best < 0 || blocks[k].size < blocks[best].size))
+                best = k;
+        if (best < 0) {
+            uint64_t size = region_size(&c, need);
+            if (size > budget - *reserved && policy == GM_CACHE_GROWTH)
+                size = round_to(need, 2 * MIB);         /* doubling failed: just enough */
+            if (size > budget - *reserved)
+                return false;
+            *reserved += size;
+            c.last_region = size;
+            best = n_blocks++;
+            blocks[best].size = size;
+            blocks[best].small = small;
+        }
+        /* As split(): the remainder stays a free block when it is worth one. */
+        uint64_t rest = blocks[best].size - need;
+        if (rest < GM_VIEW_ALIGN || (policy == GM_CACHE_POOL && !small && rest < MIB))
+            blocks[best] = blocks[--n_blocks];
+        else
+            blocks[best].size = rest;
+    }
+    return true;
+}
+
+uint64_t gm_cache_pool_reserve(const uint64_t *bytes, int n)
+{
+    uint64_t reserved;
+    return emulate(GM_CACHE_POOL, bytes, n, UINT64_MAX, &reserved) ? reserved : 0;
+}
+
+bool gm_cache_growth_fits(const uint64_t *bytes, int n, uint64_t budget)
+{
+    uint64_t reserved;
+    return emulate(GM_CACHE_GROWTH, bytes, n, budget, &reserved);
+}
+
 static gm_status add_region(gm_cache *c, uint64_t size, bool small)
 {
     gm_cache_region *r = calloc(1, sizeof *r);

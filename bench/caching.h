@@ -53,6 +53,17 @@ gm_status gm_cache_alloc(gm_cache *c, uint64_t bytes, gm_buffer *out, gm_cache_t
  * (gm_device_free), before or after. */
 void gm_cache_free(gm_cache *c, const gm_cache_ticket *ticket);
 
+/* What a fresh POOL cache reserves from the device to hand out blocks of
+ * bytes[0..n) in this order, none freed meanwhile: the regions its rules
+ * would add, in bytes (0 on overflow or n > 64). The oom suite's search
+ * predicts from it where the pool's segments run out. */
+uint64_t gm_cache_pool_reserve(const uint64_t *bytes, int n);
+
+/* Would a fresh GROWTH cache, with `budget` bytes of device memory, hand
+ * out blocks of bytes[0..n) in this order, none freed (doubling regions,
+ * just enough where doubling does not fit)? */
+bool gm_cache_growth_fits(const uint64_t *bytes, int n, uint64_t budget);
+
 /* Gives every region without a live block back to the driver. */
 void gm_cache_trim(gm_cache *c);
 

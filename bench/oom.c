@@ -6,9 +6,11 @@
  *                  chunks halve on failure down to 1 MiB
  *   max_batch      for each workload, precision, sequence length and
  *                  pattern: the largest batch B that is allocated, run and
- *                  verified while B + 1 is not (double until the first
- *                  failure, then bisect), with the memory model's bytes at B
- *                  and B + 1, the probes it took and the search time; and
+ *                  verified while B + 1 is not (--search model: from the
+ *                  memory model's guess, see search_model; --search
+ *                  bisect: double until the first failure, then bisect),
+ *                  with the memory model's bytes at B and B + 1, the
+ *                  probes it took, the search time and the model's batch; and
  *                  what a halving search (start high, halve on OOM, as
  *                  training helpers do) would have answered; for the
  *                  fragmented pattern also the batches lost to it
@@ -25,6 +27,7 @@
  * `timeout` row; the search counts it as not fitting and goes on with a
  * fresh worker.
  */
+#include "bench/pattern.h"
 #include "bench/precision_roles.h"
 #include "bench/probe.h"
 #include "bench/runnable.h"
@@ -132,6 +135,8 @@ typedef struct {
     gm_row row;                  /* the search's row fields */
     int probes;
     uint64_t fragment_bytes;     /* fragmented: what the preparation left live */
+    uint64_t held;               /* what the device held at the last probe that fit (0: not known) */
+    gm_shape shape;              /* the search's shape (its batch varies) */
 } search;
 
 /* One probe at `batch`: *fits, or a failure. A lost worker writes its row
@@ -145,6 +150,8 @@ static int probe(search *sr, uint64_t batch, bool *fits, gm_probe_result *failed
     *fits = failed->outcome == GM_PROBE_FITS;
     if (*fits || failed->outcome == GM_PROBE_OOM)
         sr->fragment_bytes = failed->value;
+    if (*fits)
+        sr->held = failed->n_stats > GM_POINT_HELD ? (uint64_t)failed->stats[GM_POINT_HELD] : 0;
     if (failed->outcome == GM_PROBE_CRASH || failed->outcome == GM_PROBE_TIMEOUT) {
         gm_row row = sr->row;
         row.metric = "max_batch";
@@ -175,11 +182,135 @@ static uint64_t model_batch(const gm_workload *r, const gm_shape *s, uint64_t by
     return lo;
 }
 
+/* The tensors of the search's point at `batch`: their count, or -1. */
+static int tensors_at(const search *sr, uint64_t batch, gm_tensor *t)
+{
+    gm_shape s = sr->shape;
+    s.batch = batch;
+    gm_shape_complete(&s);
+    return sr->r->tensors(&s, t);
+}
+
+/* What the device holds for the search's point at `batch` by the model
+ * and the pattern's known rules (gm_pattern_bytes). */
+static uint64_t pattern_at(const search *sr, uint64_t batch)
+{
+    gm_tensor t[GM_MAX_TENSORS];
+    int n = tensors_at(sr, batch, t);
+    return n < 0 ? UINT64_MAX : gm_pattern_bytes(sr->point.pattern, t, n);
+}
+
+/* Does the search's point at `batch` fit `budget` bytes, by the model and
+ * the pattern's known rules (gm_pattern_fits)? */
+static bool pattern_fits(const search *sr, uint64_t batch, uint64_t budget)
+{
+    gm_tensor t[GM_MAX_TENSORS];
+    int n = tensors_at(sr, batch, t);
+    return n >= 0 && gm_pattern_fits(sr->point.pattern, t, n, budget, sr->b->opts->prealloc_share);
+}
+
+/* After this many wrong predictions the model search stops predicting
+ * and only gallops and bisects. */
+#define MAX_MISSES 2
+
+/* The largest batch that fits (pattern_fits) free_b less
+ * `overhead` (what the device held beyond them: the context's reserve,
+ * allocation granularity; negative when it held less). */
+static uint64_t model_guess(const search *sr, uint64_t free_b, int64_t overhead)
+{
+    uint64_t budget;
+    if (overhead >= 0)
+        budget = free_b > (uint64_t)overhead ? free_b - (uint64_t)overhead : 0;
+    else
+        budget = (uint64_t)-overhead > UINT64_MAX - free_b ? UINT64_MAX : free_b + (uint64_t)-overhead;
+    uint64_t lo = 0;
+    for (uint64_t hi = MAX_BATCH + 1; hi - lo > 1;) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        *(pattern_fits(sr, mid, budget) ? &lo : &hi) = mid;
+    }
+    return lo;
+}
+
+/*
+ * The model-guided search (--search model). The prediction starts at
+ * the guess (*guess_out), the largest batch whose memory model, as the
+ * pattern allocates it, fits free_b: the search probes it, then the batch
+ * after it. A probe that fits teaches the
+ * overhead (what the device really held, less the model's bytes there: a
+ * pool's segments, allocation granularity), which corrects the
+ * prediction; an OOM before any fit teaches what the pattern held besides
+ * the tensors (the fragmented pattern's fragments). A probe that
+ * contradicts the prediction starts a gallop from the bound it moved
+ * (+-1, +-2, +-4, ...) until the answer is bracketed, then bisection;
+ * after MAX_MISSES wrong predictions the model is not asked again. Every
+ * probe lies strictly inside the bracket, so the search ends, and the
+ * answer is exact: *lo allocated, ran and verified, *hi (0: the search
+ * limit) did not. Returns as probe() does; *overhead gets what was learned.
+ */
+static int search_model(search *sr, uint64_t free_b, uint64_t *guess_out, uint64_t *lo_out, uint64_t *hi_out,
+                        int64_t *overhead_out, gm_probe_result *res)
+{
+    uint64_t guess = model_guess(sr, free_b, 0);
+    uint64_t lo = 0, hi = 0, pred = guess, step = 1;
+    *guess_out = guess;
+    int64_t overhead = 0;
+    bool trusted = guess > 0, fit_seen = false;
+    int misses = 0, st = 0;
+    while (st == 0 && (hi ? hi - lo > 1 : lo < MAX_BATCH)) {
+        uint64_t top = hi ? hi - 1 : MAX_BATCH;       /* the largest batch still open */
+        uint64_t c;
+        bool expect_fit = false;
+        if (trusted) {
+            uint64_t p = pred < lo ? lo : pred > top ? top : pred;
+            c = p > lo ? p : p + 1;
+            expect_fit = c == p;
+        } else if (!hi) {
+            c = step > MAX_BATCH - lo ? MAX_BATCH : lo + step;
+            step *= 2;
+        } else if (!lo && !fit_seen) {
+            c = hi > step ? hi - step : 1;
+            step *= 2;
+        } else {
+            c = lo + (hi - lo) / 2;
+        }
+        bool fits;
+        st = probe(sr, c, &fits, res);
+        if (st)
+            break;
+        *(fits ? &lo : &hi) = c;
+        fit_seen |= fits;
+        if (trusted && fits != expect_fit) {
+            trusted = false;
+            misses++;
+            step = 1;
+        }
+        /* Learn the overhead and correct the prediction. */
+        int64_t learned = overhead;
+        /* growth and prealloc hold regions sized by their own rules (pattern_fits), not by the batch */
+        if (fits && sr->held && sr->point.pattern != GM_PATTERN_PREALLOC && sr->point.pattern != GM_PATTERN_GROWTH)
+            learned = (int64_t)sr->held - (int64_t)pattern_at(sr, c);
+        else if (!fits && !fit_seen && (int64_t)sr->fragment_bytes > overhead)
+            learned = (int64_t)sr->fragment_bytes;
+        if (learned != overhead) {
+            overhead = learned;
+            uint64_t next = model_guess(sr, free_b, overhead);
+            if (misses < MAX_MISSES && next >= lo && (!hi || next < hi) && next != pred) {
+                pred = next;
+                trusted = true;
+            }
+        }
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+    *overhead_out = overhead;
+    return st;
+}
+
 /* Finds the largest batch and writes its rows. */
 static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_shape *s, const char *impl,
                      gm_pattern_kind pattern)
 {
-    search sr = {b, w, r, {0}, {0}, 0, 0};
+    search sr = {b, w, r, {0}, {0}, 0, 0, 0, *s};
     int widx = 0;
     while (gm_workloads[widx] != r)
         widx++;
@@ -196,25 +327,41 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     row->activation_precision = gm_precision_name(s->prec);
     row->seq_len = s->seq;
     double t0 = gm_now();
+    /* The memory the probes find free (under the cap): the model's guess
+     * is the largest batch whose tensors fit it. */
+    gm_probe_result res;
+    gm_worker_free_memory(w, &res);
+    uint64_t total = gm_device_usable_total(b->dev);
+    uint64_t free_b = res.outcome == GM_PROBE_FITS && res.value ? res.value : total;
+    uint64_t model = model_batch(r, s, free_b, MAX_BATCH), guess = model;
     uint64_t lo = 0, hi = 0;     /* lo fits (0: nothing does yet); hi fails (0: none failed yet) */
+    uint64_t halving = 0;
+    int64_t overhead = 0;
     int st = 0;
     bool fits;
-    gm_probe_result res;
-    for (uint64_t batch = 1; batch <= MAX_BATCH && st == 0; batch *= 2) {
-        st = probe(&sr, batch, &fits, &res);
-        if (st == 0 && !fits) {
-            hi = batch;
-            break;
+    if (!b->opts->search_bisect) {
+        st = search_model(&sr, free_b, &guess, &lo, &hi, &overhead, &res);
+        /* Halving from the first failing power of two lands on the largest
+         * power of two that fits: at most lo (fitting is monotonic). */
+        for (halving = lo ? 1 : 0; halving && halving <= lo / 2;)
+            halving *= 2;
+    } else {
+        for (uint64_t batch = 1; batch <= MAX_BATCH && st == 0; batch *= 2) {
+            st = probe(&sr, batch, &fits, &res);
+            if (st == 0 && !fits) {
+                hi = batch;
+                break;
+            }
+            if (st == 0)
+                lo = batch;
         }
-        if (st == 0)
-            lo = batch;
-    }
-    uint64_t halving = lo;       /* halving from the first failing power of two lands here */
-    while (st == 0 && hi && hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        st = probe(&sr, mid, &fits, &res);
-        if (st == 0)
-            *(fits ? &lo : &hi) = mid;
+        halving = lo;            /* halving from the first failing power of two lands here */
+        while (st == 0 && hi && hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            st = probe(&sr, mid, &fits, &res);
+            if (st == 0)
+                *(fits ? &lo : &hi) = mid;
+        }
     }
     if (st < 0)
         return -1;
@@ -224,21 +371,32 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
         row->batch = sr.point.batch;
         return emit_failed_probe(b, *row, &res);
     }
-    char note[300], at[32], next[32];
-    uint64_t total = gm_device_usable_total(b->dev);
+    char note[400], at[32], next[32], fb[32], ob[32];
+    double took = gm_now() - t0;
     row->batch = lo;
     row->model_bytes = lo ? model_at(r, *s, lo) : 0;
-    snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s%s%s",
-             sr.probes, gm_now() - t0, gm_format_size(row->model_bytes, at, sizeof at), (unsigned long long)lo,
-             gm_format_size(model_at(r, *s, lo + 1), next, sizeof next), (unsigned long long)(lo + 1),
-             hi ? "" : " (the search limit)", s->train ? "; " : "", s->train ? GM_TRAIN_NOTE : "");
+    int n = snprintf(note, sizeof note, "%d probes in %.2f s; the model holds %s at batch %llu and %s at %llu%s",
+                     sr.probes, took, gm_format_size(row->model_bytes, at, sizeof at), (unsigned long long)lo,
+                     gm_format_size(model_at(r, *s, lo + 1), next, sizeof next), (unsigned long long)(lo + 1),
+                     hi ? "" : " (the search limit)");
+    if (n > 0 && (size_t)n < sizeof note)
+        n += snprintf(note + n, sizeof note - (size_t)n, "; search %s, guess %llu for %s free%s%s%s",
+                      b->opts->search_bisect ? "bisect" : "model", (unsigned long long)guess,
+                      gm_format_size(free_b, fb, sizeof fb), overhead ? ", overhead learned " : "",
+                      overhead < 0 ? "-" : "",
+                      overhead ? gm_format_size((uint64_t)(overhead < 0 ? -overhead : overhead), ob, sizeof ob) : "");
+    if (s->train && n > 0 && (size_t)n < sizeof note)
+        snprintf(note + n, sizeof note - (size_t)n, "; %s", GM_TRAIN_NOTE);
     struct { const char *metric, *unit; double value; } out[] = {
         {"max_batch", "batch", (double)lo},
         {"max_batch_halving", "batch", (double)halving},
         {"probes", "count", sr.probes},
         {"device_fraction", "ratio", total ? (double)row->model_bytes / (double)total : 0},
-        /* What the memory model says fits the same memory (the dashed frontier). */
-        {"max_batch_model", "batch", (double)model_batch(r, s, total, 2 * (hi ? hi : lo) + 1)},
+        /* What the memory model says fits the free memory (the dashed
+         * frontier); the search's guess, as the pattern allocates the
+         * model's tensors, is in the note. */
+        {"max_batch_model", "batch", (double)model},
+        {"search_time", "s", took},
         {"max_batch_lost", "batch", 0},
     };
     size_t n_out = sizeof out / sizeof out[0] - 1;
@@ -248,14 +406,14 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
         uint64_t free_total = total > sr.fragment_bytes ? total - sr.fragment_bytes : 0;
         uint64_t fit = model_batch(r, s, free_total, hi ? hi : lo);
         out[n_out++].value = fit > lo ? (double)(fit - lo) : 0.0;
-        char fb[32];
+        char lb[32];
         snprintf(lost_note, sizeof lost_note, "the %s left free by the fragments holds batch %llu by the model",
-                 gm_format_size(free_total, fb, sizeof fb), (unsigned long long)fit);
+                 gm_format_size(free_total, lb, sizeof lb), (unsigned long long)fit);
     }
     int rc = 0;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
         gm_row_single(row, out[i].metric, out[i].unit, out[i].value);
-        row->note = i == 0 ? note : i == 5 ? lost_note : s->train ? GM_TRAIN_NOTE : NULL;
+        row->note = i == 0 ? note : i == 6 ? lost_note : s->train ? GM_TRAIN_NOTE : NULL;
         rc = gm_bench_emit(b, row, NULL, 0);
     }
     return rc;

@@ -42,8 +42,11 @@ typedef struct {
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
     gm_shape shape;
-    /* The oom suite: seconds a probe may take before its worker is killed. */
+    /* The oom suite: seconds a probe may take before its worker is killed;
+     * the largest batch by doubling and bisection alone (--search bisect)
+     * instead of from the memory model's guess. */
     unsigned probe_timeout;
+    bool search_bisect;
     /* Seconds one device call may take before the device counts as hung
      * (watchdog.h); 0: never. */
     unsigned hang_timeout;
@@ -87,8 +90,11 @@ int gm_opts_takes_value(const char *name);
 /* Loads profile `name` (a path, or a name looked up in $GPUMEM_PROFILE_DIR,
  * and the data folders of lib/datafile.h) into o: its [bench]
  * section, then the section named `suite` (e.g. [oom]: options for that
- * suite alone) when suite is not NULL. Sections other than [bench] must
- * name a suite. Returns 0, or -1 with "FILE:LINE: reason" in err. */
+ * suite alone) when suite is not NULL. `suite` may be SUITE.cpu or
+ * SUITE.gpu: then [SUITE] and after it [SUITE.cpu] (CPU devices) or
+ * [SUITE.gpu] (every other device) apply. Sections other than [bench] must
+ * name a suite, alone or so typed. Returns 0, or -1 with "FILE:LINE:
+ * reason" in err. */
 int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char *err, size_t err_len);
 
 /* Is `name` a suite (a profile section may be named after it)? */

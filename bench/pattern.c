@@ -22,6 +22,39 @@ uint64_t gm_arena_bytes(const gm_tensor *t, int n)
     return total;
 }
 
+uint64_t gm_pattern_bytes(gm_pattern_kind kind, const gm_tensor *t, int n)
+{
+    if (kind == GM_PATTERN_MONOLITHIC) {
+        uint64_t arena = gm_arena_bytes(t, n);
+        return arena ? arena : UINT64_MAX;
+    }
+    if (kind == GM_PATTERN_POOL && n <= GM_MAX_TENSORS) {
+        uint64_t sizes[GM_MAX_TENSORS];
+        for (int i = 0; i < n; i++)
+            sizes[i] = t[i].bytes;
+        uint64_t reserve = gm_cache_pool_reserve(sizes, n);
+        return reserve ? reserve : UINT64_MAX;
+    }
+    return gm_tensors_total(t, n);
+}
+
+bool gm_pattern_fits(gm_pattern_kind kind, const gm_tensor *t, int n, uint64_t budget, double prealloc_share)
+{
+    if (kind == GM_PATTERN_PREALLOC) {
+        /* As gm_pattern_begin reserves it, and the blocks carved from it. */
+        uint64_t region = (uint64_t)((double)budget * prealloc_share) / GM_VIEW_ALIGN * GM_VIEW_ALIGN;
+        uint64_t arena = gm_arena_bytes(t, n);
+        return arena && arena <= region;
+    }
+    if (kind == GM_PATTERN_GROWTH && n <= GM_MAX_TENSORS) {
+        uint64_t sizes[GM_MAX_TENSORS];
+        for (int i = 0; i < n; i++)
+            sizes[i] = t[i].bytes;
+        return gm_cache_growth_fits(sizes, n, budget);
+    }
+    return gm_pattern_bytes(kind, t, n) <= budget;
+}
+
 void gm_pattern_env_init(gm_pattern_env *e, gm_device *dev, const gm_bench_opts *o)
 {
     memset(e, 0, sizeof *e);

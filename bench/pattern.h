@@ -85,6 +85,19 @@ typedef struct gm_pattern {
  * GM_VIEW_ALIGN); 0 on overflow. */
 uint64_t gm_arena_bytes(const gm_tensor *t, int n);
 
+/* The device bytes pattern `kind` takes for tensors t[0..n) on a fresh
+ * device, as far as they are known beforehand: monolithic its arena, pool
+ * its segments (gm_cache_pool_reserve), the others the tensors' sum (what
+ * the fragmented pattern's fragments, growth's doubling or prealloc's
+ * reservation add is left to be measured). UINT64_MAX on overflow. */
+uint64_t gm_pattern_bytes(gm_pattern_kind kind, const gm_tensor *t, int n);
+
+/* Do tensors t[0..n) fit `budget` bytes of free device memory under
+ * pattern `kind`, as far as known beforehand: growth by its doubling
+ * regions (gm_cache_growth_fits), prealloc when their blocks fit the
+ * share of it the region takes, the others when gm_pattern_bytes does. */
+bool gm_pattern_fits(gm_pattern_kind kind, const gm_tensor *t, int n, uint64_t budget, double prealloc_share);
+
 /* Starts a point for tensors t[0..n): monolithic reserves its arena,
  * fragmented fragments the device, managed checks the free memory. On
  * failure dev->err says why (GM_ERR_OOM if it did not fit); the pattern

@@ -5,8 +5,11 @@
  * run. The same probes run in-process on the worker's side (probe_local.c).
  *   alloc  can `bytes` be allocated and touched now (then freed)?
  *   total  how much can be had in chunks, each touched (value: bytes)?
+ *   free   the device's free memory under the cap (value: bytes)
  *   point  does the workload at this point allocate, run one iteration
- *          and verify?
+ *          and verify? (value: the fragmented pattern's live fragment
+ *          bytes; stats: GM_POINT_*: the bytes the point held and the free
+ *          memory before it, and where the probe's time went)
  *   fragment  after the fragmented pattern's preparation (filling a given
  *          share of free memory: `fragment FILL`), the largest
  *          block still allocatable (value, to 1MiB) beside the free total
@@ -45,6 +48,17 @@ typedef struct {
     char note[300];
 } gm_probe_result;
 
+/* The stats of a point probe, in this order. HELD: the most device
+ * memory the point held, by the driver's free memory (what allocation
+ * granularity, a pool's segments and the context really took) or by the
+ * bytes allocated, whichever is more; FREE: the free memory under the cap
+ * before it; then seconds spent in setup (allocation, input fill, copies,
+ * kernel builds), the run, verification, and release. */
+enum {
+    GM_POINT_HELD, GM_POINT_FREE, GM_POINT_SETUP_S, GM_POINT_RUN_S, GM_POINT_VERIFY_S, GM_POINT_RELEASE_S,
+    GM_POINT_STATS
+};
+
 typedef struct {
     int workload;                 /* index into gm_workloads */
     char impl[32];
@@ -60,6 +74,7 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p);
 /* In this process, on dev. */
 void gm_probe_alloc_local(gm_device *dev, uint64_t bytes, gm_probe_result *r);
 void gm_probe_total_local(gm_device *dev, gm_probe_result *r);
+void gm_probe_free_local(gm_device *dev, gm_probe_result *r);
 void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe_point *p, gm_probe_result *r);
 void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, double fill, gm_probe_result *r);
 void gm_probe_latency_local(gm_device *dev, const gm_bench_opts *o, gm_pattern_kind kind, double fill,
@@ -77,6 +92,7 @@ typedef struct gm_worker gm_worker;
 gm_worker *gm_worker_new(gm_bench *b);
 void gm_worker_alloc(gm_worker *w, uint64_t bytes, gm_probe_result *r);
 void gm_worker_total(gm_worker *w, gm_probe_result *r);
+void gm_worker_free_memory(gm_worker *w, gm_probe_result *r);
 void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r);
 void gm_worker_fragment(gm_worker *w, double fill, gm_probe_result *r);
 void gm_worker_latency(gm_worker *w, gm_pattern_kind kind, double fill, gm_probe_result *r);

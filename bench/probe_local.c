@@ -77,9 +77,27 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
     return s;
 }
 
+/* Free device memory under the cap now (0 when the driver cannot say). */
+static uint64_t free_now(gm_device *dev)
+{
+    uint64_t free_b = 0;
+    gm_error saved = dev->err;
+    gm_device_free_memory(dev, GM_FREE_UNKNOWN_TOTAL_LIVE, &free_b);
+    dev->err = saved;
+    return free_b;
+}
+
+void gm_probe_free_local(gm_device *dev, gm_probe_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->outcome = GM_PROBE_FITS;
+    r->value = free_now(dev);
+}
+
 void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe_point *p, gm_probe_result *r)
 {
     memset(r, 0, sizeof *r);
+    double t0 = gm_now();
     const gm_workload *run = gm_workloads[p->workload];
     gm_shape s = gm_probe_shape(o, p);
     gm_tensor t[GM_MAX_TENSORS];
@@ -89,6 +107,10 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
         snprintf(r->note, sizeof r->note, "the shape's size overflows 64 bits");
         return;
     }
+    /* What the device holds is measured from here: the free memory now,
+     * and the peak of live bytes from the live bytes now. */
+    uint64_t free_before = free_now(dev), live_before = dev->live_bytes, held = 0;
+    dev->peak_bytes = dev->live_bytes;
     /* A fresh environment each probe: a search must not depend on what
      * the caches kept from the probe before. */
     gm_pattern_env env;
@@ -98,18 +120,39 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
     gm_status st = gm_pattern_begin(&pat, &env, p->pattern, t, nt);
     if (st == GM_OK)
         st = run->setup(dev, &pat, &s, p->impl, &state);
+    double t_setup = gm_now();
+    if (st == GM_OK) {
+        /* Everything is allocated: what the driver's free memory lost is
+         * what the point really holds (granularity, a pool's segments). */
+        uint64_t free_after = free_now(dev);
+        held = free_before > free_after ? free_before - free_after : 0;
+    }
     double ms;
     if (st == GM_OK)
         st = gm_time_on_queue(dev, 0, run->enqueue, state, &ms);
+    if (st == GM_OK)
+        st = gm_device_sync(dev);
+    double t_run = gm_now();
     bool correct = false;
     char note[200] = "";
     if (st == GM_OK)
         st = run->verify(state, 0, &correct, note, sizeof note);
+    double t_verify = gm_now();
     if (state)
         run->teardown(state);
     r->value = pat.fragment_bytes;
     gm_pattern_end(&pat);
     gm_pattern_env_release(&env);
+    double t_end = gm_now();
+    if (dev->peak_bytes - live_before > held)
+        held = dev->peak_bytes - live_before;
+    r->stats[GM_POINT_HELD] = (double)held;
+    r->stats[GM_POINT_FREE] = (double)free_before;
+    r->stats[GM_POINT_SETUP_S] = t_setup - t0;
+    r->stats[GM_POINT_RUN_S] = t_run - t_setup;
+    r->stats[GM_POINT_VERIFY_S] = t_verify - t_run;
+    r->stats[GM_POINT_RELEASE_S] = t_end - t_verify;
+    r->n_stats = GM_POINT_STATS;
     from_status(dev, st, r);
     if (st == GM_OK && !correct) {
         r->outcome = GM_PROBE_FAILED;

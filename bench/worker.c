@@ -48,7 +48,7 @@ gm_worker *gm_worker_new(gm_bench *b)
 }
 
 /* The worker's arguments: the bench options, then what this run chose. */
-static char **worker_argv(const gm_bench *b, char *backend, char *device, char *limit)
+static char **worker_argv(const gm_bench *b, char *backend, char *device, char *limit, char *section)
 {
     char **argv = calloc((size_t)b->argc + 10, sizeof *argv);
     if (!argv)
@@ -56,7 +56,8 @@ static char **worker_argv(const gm_bench *b, char *backend, char *device, char *
     int n = 0;
     argv[n++] = "gpumem";
     argv[n++] = "__worker";
-    argv[n++] = "oom";        /* the suite whose options apply */
+    gm_suite_section("oom", b->dev, section, 16);
+    argv[n++] = section;      /* the suite whose options apply, for this kind of device */
     for (int i = 1; i < b->argc; i++)
         argv[n++] = b->argv[i];
     snprintf(backend, 16, "%s", b->dev->backend->name);
@@ -137,8 +138,8 @@ static void consume_line(gm_worker *w)
 
 static int start(gm_worker *w, char *why, size_t len)
 {
-    char backend[16], device[16], limit[32];
-    char **argv = worker_argv(w->b, backend, device, limit);
+    char backend[16], device[16], limit[32], section[16];
+    char **argv = worker_argv(w->b, backend, device, limit, section);
     int to[2] = {-1, -1}, from[2] = {-1, -1};
     /* Every end is close-on-exec: the child gets its two ends as 0 and 1. */
     if (!argv || pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
@@ -223,6 +224,8 @@ void gm_worker_alloc(gm_worker *w, uint64_t bytes, gm_probe_result *r)
 }
 
 void gm_worker_total(gm_worker *w, gm_probe_result *r) { ask(w, "total\n", r); }
+
+void gm_worker_free_memory(gm_worker *w, gm_probe_result *r) { ask(w, "free\n", r); }
 
 void gm_worker_point(gm_worker *w, const gm_probe_point *p, gm_probe_result *r)
 {

@@ -92,7 +92,8 @@ int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o,
 }
 
 /* Runs every suite with its own options (the profile's [bench], its
- * section, then the command line) and its own cap: the suite's
+ * section, its section for the device's kind, then the command line) and
+ * its own cap: the suite's
  * --mem-limit, else the run's default `cap`. */
 static int run_suites(gm_bench *b, uint64_t cap)
 {
@@ -101,8 +102,10 @@ static int run_suites(gm_bench *b, uint64_t cap)
     int n = base->n_suites, made = 0, rc = 0;
     for (; made < n && rc == 0; made++) {
         bool help = false;
+        char typed[48];       /* the suite's section for this kind of device too */
+        gm_suite_section(base->suites[made], b->dev, typed, sizeof typed);
         gm_opts_init(&per[made]);
-        rc = gm_bench_options(b->argc, b->argv, base->suites[made], &per[made], &help);
+        rc = gm_bench_options(b->argc, b->argv, typed, &per[made], &help);
     }
     b->points_total = 0;
     for (int i = 0; i < n && rc == 0; i++) {

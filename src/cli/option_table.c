@@ -78,6 +78,7 @@ static int check_values(const char **names, int max)
 LIST_VALUES(backend_values, "auto", "cuda", "opencl")
 LIST_VALUES(access_values, "auto", "grid", "chunked", "both")   /* in gm_access order */
 LIST_VALUES(on_oom_values, "fail", "shrink")
+LIST_VALUES(search_values, "model", "bisect")
 LIST_VALUES(variant_values, "tiled", "naive")
 LIST_VALUES(format_values, "table", "markdown", "csv")
 /* The whole-model plan's enumerations, in the order of their enums
@@ -403,6 +404,15 @@ APPLY(apply_warmup)
 APPLY(apply_probe_timeout)
 {
     return set_uint(opt, v, &d->bench->probe_timeout, err, err_len);
+}
+
+APPLY(apply_search)
+{
+    int i = parse_enum(opt, v, err, err_len);
+    if (i < 0)
+        return -1;
+    d->bench->search_bisect = i == 1;
+    return 0;
 }
 
 static const char SIZE_BOUND[] = "every size must be at least 4KiB";
@@ -843,6 +853,9 @@ const gm_option gm_option_table[] = {
     /* bench: oom */
     {"probe-timeout", GM_OPTARG_NUMBER, "S", B, "oom", "seconds a probe may run before its worker is killed "
      "(a `timeout` row)", "600", NUM(1, 86400), .apply = apply_probe_timeout},
+    {"search", GM_OPTARG_ENUM, "S", B, "oom", "how the largest batch is found: model (probe the memory model's "
+     "guess and the next batch first, gallop out, then bisect) or bisect (double from 1, then bisect)", "model",
+     VALUES(search_values), .apply = apply_search},
     /* stress */
     {"checks", GM_OPTARG_LIST, "LIST", S, NULL, "the checks to run", "all", VALUES(check_values),
      .apply = apply_checks},

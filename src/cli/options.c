@@ -86,6 +86,18 @@ bool gm_is_suite_name(const char *name)
     return gm_suite_find(name) != NULL;
 }
 
+/* Is `name` SUITE.cpu or SUITE.gpu: a suite's section for CPU devices, or
+ * for the others (GPUs and accelerators)? */
+static bool is_typed_section(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    char suite[32];
+    if (!dot || (strcmp(dot, ".cpu") != 0 && strcmp(dot, ".gpu") != 0) || (size_t)(dot - name) >= sizeof suite)
+        return false;
+    snprintf(suite, sizeof suite, "%.*s", (int)(dot - name), name);
+    return gm_is_suite_name(suite);
+}
+
 /* Applies one `name = value`; returns 0 to make ini_parse report the line. */
 static int on_ini_entry(void *user, const char *section, const char *name, const char *value)
 {
@@ -93,8 +105,9 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
     const gm_option *opt;
     if (c->why[0])
         return 0;
-    if (strcmp(section, "bench") != 0 && !gm_is_suite_name(section))
-        snprintf(c->why, sizeof c->why, "unknown section [%s] (profiles have [bench] and one per suite)", section);
+    if (strcmp(section, "bench") != 0 && !gm_is_suite_name(section) && !is_typed_section(section))
+        snprintf(c->why, sizeof c->why, "unknown section [%s] (profiles have [bench], one per suite, and "
+                 "[SUITE.cpu] or [SUITE.gpu] for one kind of device)", section);
     else if (((opt = gm_option_find(GM_CMD_BENCH, name)) && (opt->flags & GM_OPT_NO_PROFILE))
              || (strcmp(name, "suite") == 0 && strcmp(section, "bench") != 0))
         snprintf(c->why, sizeof c->why, "'%s' cannot be set in a profile%s", name,
@@ -135,9 +148,18 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
     profile_ctx c = {o, &scratch, "bench", ""};
     int rc = ini_parse(path, on_ini_entry, &c);
     gm_opts_release(&scratch);
+    /* SUITE.cpu (or .gpu): the suite's section, then the one for that kind
+     * of device. */
+    char base[32] = "";
+    if (suite && is_typed_section(suite))
+        snprintf(base, sizeof base, "%.*s", (int)(strrchr(suite, '.') - suite), suite);
     if (rc == 0 && suite) {
-        c.apply = suite;
+        c.apply = base[0] ? base : suite;
         c.scratch = NULL;
+        rc = ini_parse(path, on_ini_entry, &c);
+    }
+    if (rc == 0 && base[0]) {
+        c.apply = suite;
         rc = ini_parse(path, on_ini_entry, &c);
     }
     if (rc < 0) {

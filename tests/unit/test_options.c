@@ -215,6 +215,19 @@ static void test_profiles(void **state)
     assert_int_equal(gm_profile_load(&o, sections, "swap", err, sizeof err), 0);
     assert_int_equal(o.reps, 5);
     gm_opts_release(&o);
+    /* SUITE.cpu and SUITE.gpu: over the suite's section, for one kind of device. */
+    const char *typed = write_profile("typed", "[oom]\nreps = 3\nwarmup = 4\n[oom.gpu]\nreps = 7\n[oom.cpu]\nreps = 9\n");
+    const char *kinds[] = {"oom", "oom.gpu", "oom.cpu"};
+    const unsigned want_reps[] = {3, 7, 9};
+    for (int i = 0; i < 3; i++) {
+        gm_opts_init(&o);
+        assert_int_equal(gm_profile_load(&o, typed, kinds[i], err, sizeof err), 0);
+        assert_int_equal(o.reps, want_reps[i]);
+        assert_int_equal(o.warmup, 4);
+        gm_opts_release(&o);
+    }
+    profile_bad("[oom.tpu]\nreps = 2\n", "bad.ini:2: unknown section [oom.tpu]");
+    profile_bad("[oom.gpu]\nreps = x\n", "bad.ini:2: --reps 'x'");
     profile_bad("[bench]\nthis line is not an entry\n", "bad.ini:2: malformed line");
     profile_bad("[bench]\nout = /tmp/x\n", "bad.ini:2: 'out' cannot be set in a profile");
     profile_bad("[bench]\nresume = /tmp/x\n", "bad.ini:2: 'resume' cannot be set in a profile");
