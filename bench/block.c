@@ -103,14 +103,8 @@ static gm_status build(block_state *st)
     gm_device *dev = st->dev;
     char variant[32];
     gm_kernel_variant(st->s.prec, st->chunked, variant, sizeof variant);
-    gm_status rc = dev->backend->program_build(dev, "linear", variant, NULL, &st->p_linear);
-    if (rc == GM_OK)
-        rc = dev->backend->kernel_get(dev, st->p_linear, st->chunked ? "linear_blocked" : "linear_tiled",
-                                      &st->k_linear);
-    if (rc == GM_OK)
-        rc = dev->backend->program_build(dev, "attention", variant, NULL, &st->p_attn);
-    if (rc == GM_OK)
-        rc = dev->backend->kernel_get(dev, st->p_attn, "attention_tiled", &st->k_attn);
+    gm_status rc = gm_build_layer_kernels(dev, variant, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
+                                          &st->k_attn);
     if (rc == GM_OK)
         rc = dev->backend->program_build(dev, "block", variant, NULL, &st->p_block);
     if (rc == GM_OK)

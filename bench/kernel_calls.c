@@ -49,3 +49,16 @@ gm_status gm_attention_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, 
     gm_launch_geometry(dev, chunked, (size_t)c->bh * c->seq, &global, &local);
     return dev->backend->launch(dev, 0, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
 }
+
+gm_status gm_build_layer_kernels(gm_device *dev, const char *variant, bool chunked, gm_program **p_linear,
+                                 gm_kernel **k_linear, gm_program **p_attn, gm_kernel **k_attn)
+{
+    gm_status rc = dev->backend->program_build(dev, "linear", variant, NULL, p_linear);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, *p_linear, chunked ? "linear_blocked" : "linear_tiled", k_linear);
+    if (rc == GM_OK)
+        rc = dev->backend->program_build(dev, "attention", variant, NULL, p_attn);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, *p_attn, "attention_tiled", k_attn);
+    return rc;
+}

@@ -45,4 +45,11 @@ typedef struct {
 /* Enqueues attention_tiled on queue 0 over bh * seq query rows. */
 gm_status gm_attention_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, const gm_attention_call *c);
 
+/* Builds the linear and attention programs of `variant` and gets the
+ * kernels a layer uses: linear_blocked (chunked) or linear_tiled, and
+ * attention_tiled. On failure returns the status with dev->err set; what
+ * was built is in the out pointers for the caller to release. */
+gm_status gm_build_layer_kernels(gm_device *dev, const char *variant, bool chunked, gm_program **p_linear,
+                                 gm_kernel **k_linear, gm_program **p_attn, gm_kernel **k_attn);
+
 #endif
