@@ -27,6 +27,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->n_suites = 1;
     o->precisions = (1u << GM_PREC_COUNT) - 1;
     o->reps = 5;
+    o->rounds = 1;
     o->warmup = 1;
     o->kernels = (1u << GM_STREAM_KERNEL_COUNT) - 1;
     o->access = GM_ACCESS_AUTO;
