@@ -108,12 +108,12 @@ is "$(csv_value "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{metric} e
     slower "A/B CSV: the one-thread run is slower by more than the threshold"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --format markdown
 like "$OUT" "^## Verdict\n\n[0-9]+ regressions?:\n- B: workloads linear blocked" "A/B Markdown: the verdict lists them"
-like "$OUT" "^\| workloads linear blocked per-tensor fp16 batch 16 seq 64 \| time \| ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.e-]+ \| REGRESSION \|$" \
-    "A/B Markdown: the point's row with medians, ratio, interval, p and verdict"
+like "$OUT" "^\| workloads linear blocked per-tensor fp16 batch 16 seq 64 \| time \| ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.e-]+ \| [0-9.]+% \| reps only \| REGRESSION \|$" \
+    "A/B Markdown: the point's row with medians, ratio, interval, p, MDE, units and verdict"
 
 # Three runs, files and overlay plots
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" "$TEST_TMP/B" --out "$TEST_TMP/cmp"
-like "$RC $OUT" "^0 .*\n(.|\n)*^point +metric +unit +A1 +A2 +ratio \[95% CI\] +p \(Holm\) +verdict +B +ratio" \
+like "$RC $OUT" "^0 .*\n(.|\n)*^point +metric +unit +A1 +A2 +ratio \[95% CI\] +p \(Holm\) +MDE +units +verdict +B +ratio" \
     "three runs: a column group per run against BASE"
 is "$(csv_count "$TEST_TMP/cmp/compare.csv" '$_->{run} eq "B" && $_->{verdict} eq "regression"')-$(csv_count "$TEST_TMP/cmp/compare.csv" '$_->{run} eq "A2" && $_->{verdict} eq "regression"')" \
     "$(csv_count "$TEST_TMP/ab.csv" '$_->{verdict} eq "regression"')-$(csv_count "$TEST_TMP/aa.csv" '$_->{verdict} eq "regression"')" \
@@ -140,7 +140,7 @@ head -c 500 "$TEST_TMP/A2/results.csv" >"$TEST_TMP/cut/results.csv"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/cut"
 like "$RC $ERR" "^2 gpumem compare: .*/cut/results.csv:[0-9]+: (truncated line|malformed row)" \
     "a truncated results.csv: exit 2, naming the file and line"
-cp "$TEST_TMP/A2/results.csv" "$TEST_TMP/cut/" && sed '5s/,[^,]*$/,fast/' "$TEST_TMP/A2/samples.csv" >"$TEST_TMP/cut/samples.csv"
+cp "$TEST_TMP/A2/results.csv" "$TEST_TMP/cut/" && sed -E '5s/,[^,]*,([^,]*)$/,fast,\1/' "$TEST_TMP/A2/samples.csv" >"$TEST_TMP/cut/samples.csv"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/cut"
 is "$RC $ERR" "2 gpumem compare: $TEST_TMP/cut/samples.csv:5: value 'fast' is not a number" \
     "a malformed samples.csv: exit 2, naming the file and line"
