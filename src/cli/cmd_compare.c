@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpumem compare BASE NEW [MORE...] [OPTIONS]\n"
                "Compares run folders point by point, each against BASE: medians, their ratio with a 95%%\n"
-               "interval, Welch's t test on the round medians of runs made with --rounds (Holm-corrected\n"
+               "interval, Welch's t test on the round medians of runs benched in rounds (Holm-corrected\n"
                "over the run's tests) and the smallest change it could detect. A run may be a group of\n"
                "runs, BASE1,BASE2,BASE3: their run medians are then the test's units. One run a side\n"
                "without rounds falls back to a Mann-Whitney U test on the repetitions, which cannot\n"
