@@ -1,5 +1,6 @@
 #include "bench/bench.h"
 
+#include "bench/rounds.h"
 #include "lib/interrupt.h"
 #include "run/journal.h"
 
@@ -113,6 +114,8 @@ int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t 
     }
     if (gm_bench_resuming(b))
         return 0;
+    if (b->rounds > 1)
+        return gm_rounds_emit(b, row, samples, n);
     if (gm_run_write(b->run, row, samples, n, err, sizeof err) != 0) {
         b->output_failed = true;
         snprintf(b->error, sizeof b->error, "%s", err);

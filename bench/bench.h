@@ -33,6 +33,8 @@ typedef struct gm_bench {
     int points_finished;       /* points journaled as finished, resumed ones included */
     char error[640];           /* why the run stopped early */
     int fault_corrupt;         /* test-only: corrupt every n-th output (GPUMEM_FAULT) */
+    int round, rounds;         /* --rounds: the round under way (0-based) of how many */
+    struct gm_round_pool *pool; /* samples of the rounds before the last (rounds.h) */
     int argc;                  /* the bench command's arguments (argv[0] "bench"), */
     char **argv;               /* which worker processes are started with */
 } gm_bench;
@@ -65,7 +67,9 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len);
 /* Writes a row (and its samples). Returns 0, or -1 after setting
  * b->output_failed and b->error, or b->interrupted once a signal asked
  * the run to stop (the row is not written). A row of a point that a
- * resumed run already finished is dropped (returns 0). */
+ * resumed run already finished is dropped (returns 0). With --rounds,
+ * a round before the last writes only the samples (under their round)
+ * and the last writes the row over every round's samples (rounds.h). */
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n);
 
 /* The row status of a failed device call: oom for GM_ERR_OOM, unsupported

@@ -26,6 +26,7 @@ typedef struct {
     int n_suites;
     unsigned precisions;       /* bit (1 << gm_precision) per precision */
     unsigned reps, warmup;
+    unsigned rounds;           /* --rounds: rounds the reps are spread over (bench/rounds.h) */
     char out[4096];            /* empty: results/<run-id> */
     char profile[256];
     uint64_t *sizes;           /* stream array sizes in bytes; NULL: by device */

@@ -7,7 +7,7 @@
 # reason; a cut or malformed CSV exits 2 naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 24
+plan 33
 
 # A compute-bound point (about 9 ms a repetition on two idle cores), 15
 # repetitions a side after 10 untimed: enough for the U test to pass Holm
@@ -108,12 +108,49 @@ is "$(csv_value "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{metric} e
     slower "A/B CSV: the one-thread run is slower by more than the threshold"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --format markdown
 like "$OUT" "^## Verdict\n\n[0-9]+ regressions?:\n- B: workloads linear blocked" "A/B Markdown: the verdict lists them"
-like "$OUT" "^\| workloads linear blocked per-tensor fp16 batch 16 seq 64 \| time \| ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.e-]+ \| REGRESSION \|$" \
-    "A/B Markdown: the point's row with medians, ratio, interval, p and verdict"
+like "$OUT" "^\| workloads linear blocked per-tensor fp16 batch 16 seq 64 \| time \| ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.e-]+ \| [0-9.]+% \| reps only \| REGRESSION \|$" \
+    "A/B Markdown: the point's row with medians, ratio, interval, p, MDE, units and verdict"
+
+# One run a side without rounds: the table says the test cannot see run-to-run noise.
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B"
+like "$OUT" "^WARNING: 4 tests compare one run a side without rounds" "A/B without rounds: the table warns it cannot separate run-to-run noise"
+is "$(csv_count "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{basis} eq "reps" && $_->{run_noise_seen} eq "0" && $_->{mde} > 0')" 4 \
+    "A/B CSV without rounds: basis reps, run_noise_seen 0, an MDE on every row"
+
+# Rounds: 10 repetitions in 5 rounds a side, judged on the round medians.
+rounds_args="$bench_args --reps 10 --rounds 5 --warmup 2"
+# shellcheck disable=SC2086
+run_gpumem $rounds_args --out "$TEST_TMP/R1"
+rc1=$RC
+# shellcheck disable=SC2086
+run_gpumem $rounds_args --out "$TEST_TMP/R2"
+# shellcheck disable=SC2086
+POCL_MAX_PTHREAD_COUNT=1 POCL_WORK_GROUP_METHOD=loops run_gpumem $rounds_args --out "$TEST_TMP/RB"
+is "$rc1 $RC" "0 0" "runs R1, R2 and RB in 5 rounds"
+run_gpumem compare "$TEST_TMP/R1" "$TEST_TMP/R2" --format csv
+printf '%s\n' "$OUT" >"$TEST_TMP/rr.csv"
+is "$(csv_count "$TEST_TMP/rr.csv" '$_->{variant} eq "blocked" && $_->{test} eq "t" && $_->{basis} eq "rounds" && $_->{units_base} == 5 && $_->{units} == 5 && $_->{run_noise_seen} eq "1" && $_->{mde} > 0')" 4 \
+    "A/A in rounds: each metric tested on 5 round medians a side, with its MDE"
+run_gpumem compare "$TEST_TMP/R1" "$TEST_TMP/R2" --gate
+printf "%s" "$OUT" | grep -q WARNING; ok $((1 - $?)) "A/A in rounds: no warning about run-to-run noise"
+diag "A/A in rounds:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
+if [ "$quiet" = 1 ]; then
+    is "$RC" 0 "A/A in rounds: exit 0 under --gate"
+else
+    skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
+fi
+run_gpumem compare "$TEST_TMP/R1" "$TEST_TMP/RB" --gate
+is "$RC" 1 "A/B in rounds: exit 1 under --gate"
+like "$ERR" "blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms \(\+[0-9.]+%, p=[0-9.e-]+ after Holm, t test on round medians\)" \
+    "A/B in rounds: the blocked time listed, judged on the round medians"
+run_gpumem compare "$TEST_TMP/R1,$TEST_TMP/R2" "$TEST_TMP/RB" --format csv
+printf '%s\n' "$OUT" >"$TEST_TMP/group.csv"
+is "$(csv_count "$TEST_TMP/group.csv" '$_->{variant} eq "blocked" && $_->{basis} eq "runs" && $_->{units_base} == 2 && $_->{units} == 1 && $_->{base_run} eq "R1+1"')" 4 \
+    "BASE1,BASE2 NEW: a group of two baseline runs, the runs as units"
 
 # Three runs, files and overlay plots
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" "$TEST_TMP/B" --out "$TEST_TMP/cmp"
-like "$RC $OUT" "^0 .*\n(.|\n)*^point +metric +unit +A1 +A2 +ratio \[95% CI\] +p \(Holm\) +verdict +B +ratio" \
+like "$RC $OUT" "^0 .*\n(.|\n)*^point +metric +unit +A1 +A2 +ratio \[95% CI\] +p \(Holm\) +MDE +units +verdict +B +ratio" \
     "three runs: a column group per run against BASE"
 is "$(csv_count "$TEST_TMP/cmp/compare.csv" '$_->{run} eq "B" && $_->{verdict} eq "regression"')-$(csv_count "$TEST_TMP/cmp/compare.csv" '$_->{run} eq "A2" && $_->{verdict} eq "regression"')" \
     "$(csv_count "$TEST_TMP/ab.csv" '$_->{verdict} eq "regression"')-$(csv_count "$TEST_TMP/aa.csv" '$_->{verdict} eq "regression"')" \
@@ -140,7 +177,7 @@ head -c 500 "$TEST_TMP/A2/results.csv" >"$TEST_TMP/cut/results.csv"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/cut"
 like "$RC $ERR" "^2 gpumem compare: .*/cut/results.csv:[0-9]+: (truncated line|malformed row)" \
     "a truncated results.csv: exit 2, naming the file and line"
-cp "$TEST_TMP/A2/results.csv" "$TEST_TMP/cut/" && sed '5s/,[^,]*$/,fast/' "$TEST_TMP/A2/samples.csv" >"$TEST_TMP/cut/samples.csv"
+cp "$TEST_TMP/A2/results.csv" "$TEST_TMP/cut/" && sed -E '5s/,[^,]*,([^,]*)$/,fast,\1/' "$TEST_TMP/A2/samples.csv" >"$TEST_TMP/cut/samples.csv"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/cut"
 is "$RC $ERR" "2 gpumem compare: $TEST_TMP/cut/samples.csv:5: value 'fast' is not a number" \
     "a malformed samples.csv: exit 2, naming the file and line"

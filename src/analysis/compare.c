@@ -29,24 +29,109 @@ static int add_left_out(gm_comparison *c, const gm_cmp_point *p, int run, const 
     return 0;
 }
 
-/* Fills r's ratio, test and interval (the verdict comes after Holm). */
-static void measure(gm_cmp_result *r)
+#define MDE_POWER 0.8
+
+/* The units of p's test: the median of each round of each member run
+ * (by_run: of each member run), as their logarithms in out[]. Returns
+ * their count, or 0 when a unit is not positive (no logarithm). */
+static size_t units(const gm_cmp_point *p, int by_run, double *out, double *scratch)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = p->member[j] == p->member[i] && (by_run || p->round[j] == p->round[i]);
+        if (seen)
+            continue;
+        size_t m = 0;
+        for (size_t j = i; j < p->n_samples; j++)
+            if (p->member[j] == p->member[i] && (by_run || p->round[j] == p->round[i]))
+                scratch[m++] = p->samples[j];
+        double median = gm_median(scratch, m);
+        if (!(median > 0))
+            return 0;
+        out[n++] = log(median);
+    }
+    return n;
+}
+
+/* The t test of r's units (GM_TEST_T; by_run: a side is a group of
+ * runs, whose units are runs) when there are enough, else nothing
+ * (r->test unchanged). Returns -1 out of memory. */
+static int t_on_units(gm_cmp_result *r, int by_run)
+{
+    const gm_cmp_point *b = r->base, *o = r->other;
+    size_t nb = b->n_samples, no = o->n_samples, big = nb > no ? nb : no;
+    double *ub = malloc((nb + 1) * sizeof *ub), *uo = malloc((no + 1) * sizeof *uo),
+           *scratch = malloc((big + 1) * sizeof *scratch);
+    int rc = ub && uo && scratch ? 0 : -1;
+    if (rc == 0) {
+        nb = units(b, by_run, ub, scratch);
+        no = units(o, by_run, uo, scratch);
+        gm_t_result t;
+        if (nb && no && (by_run || nb >= 2 || no >= 2) && gm_t_test(ub, nb, uo, no, &t) == 0) {
+            r->test = GM_TEST_T;
+            r->basis = by_run ? GM_BASIS_RUNS : GM_BASIS_ROUNDS;
+            r->units_base = (int)nb;
+            r->units = (int)no;
+            r->p = t.p;
+            r->se = t.se;
+            r->df = t.df;
+            r->ratio = exp(t.diff);
+            double q = gm_t_quantile((1 + CI_LEVEL) / 2, t.df);
+            r->ci_lo = exp(t.diff - q * t.se);
+            r->ci_hi = exp(t.diff + q * t.se);
+        }
+    }
+    free(ub);
+    free(uo);
+    free(scratch);
+    return rc;
+}
+
+/* Fills r's ratio, test and interval (the verdict comes after Holm).
+ * Returns -1 out of memory. */
+static int measure(gm_cmp_result *r, int by_run)
 {
     const gm_cmp_point *b = r->base, *o = r->other;
     r->ratio = b->value != 0 ? o->value / b->value : o->value == 0 ? 1.0 : INFINITY;
     r->ci_lo = r->ci_hi = r->ratio;
-    r->p = r->p_holm = NAN;
+    r->p = r->p_holm = r->se = r->df = r->mde = NAN;
+    r->basis = GM_BASIS_NONE;
     if (b->n_samples >= 2 && o->n_samples >= 2) {
         r->test = GM_TEST_MANN_WHITNEY;
+        if (t_on_units(r, by_run) != 0)
+            return -1;
+        if (r->test == GM_TEST_T)
+            return 0;
+        /* One run a side, one round each: only the repetitions. */
+        r->basis = GM_BASIS_REPS;
+        r->units_base = (int)b->n_samples;
+        r->units = (int)o->n_samples;
         r->p = gm_mann_whitney(b->samples, b->n_samples, o->samples, o->n_samples, NULL);
         if (gm_ratio_ci(b->samples, b->n_samples, o->samples, o->n_samples, CI_LEVEL, CI_RESAMPLES, CI_SEED,
                         &r->ci_lo, &r->ci_hi) != 0)
             r->ci_lo = r->ci_hi = NAN;
+        /* Its detectable change, as a t test on the repetitions would see it. */
+        double *lb = malloc(b->n_samples * sizeof *lb), *lo = malloc(o->n_samples * sizeof *lo);
+        int positive = lb && lo;
+        for (size_t i = 0; positive && i < b->n_samples; i++)
+            positive = b->samples[i] > 0 && (lb[i] = log(b->samples[i]), 1);
+        for (size_t i = 0; positive && i < o->n_samples; i++)
+            positive = o->samples[i] > 0 && (lo[i] = log(o->samples[i]), 1);
+        gm_t_result t;
+        if (positive && gm_t_test(lb, b->n_samples, lo, o->n_samples, &t) == 0) {
+            r->se = t.se;
+            r->df = t.df;
+        }
+        free(lb);
+        free(lo);
     } else if (b->reps <= 1 && o->reps <= 1) {
         r->test = GM_TEST_EXACT;      /* one exact measurement a side (a largest batch, a count) */
     } else {
         r->test = GM_TEST_NONE;       /* repetitions whose samples the run does not keep */
     }
+    return 0;
 }
 
 /* A change in the worse direction beyond the threshold. */
@@ -70,7 +155,8 @@ static int better(const gm_cmp_result *r, double threshold)
 
 static void judge(gm_cmp_result *r, double threshold, double alpha)
 {
-    int significant = r->test == GM_TEST_EXACT || (r->test == GM_TEST_MANN_WHITNEY && r->p_holm < alpha);
+    int tested = r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T;
+    int significant = r->test == GM_TEST_EXACT || (tested && r->p_holm < alpha);
     if (r->direction == 0)
         r->verdict = GM_VERDICT_INFO;
     else if (r->test == GM_TEST_NONE)
@@ -83,7 +169,13 @@ static void judge(gm_cmp_result *r, double threshold, double alpha)
         r->verdict = GM_VERDICT_SAME;
 }
 
-/* Holm over the Mann-Whitney tests of one run against BASE. */
+static int is_test(const gm_cmp_result *r, int run)
+{
+    return r->run == run && (r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T) && r->direction;
+}
+
+/* Holm over the tests of one run against BASE, and each test's minimum
+ * detectable effect at Holm's first step (alpha over the tests). */
 static int adjust(gm_comparison *c, int run)
 {
     double *p = malloc((size_t)(c->n_results + 1) * sizeof *p);
@@ -91,13 +183,19 @@ static int adjust(gm_comparison *c, int run)
         return -1;
     size_t n = 0;
     for (int i = 0; i < c->n_results; i++)
-        if (c->results[i].run == run && c->results[i].test == GM_TEST_MANN_WHITNEY && c->results[i].direction)
+        if (is_test(&c->results[i], run))
             p[n++] = c->results[i].p;
     int rc = gm_holm(p, n, p);
+    size_t family = n;
     n = 0;
-    for (int i = 0; rc == 0 && i < c->n_results; i++)
-        if (c->results[i].run == run && c->results[i].test == GM_TEST_MANN_WHITNEY && c->results[i].direction)
-            c->results[i].p_holm = p[n++];
+    for (int i = 0; rc == 0 && i < c->n_results; i++) {
+        gm_cmp_result *r = &c->results[i];
+        if (!is_test(r, run))
+            continue;
+        r->p_holm = p[n++];
+        double d = gm_t_mde(r->se, r->df, c->alpha / (double)family, MDE_POWER);
+        r->mde = isnan(d) ? NAN : expm1(d);
+    }
     free(p);
     return rc;
 }
@@ -133,7 +231,7 @@ int gm_compare(gm_comparison *c)
                 r->other = o;
                 r->run = k;
                 r->direction = gm_cmp_worse_direction(b->metric);
-                measure(r);
+                rc = measure(r, base->n_members > 1 || run->n_members > 1);
             }
             if (rc != 0)
                 return -1;

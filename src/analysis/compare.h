@@ -21,6 +21,8 @@ typedef struct {
     double value;           /* the median (ok rows) */
     int reps;               /* timed repetitions behind it (0 when empty) */
     double *samples;        /* from samples.csv */
+    int *round;             /* each sample's round (0: a run before rounds) */
+    int *member;            /* each sample's run within a group (0: the first) */
     size_t n_samples, cap_samples;
     int repeated;           /* another row of the run has the same key */
 } gm_cmp_point;
@@ -32,11 +34,16 @@ typedef struct {
     gm_cmp_point *points;   /* in file order */
     int n_points;
     gm_cmp_point **sorted;  /* by key, for lookups */
+    int n_members;          /* runs in the group (1: one folder) */
 } gm_cmp_run;
 
 /* Reads the run folder `dir`. A missing or malformed results.csv or
  * samples.csv, or a value that is not a number, is an error ("FILE:LINE:
- * why" in err); meta.json is optional (its facts print as '?'). */
+ * why" in err); meta.json is optional (its facts print as '?').
+ * `dir` may be a group, "DIR1,DIR2,...": several runs of one
+ * configuration, read as one whose points hold every member's samples
+ * (member says whose; value is the median over all of them) and whose
+ * rows and facts are the first member's; the label is "DIR1+N". */
 int gm_cmp_run_load(const char *dir, gm_cmp_run *r, char *err, size_t len);
 void gm_cmp_run_free(gm_cmp_run *r);
 /* The point with this key, or NULL. */
@@ -48,7 +55,13 @@ gm_cmp_point *gm_cmp_run_find(const gm_cmp_run *r, const char *key);
  * metric_direction.h, seen from the side of what is worse. */
 int gm_cmp_worse_direction(const char *metric);
 
-enum { GM_TEST_MANN_WHITNEY, GM_TEST_EXACT, GM_TEST_NONE };
+/* GM_TEST_T: Welch's (or Student's) t test on the logarithms of the units
+ * (round medians, or run medians for groups); GM_TEST_MANN_WHITNEY: the U
+ * test on the repetitions of one run a side, which cannot see
+ * run-to-run noise. */
+enum { GM_TEST_MANN_WHITNEY, GM_TEST_EXACT, GM_TEST_NONE, GM_TEST_T };
+/* What a test's units are. */
+enum { GM_BASIS_NONE, GM_BASIS_REPS, GM_BASIS_ROUNDS, GM_BASIS_RUNS };
 enum { GM_VERDICT_SAME, GM_VERDICT_REGRESSION, GM_VERDICT_IMPROVEMENT, GM_VERDICT_INFO, GM_VERDICT_UNTESTED };
 
 /* One point's metric in BASE against the same in another run. */
@@ -59,7 +72,13 @@ typedef struct {
     int test;               /* GM_TEST_* */
     double ratio;           /* other median / base median (+inf over a zero base) */
     double ci_lo, ci_hi;    /* 95% interval of the ratio (the ratio itself for exact values) */
-    double p, p_holm;       /* Mann-Whitney p-value, and after Holm (NAN without a test) */
+    double p, p_holm;       /* the test's p-value, and after Holm (NAN without a test) */
+    int basis;              /* GM_BASIS_*: what the test's units are */
+    int units_base, units;  /* units a side (repetitions for GM_BASIS_REPS) */
+    double se, df;          /* the t test's standard error (log scale) and degrees of freedom */
+    double mde;             /* the smallest relative change (0.05: 5%) the test would detect with
+                             * power 0.8 at alpha over the tests of the run (Holm's first step);
+                             * NAN without a test */
     int verdict;            /* GM_VERDICT_* */
 } gm_cmp_result;
 

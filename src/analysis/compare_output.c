@@ -9,7 +9,38 @@
 
 static const char *const verdict_words[] = {"same", "REGRESSION", "improved", "info", "untested"};
 static const char *const verdict_csv[] = {"same", "regression", "improvement", "informational", "untested"};
-static const char *const test_words[] = {"mann-whitney", "exact", "none"};
+static const char *const test_words[] = {"mann-whitney", "exact", "none", "t"};
+static const char *const basis_words[] = {"", "reps", "rounds", "runs"};
+
+/* The test's units for people: "rounds 5:5", "runs 3:1", "reps only". */
+static void basis_cell(char *out, size_t len, const gm_cmp_result *r)
+{
+    if (r->basis == GM_BASIS_REPS)
+        snprintf(out, len, "reps only");
+    else if (r->basis == GM_BASIS_ROUNDS || r->basis == GM_BASIS_RUNS)
+        snprintf(out, len, "%s %d:%d", basis_words[r->basis], r->units_base, r->units);
+    else
+        snprintf(out, len, "-");
+}
+
+static void mde_cell(char *out, size_t len, double mde)
+{
+    if (isnan(mde))
+        snprintf(out, len, "-");
+    else if (isinf(mde) || mde > 99.99)
+        snprintf(out, len, ">9999%%");
+    else
+        snprintf(out, len, "%.1f%%", mde * 100);
+}
+
+/* Tests of one run a side with no rounds: they see no run-to-run noise. */
+static int reps_only(const gm_comparison *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_results; i++)
+        n += c->results[i].basis == GM_BASIS_REPS && c->results[i].direction;
+    return n;
+}
 
 static const char *direction_word(int d)
 {
@@ -97,10 +128,13 @@ static void grid_print(FILE *f, grid *g, int markdown)
 }
 
 /* Columns: point, metric, unit, BASE, then per other run: its median,
- * the ratio with its interval, p after Holm, the verdict. */
+ * the ratio with its interval, p after Holm, the minimum detectable
+ * change, the test's units, the verdict. */
+enum { PER_RUN = 6 };
+
 static int build(grid *g, const gm_comparison *c)
 {
-    g->cols = 4 + 4 * (c->n_runs - 1);
+    g->cols = 4 + PER_RUN * (c->n_runs - 1);
     if (g->cols > 64 || grid_add_row(g) != 0)
         return -1;
     snprintf(cell(g, 0, 0), CELL, "point");
@@ -108,10 +142,13 @@ static int build(grid *g, const gm_comparison *c)
     snprintf(cell(g, 0, 2), CELL, "unit");
     snprintf(cell(g, 0, 3), CELL, "%.100s", c->runs[0].label);
     for (int k = 1; k < c->n_runs; k++) {
-        snprintf(cell(g, 0, 4 * k), CELL, "%.100s", c->runs[k].label);
-        snprintf(cell(g, 0, 4 * k + 1), CELL, "ratio [95%% CI]");
-        snprintf(cell(g, 0, 4 * k + 2), CELL, "p (Holm)");
-        snprintf(cell(g, 0, 4 * k + 3), CELL, "verdict");
+        int at = 4 + PER_RUN * (k - 1);
+        snprintf(cell(g, 0, at), CELL, "%.100s", c->runs[k].label);
+        snprintf(cell(g, 0, at + 1), CELL, "ratio [95%% CI]");
+        snprintf(cell(g, 0, at + 2), CELL, "p (Holm)");
+        snprintf(cell(g, 0, at + 3), CELL, "MDE");
+        snprintf(cell(g, 0, at + 4), CELL, "units");
+        snprintf(cell(g, 0, at + 5), CELL, "verdict");
     }
     for (int i = 0; i < c->n_results;) {
         const gm_cmp_point *b = c->results[i].base;
@@ -125,24 +162,27 @@ static int build(grid *g, const gm_comparison *c)
         snprintf(cell(g, row, 2), CELL, "%.150s", b->unit);
         num(cell(g, row, 3), CELL, b->value);
         for (int k = 1; k < c->n_runs; k++)
-            for (int j = 0; j < 4; j++)
-                snprintf(cell(g, row, 4 * k + j), CELL, "-");
+            for (int j = 0; j < PER_RUN; j++)
+                snprintf(cell(g, row, 4 + PER_RUN * (k - 1) + j), CELL, "-");
         for (; i < c->n_results && c->results[i].base == b; i++) {
             const gm_cmp_result *r = &c->results[i];
-            int k = r->run;
-            num(cell(g, row, 4 * k), CELL, r->other->value);
+            int at = 4 + PER_RUN * (r->run - 1);
+            int tested = r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T;
+            num(cell(g, row, at), CELL, r->other->value);
             num(v, sizeof v, r->ratio);
             num(lo, sizeof lo, r->ci_lo);
             num(hi, sizeof hi, r->ci_hi);
-            if (r->test == GM_TEST_MANN_WHITNEY)
-                snprintf(cell(g, row, 4 * k + 1), CELL, "%s [%s, %s]", v, lo, hi);
+            if (tested)
+                snprintf(cell(g, row, at + 1), CELL, "%s [%s, %s]", v, lo, hi);
             else
-                snprintf(cell(g, row, 4 * k + 1), CELL, "%s", v);
-            if (r->test == GM_TEST_MANN_WHITNEY && !isnan(r->p_holm))
-                snprintf(cell(g, row, 4 * k + 2), CELL, "%.2g", r->p_holm);
+                snprintf(cell(g, row, at + 1), CELL, "%s", v);
+            if (tested && !isnan(r->p_holm))
+                snprintf(cell(g, row, at + 2), CELL, "%.2g", r->p_holm);
             else
-                snprintf(cell(g, row, 4 * k + 2), CELL, "%s", r->test == GM_TEST_EXACT ? "exact" : "-");
-            snprintf(cell(g, row, 4 * k + 3), CELL, "%s", verdict_words[r->verdict]);
+                snprintf(cell(g, row, at + 2), CELL, "%s", r->test == GM_TEST_EXACT ? "exact" : "-");
+            mde_cell(cell(g, row, at + 3), CELL, r->mde);
+            basis_cell(cell(g, row, at + 4), CELL, r);
+            snprintf(cell(g, row, at + 5), CELL, "%s", verdict_words[r->verdict]);
         }
     }
     return 0;
@@ -161,8 +201,10 @@ void gm_compare_print_regressions(FILE *f, const gm_comparison *c, const char *p
         change(ch, sizeof ch, r->ratio);
         fprintf(f, "%s%s: %s %s: %s -> %s %s (%s, ", prefix, c->runs[r->run].label, label, r->base->metric, a, b,
                 r->base->unit, ch);
-        if (r->test == GM_TEST_MANN_WHITNEY)
-            fprintf(f, "p=%.2g after Holm)\n", r->p_holm);
+        if (r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T)
+            fprintf(f, "p=%.2g after Holm, %s)\n", r->p_holm,
+                    r->basis == GM_BASIS_REPS ? "repetitions of one run only" : r->basis == GM_BASIS_RUNS
+                        ? "t test on run medians" : "t test on round medians");
         else
             fprintf(f, "exact values)\n");
     }
@@ -194,11 +236,20 @@ static void print_header(FILE *f, const gm_comparison *c, int markdown)
     }
     int tests[64] = {0};
     for (int i = 0; i < c->n_results; i++)
-        if (c->results[i].test == GM_TEST_MANN_WHITNEY && c->results[i].direction && c->results[i].run < 64)
+        if ((c->results[i].test == GM_TEST_MANN_WHITNEY || c->results[i].test == GM_TEST_T) && c->results[i].direction
+            && c->results[i].run < 64)
             tests[c->results[i].run]++;
-    fprintf(f, "%sregression: worse by more than %g%% and significant (Mann-Whitney U, alpha %g after Holm over the "
-               "%d tests per run; exact single values: the change alone); ratio = run / %s, 95%% bootstrap interval\n",
+    fprintf(f, "%sregression: worse by more than %g%% and significant at alpha %g after Holm over the %d tests per run "
+               "(Welch's t on the logarithms of the round medians, or of the run medians when a side is a group "
+               "of runs; exact single values: the change alone); ratio = run / %s with its 95%% interval; MDE: the "
+               "smallest change the test detects with power 0.8\n",
             b, c->threshold * 100, c->alpha, c->n_runs > 1 ? tests[1] : 0, c->runs[0].label);
+    int only = reps_only(c);
+    if (only)
+        fprintf(f, "%sWARNING: %d test%s compare%s one run a side without rounds (units \"reps only\", Mann-Whitney U "
+                   "on the repetitions): %s cannot separate run-to-run noise from a real change; bench with "
+                   "--rounds 5 or more, or compare several baseline runs (BASE1,BASE2,BASE3 NEW)\n",
+                b, only, only == 1 ? "" : "s", only == 1 ? "s" : "", only == 1 ? "it" : "they");
     if (markdown)
         fprintf(f, "\n## Verdict\n\n");
     if (!c->n_regressions)
@@ -248,8 +299,9 @@ int gm_compare_print_csv(FILE *f, const gm_comparison *c)
     static const char *const head[] = {"base_run", "run", "suite", "workload", "variant", "pattern", "precision",
                                        "batch", "seq_len", "bytes", "metric", "unit", "direction", "base_median",
                                        "median", "ratio", "ci_low", "ci_high", "p_value", "p_holm", "n_base", "n",
-                                       "test", "verdict", "note"};
-    enum { N = 25 };
+                                       "test", "verdict", "note", "basis", "units_base", "units", "mde",
+                                       "run_noise_seen"};
+    enum { N = 30 };
     if (gm_csv_row(f, head, N) != 0)
         return -1;
     for (int i = 0; i < c->n_results + c->n_left_out; i++) {
@@ -257,7 +309,7 @@ int gm_compare_print_csv(FILE *f, const gm_comparison *c)
         const gm_cmp_result *r = result ? &c->results[i] : NULL;
         const gm_cmp_left_out *l = result ? NULL : &c->left_out[i - c->n_results];
         const gm_cmp_point *p = result ? r->base : l->point;
-        char nums[9][40] = {{0}};
+        char nums[12][40] = {{0}};
         if (result) {
             csv_num(nums[0], 40, r->base->value);
             csv_num(nums[1], 40, r->other->value);
@@ -268,13 +320,21 @@ int gm_compare_print_csv(FILE *f, const gm_comparison *c)
             csv_num(nums[6], 40, r->p_holm);
             snprintf(nums[7], 40, "%zu", r->base->n_samples);
             snprintf(nums[8], 40, "%zu", r->other->n_samples);
+            if (r->basis != GM_BASIS_NONE) {
+                snprintf(nums[9], 40, "%d", r->units_base);
+                snprintf(nums[10], 40, "%d", r->units);
+            }
+            csv_num(nums[11], 40, r->mde);
         }
+        int tested = result && (r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T);
         const char *run = c->runs[result ? r->run : l->run].label;
         const char *row[N] = {c->runs[0].label, run, p->suite, p->workload, p->variant, p->pattern, p->precision,
                               p->batch, p->seq_len, p->bytes, p->metric, p->unit,
                               direction_word(gm_cmp_worse_direction(p->metric)), nums[0], nums[1], nums[2], nums[3],
                               nums[4], nums[5], nums[6], nums[7], nums[8], result ? test_words[r->test] : "",
-                              result ? verdict_csv[r->verdict] : "left-out", result ? "" : l->reason};
+                              result ? verdict_csv[r->verdict] : "left-out", result ? "" : l->reason,
+                              result ? basis_words[r->basis] : "", nums[9], nums[10], nums[11],
+                              tested ? (r->basis == GM_BASIS_REPS ? "0" : "1") : ""};
         if (gm_csv_row(f, row, N) != 0)
             return -1;
     }

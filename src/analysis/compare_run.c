@@ -4,6 +4,9 @@
 #include "lib/json.h"
 #include "analysis/metric_direction.h"
 #include "analysis/point_key.h"
+#include "analysis/stats_compare.h"
+
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -118,6 +121,32 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
     return 0;
 }
 
+/* Appends a sample of (round, member) to p. */
+static int add_sample(gm_cmp_point *p, double v, int round, int member)
+{
+    if (p->n_samples == p->cap_samples) {
+        size_t cap = p->cap_samples ? 2 * p->cap_samples : 16;
+        double *s = realloc(p->samples, cap * sizeof *s);
+        if (s)
+            p->samples = s;
+        int *r = realloc(p->round, cap * sizeof *r);
+        if (r)
+            p->round = r;
+        int *m = realloc(p->member, cap * sizeof *m);
+        if (m)
+            p->member = m;
+        if (!s || !r || !m)
+            return -1;
+        p->cap_samples = cap;
+    }
+    p->samples[p->n_samples] = v;
+    p->round[p->n_samples] = round;
+    p->member[p->n_samples++] = member;
+    return 0;
+}
+
+/* Reads samples.csv; its `round` column (schema 3) is optional: older
+ * runs' samples count as one round. */
 static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
 {
     gm_csv_table t;
@@ -128,10 +157,14 @@ static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
     memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
     names[N_KEY] = "value";
     int rc = gm_csv_table_columns(&t, path, names, cols, N_KEY + 1, err, len);
+    int round_col = gm_csv_table_column(&t, "round");
     for (int i = 0; rc == 0 && i < t.n_rows; i++) {
-        double v;
-        if (number(t.fields[i][cols[N_KEY]], 0, &v) != 0) {
-            snprintf(err, len, "%s:%d: value '%s' is not a number", path, i + 2, t.fields[i][cols[N_KEY]]);
+        double v, round = 0;
+        if (number(t.fields[i][cols[N_KEY]], 0, &v) != 0
+            || (round_col >= 0 && number(t.fields[i][round_col], 1, &round) != 0)) {
+            snprintf(err, len, "%s:%d: %s '%s' is not a number", path, i + 2,
+                     number(t.fields[i][cols[N_KEY]], 0, &v) != 0 ? "value" : "round",
+                     number(t.fields[i][cols[N_KEY]], 0, &v) != 0 ? t.fields[i][cols[N_KEY]] : t.fields[i][round_col]);
             rc = -1;
             break;
         }
@@ -140,18 +173,11 @@ static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
         free(key);
         if (!p)
             continue;                 /* samples of a row the run did not finish: nothing to join */
-        if (p->n_samples == p->cap_samples) {
-            size_t cap = p->cap_samples ? 2 * p->cap_samples : 16;
-            double *s = realloc(p->samples, cap * sizeof *s);
-            if (!s) {
-                snprintf(err, len, "out of memory");
-                rc = -1;
-                break;
-            }
-            p->samples = s;
-            p->cap_samples = cap;
+        if (add_sample(p, v, (int)round, 0) != 0) {
+            snprintf(err, len, "out of memory");
+            rc = -1;
+            break;
         }
-        p->samples[p->n_samples++] = v;
     }
     gm_csv_table_free(&t);
     return rc;
@@ -163,9 +189,10 @@ static void meta_fact(const json_t *json, const char *path, char *out, size_t le
     snprintf(out, len, "%s", v ? v : "?");
 }
 
-int gm_cmp_run_load(const char *dir, gm_cmp_run *r, char *err, size_t len)
+static int load_one(const char *dir, gm_cmp_run *r, char *err, size_t len)
 {
     memset(r, 0, sizeof *r);
+    r->n_members = 1;
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     size_t n = strlen(r->dir);
     while (n > 1 && r->dir[n - 1] == '/')
@@ -191,11 +218,66 @@ int gm_cmp_run_load(const char *dir, gm_cmp_run *r, char *err, size_t len)
     return 0;
 }
 
+/* Adds the ok points' samples of member run m (index `member`) to r's
+ * points of the same key. */
+static int merge_member(gm_cmp_run *r, const gm_cmp_run *m, int member)
+{
+    for (int i = 0; i < m->n_points; i++) {
+        const gm_cmp_point *q = &m->points[i];
+        gm_cmp_point *p = gm_cmp_run_find(r, q->key);
+        if (!p || q->repeated || strcmp(q->status, "ok") != 0)
+            continue;
+        for (size_t j = 0; j < q->n_samples; j++)
+            if (add_sample(p, q->samples[j], q->round[j], member) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+int gm_cmp_run_load(const char *dir, gm_cmp_run *r, char *err, size_t len)
+{
+    struct stat st;
+    const char *comma = strchr(dir, ',');
+    if (!comma || stat(dir, &st) == 0)
+        return load_one(dir, r, err, len);
+    char first[4096];
+    snprintf(first, sizeof first, "%.*s", (int)(comma - dir), dir);
+    if (load_one(first, r, err, len) != 0)
+        return -1;
+    int members = 1;
+    for (const char *at = comma + 1; *at; members++) {
+        const char *end = strchr(at, ',');
+        size_t n = end ? (size_t)(end - at) : strlen(at);
+        char one[4096];
+        snprintf(one, sizeof one, "%.*s", (int)n, at);
+        gm_cmp_run m;
+        int rc = load_one(one, &m, err, len);
+        if (rc == 0 && merge_member(r, &m, members) != 0) {
+            snprintf(err, len, "out of memory");
+            rc = -1;
+        }
+        gm_cmp_run_free(&m);
+        if (rc != 0)
+            return -1;
+        at = end ? end + 1 : at + n;
+    }
+    r->n_members = members;
+    for (int i = 0; i < r->n_points; i++)
+        if (r->points[i].n_samples)
+            r->points[i].value = gm_median(r->points[i].samples, r->points[i].n_samples);
+    char label[256];
+    snprintf(label, sizeof label, "%.200s+%d", r->label, members - 1);
+    snprintf(r->label, sizeof r->label, "%s", label);
+    return 0;
+}
+
 void gm_cmp_run_free(gm_cmp_run *r)
 {
     for (int i = 0; i < r->n_points; i++) {
         free(r->points[i].key);
         free(r->points[i].samples);
+        free(r->points[i].round);
+        free(r->points[i].member);
     }
     free(r->points);
     free(r->sorted);

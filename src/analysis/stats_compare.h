@@ -35,4 +35,32 @@ double gm_median(const double *v, size_t n);
 int gm_ratio_ci(const double *x, size_t nx, const double *y, size_t ny, double level, int resamples, uint64_t seed,
                 double *lo, double *hi);
 
+/* Student's t distribution with df (> 0, not necessarily whole) degrees
+ * of freedom: P(T <= t), and the t with P(T <= t) = p (0 < p < 1); NAN
+ * outside those ranges. As R's pt(t, df) and qt(p, df). */
+double gm_t_cdf(double t, double df);
+double gm_t_quantile(double p, double df);
+
+/* A two-sample t test of y against x (gm_t_test). */
+typedef struct {
+    double diff;    /* mean(y) - mean(x) */
+    double se;      /* its standard error */
+    double df;      /* degrees of freedom */
+    double t, p;    /* the statistic and its two-sided p-value */
+    int welch;      /* 1: Welch's test; 0: Student's, pooled variance */
+} gm_t_result;
+
+/* With two values or more a side, Welch's unequal-variances t test (R's
+ * t.test(y, x)); with one value on a side, Student's test with the pooled
+ * variance, which is then the other side's (R's t.test(y, x, var.equal =
+ * TRUE)). Sides of no spread give p 1 for equal means, 0 otherwise.
+ * Returns 0, or -1 when a side is empty or there are fewer than 3 values. */
+int gm_t_test(const double *x, size_t nx, const double *y, size_t ny, gm_t_result *r);
+
+/* The minimum detectable effect of a two-sided t test at level alpha with
+ * the given power (0.8): (t_{1-alpha/2,df} + t_{power,df}) * se (Bloom,
+ * "Minimum detectable effects", Evaluation Review 19(5), 1995), in the
+ * units of se; NAN when df is not positive. */
+double gm_t_mde(double se, double df, double alpha, double power);
+
 #endif

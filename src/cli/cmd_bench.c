@@ -7,6 +7,7 @@
 #include "cli/option_table.h"
 #include "run/journal.h"
 #include "run/session.h"
+#include "bench/rounds.h"
 #include "device/memtrace.h"
 #include "run/summary.h"
 #include "lib/units.h"
@@ -107,19 +108,41 @@ static int run_suites(gm_bench *b, uint64_t cap)
         gm_opts_init(&per[made]);
         rc = gm_bench_options(b->argc, b->argv, typed, &per[made], &help);
     }
+    /* --rounds: the whole point list once a round, each round a share of
+     * the reps (bench/rounds.h); the journal numbers points on through
+     * the rounds, so --resume finds its round. */
+    int rounds = base->rounds > 1 ? (int)base->rounds : 1;
+    unsigned reps[GM_MAX_SUITES];
+    for (int i = 0; i < made; i++)
+        reps[i] = per[i].reps;
     b->points_total = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         b->opts = &per[i];
         b->points_total += gm_suite_find(base->suites[i])->count_points(b);
     }
-    b->started = gm_now();
-    for (int i = 0; i < n && rc == 0; i++) {
-        b->opts = &per[i];
-        gm_device_set_limit(b->dev, per[i].mem_limit_set ? per[i].mem_limit : cap);
-        gm_memtrace_phase(base->suites[i]);
-        if (gm_suite_find(base->suites[i])->run(b) != 0)
-            rc = -1;
+    b->points_total *= rounds;
+    b->rounds = rounds;
+    if (rc == 0 && rounds > 1 && !(b->pool = gm_round_pool_new()))
+        rc = -1;
+    char err[600];
+    if (rc == 0 && rounds > 1 && b->resume_from > 0 && gm_round_pool_load(b->pool, b->run->dir, err, sizeof err) != 0) {
+        snprintf(b->error, sizeof b->error, "%s", err);
+        rc = -1;
     }
+    b->started = gm_now();
+    for (int r = 0; r < rounds && rc == 0; r++) {
+        b->round = r;
+        for (int i = 0; i < n && rc == 0; i++) {
+            b->opts = &per[i];
+            per[i].reps = gm_round_reps(reps[i], r, rounds);
+            gm_device_set_limit(b->dev, per[i].mem_limit_set ? per[i].mem_limit : cap);
+            gm_memtrace_phase(base->suites[i]);
+            if (gm_suite_find(base->suites[i])->run(b) != 0)
+                rc = -1;
+        }
+    }
+    gm_round_pool_free(b->pool);
+    b->pool = NULL;
     b->opts = base;
     gm_device_set_limit(b->dev, cap);
     for (int i = 0; i < made; i++)

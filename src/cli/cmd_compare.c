@@ -26,8 +26,11 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpumem compare BASE NEW [MORE...] [OPTIONS]\n"
                "Compares run folders point by point, each against BASE: medians, their ratio with a 95%%\n"
-               "bootstrap interval, a Mann-Whitney U test on the samples (Holm-corrected over the run's "
-               "tests).\n\n");
+               "interval, Welch's t test on the round medians of runs benched in rounds (Holm-corrected\n"
+               "over the run's tests) and the smallest change it could detect. A run may be a group of\n"
+               "runs, BASE1,BASE2,BASE3: their run medians are then the test's units. One run a side\n"
+               "without rounds falls back to a Mann-Whitney U test on the repetitions, which cannot\n"
+               "separate run-to-run noise.\n\n");
     gm_option_help(f, GM_CMD_COMPARE);
 }
 
@@ -104,6 +107,28 @@ static int write_outputs(gm_comparison *c, const char *dir, char *err, size_t le
     return 0;
 }
 
+/* A folder, or a group of folders "A,B,C" (compare.h), each a
+ * directory: 0, else -1 with the one that is not in err. */
+static int check_folders(const char *arg, char *err, size_t len)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    for (const char *at = arg; strchr(arg, ',') && *at;) {
+        size_t n = strcspn(at, ",");
+        char one[4096];
+        snprintf(one, sizeof one, "%.*s", (int)n, at);
+        if (stat(one, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, len, "%.1000s: not a run folder", one);
+            return -1;
+        }
+        at += n + (at[n] == ',');
+    }
+    if (!strchr(arg, ','))
+        snprintf(err, len, "%.1000s: not a run folder", arg);
+    return strchr(arg, ',') ? 0 : -1;
+}
+
 int gm_cmd_compare(int argc, char **argv)
 {
     const char *dirs[MAX_RUNS];
@@ -142,9 +167,7 @@ int gm_cmd_compare(int argc, char **argv)
     gm_cmp_run runs[MAX_RUNS];
     gm_comparison c = {.runs = runs, .threshold = threshold, .alpha = alpha};
     for (; c.n_runs < n_dirs; c.n_runs++) {
-        struct stat st;
-        if (stat(dirs[c.n_runs], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(err, sizeof err, "%s: not a run folder", dirs[c.n_runs]);
+        if (check_folders(dirs[c.n_runs], err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
             break;
         }

@@ -396,6 +396,11 @@ APPLY(apply_reps)
     return set_uint(opt, v, &d->bench->reps, err, err_len);
 }
 
+APPLY(apply_rounds)
+{
+    return set_uint(opt, v, &d->bench->rounds, err, err_len);
+}
+
 APPLY(apply_warmup)
 {
     return set_uint(opt, v, &d->bench->warmup, err, err_len);
@@ -769,6 +774,9 @@ const gm_option gm_option_table[] = {
      .apply = apply_precision},
     {"reps", GM_OPTARG_NUMBER, "N", B, NULL, "timed repetitions per point (each verified)", "5", NUM(1, 100000),
      .apply = apply_reps},
+    {"rounds", GM_OPTARG_NUMBER, "K", B, NULL, "measure every point in K rounds through the run, each taking a "
+     "share of the reps (gpumem compare judges changes against the rounds' spread)", "1", NUM(1, 1000),
+     .apply = apply_rounds},
     {"warmup", GM_OPTARG_NUMBER, "N", B, NULL, "untimed repetitions before them", "1", NUM(0, 1000),
      .apply = apply_warmup},
     {"sizes", GM_OPTARG_RANGE, "RANGE", B, "stream", "array sizes: 4MiB:1GiB:x2, 1MiB:8MiB:+1MiB or a,b,c "

@@ -26,6 +26,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->n_suites = 1;
     o->precisions = GM_PREC_DEFAULT_MASK;
     o->reps = 5;
+    o->rounds = 1;
     o->warmup = 1;
     o->kernels = (1u << GM_STREAM_KERNEL_COUNT) - 1;
     o->access = GM_ACCESS_AUTO;

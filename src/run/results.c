@@ -90,6 +90,42 @@ static int append_line(int fd, off_t *len, const char *const *fields, int n)
     return 0;
 }
 
+/* Appends the samples lines of row r (point columns from f[0..base)). */
+static int append_samples(gm_run *run, const gm_row *r, const char **f, int base, const double *samples,
+                          size_t n_samples, char *err, size_t err_len)
+{
+    const char *sf[32];
+    memcpy(sf, f, (size_t)base * sizeof *sf);
+    char round[24];
+    snprintf(round, sizeof round, "%d", run->round > 0 ? run->round : 1);
+    int bad = 0;
+    for (size_t i = 0; i < n_samples && !bad; i++) {
+        char rep[24], v[32];
+        snprintf(rep, sizeof rep, "%zu", i);
+        snprintf(v, sizeof v, "%.9g", samples[i]);
+        sf[base] = r->metric;
+        sf[base + 1] = r->unit;
+        sf[base + 2] = rep;
+        sf[base + 3] = v;
+        sf[base + 4] = round;
+        bad = append_line(run->samples_fd, &run->samples_len, sf, base + 5) != 0;
+    }
+    if (bad || (n_samples && fsync(run->samples_fd) != 0)) {
+        snprintf(err, err_len, "cannot write %s/samples.csv: %s", run->dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int gm_run_write_samples(gm_run *run, const gm_row *r, const double *samples, size_t n_samples,
+                         char *err, size_t err_len)
+{
+    const char *f[32];
+    char num[5][24];
+    int base = point_fields(run, r, f, num);
+    return append_samples(run, r, f, base, samples, n_samples, err, err_len);
+}
+
 int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_samples,
                  char *err, size_t err_len)
 {
@@ -112,23 +148,8 @@ int gm_run_write(gm_run *run, const gm_row *r, const double *samples, size_t n_s
     f[n++] = gm_row_status_name(r->status);
     f[n++] = r->note;
     /* Samples first: a row in results.csv implies its samples are there. */
-    const char *sf[32];
-    memcpy(sf, f, (size_t)base * sizeof *sf);
-    int bad = 0;
-    for (size_t i = 0; i < n_samples && !bad; i++) {
-        char rep[24], v[32];
-        snprintf(rep, sizeof rep, "%zu", i);
-        snprintf(v, sizeof v, "%.9g", samples[i]);
-        sf[base] = r->metric;
-        sf[base + 1] = r->unit;
-        sf[base + 2] = rep;
-        sf[base + 3] = v;
-        bad = append_line(run->samples_fd, &run->samples_len, sf, base + 4) != 0;
-    }
-    if (bad || (n_samples && fsync(run->samples_fd) != 0)) {
-        snprintf(err, err_len, "cannot write %s/samples.csv: %s", run->dir, strerror(errno));
+    if (append_samples(run, r, f, base, samples, n_samples, err, err_len) != 0)
         return -1;
-    }
     if (append_line(run->results_fd, &run->results_len, f, n) != 0 || fsync(run->results_fd) != 0) {
         snprintf(err, err_len, "cannot write %s/results.csv: %s", run->dir, strerror(errno));
         return -1;

@@ -62,6 +62,8 @@ typedef struct {
     int lock_fd;             /* the folder's lock (run_lock.h) */
     int rows_written;
     int rows_by_status[GM_ROW_ERROR + 1];
+    int round;               /* the round (gpumem bench --rounds) samples.csv
+                              * lines are written under, from 1; 0 counts as 1 */
 } gm_run;
 
 /* gm_run_open/gm_run_reopen: the folder is refused (in use by another
@@ -97,6 +99,12 @@ int gm_run_cut_back(gm_run *run, off_t results_len, off_t samples_len);
  * Returns 0, or -1 (with err) if the disk refused them. */
 int gm_run_write(gm_run *run, const gm_row *row, const double *samples, size_t n_samples,
                  char *err, size_t err_len);
+
+/* Appends only the raw samples of row (under run->round) and makes them
+ * durable: a round before the last of gpumem bench --rounds, whose row is
+ * written once, by the last round. Returns 0, or -1 with err. */
+int gm_run_write_samples(gm_run *run, const gm_row *row, const double *samples, size_t n_samples,
+                         char *err, size_t err_len);
 
 /* Makes row an `ok` row of one measurement (reps 1, min = max = value),
  * with metric and unit. */

@@ -95,7 +95,7 @@ static int open_csv(gm_run *run, const char *name, const char *const *extra, int
 
 static const char *const result_cols[] = {"metric", "unit", "value", "min",  "max",
                                           "stdev",  "reps", "status", "note"};
-static const char *const sample_cols[] = {"metric", "unit", "rep", "value"};
+static const char *const sample_cols[] = {"metric", "unit", "rep", "value", "round"};
 
 /* Opens both CSVs of run->dir (see open_csv). */
 static int open_both(gm_run *run, bool append, char *err, size_t err_len)
@@ -103,7 +103,7 @@ static int open_both(gm_run *run, bool append, char *err, size_t err_len)
     run->results_fd = open_csv(run, "results.csv", result_cols, 9, append, err, err_len);
     if (run->results_fd < 0)
         return run->results_fd;
-    run->samples_fd = open_csv(run, "samples.csv", sample_cols, 4, append, err, err_len);
+    run->samples_fd = open_csv(run, "samples.csv", sample_cols, 5, append, err, err_len);
     if (run->samples_fd < 0) {
         int rc = run->samples_fd;
         close(run->results_fd);

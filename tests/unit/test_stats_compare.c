@@ -91,13 +91,56 @@ static void test_direction(void **state)
     assert_int_equal(gm_cmp_worse_direction("max_batch_model"), 0);
 }
 
+/* Reference figures from SciPy 1.17.1: scipy.stats.t.cdf, t.ppf and
+ * ttest_ind (equal_var False: Welch; True: Student). */
+static void test_t_distribution(void **state)
+{
+    (void)state;
+    near(gm_t_cdf(2.0, 5), 0.9490302605850708, 1e-12);
+    near(gm_t_cdf(-1.3, 2.7), 0.14672632185192266, 1e-12);
+    near(gm_t_cdf(0.4, 1), 0.6211189415908434, 1e-12);
+    near(gm_t_cdf(8.5, 3.2), 0.9986675386733954, 1e-12);
+    near(gm_t_cdf(3.0, 30), 0.9973050179671741, 1e-12);
+    near(gm_t_quantile(0.975, 4), 2.7764451051977934, 1e-9);
+    near(gm_t_quantile(0.8, 7.3), 0.8936713571802273, 1e-9);
+    near(gm_t_quantile(1 - 0.05 / 28 / 2, 8), 4.586935558430041, 1e-9);
+    near(gm_t_quantile(1 - 0.05 / 28 / 2, 2), 23.63261404981528, 1e-8);
+    near(gm_t_quantile(0.999, 1), 318.30883898555015, 1e-7);
+    near(gm_t_quantile(0.025, 4), -2.7764451051977934, 1e-9);
+    assert_true(isnan(gm_t_quantile(1, 4)) && isnan(gm_t_cdf(1, 0)));
+}
+
+static void test_t_test(void **state)
+{
+    (void)state;
+    gm_t_result r;
+    const double x[] = {1.02, 0.97, 1.05, 0.99, 1.01}, y[] = {1.10, 1.16, 1.08, 1.12};
+    assert_int_equal(gm_t_test(x, 5, y, 4, &r), 0);
+    assert_int_equal(r.welch, 1);
+    near(r.t, 4.906055066338471, 1e-10);
+    near(r.p, 0.002519905565707722, 1e-10);
+    near(r.df, 6.144916325756709, 1e-10);
+    const double x2[] = {5.1, 4.9, 5.3, 5.0}, y2[] = {5.6};
+    assert_int_equal(gm_t_test(x2, 4, y2, 1, &r), 0);
+    assert_int_equal(r.welch, 0);
+    near(r.t, 2.7495454169735045, 1e-10);
+    near(r.p, 0.07076921168136188, 1e-10);
+    near(r.df, 3, 0);
+    assert_int_equal(gm_t_test(x2, 1, y2, 1, &r), -1);
+    const double same[] = {2, 2, 2};
+    assert_int_equal(gm_t_test(same, 3, same, 3, &r), 0);
+    near(r.p, 1, 0);
+    /* Bloom's MDE, (t_{1-a/2} + t_{0.8}) * se at df 8, a 0.05/28. */
+    near(gm_t_mde(0.01, 8, 0.05 / 28, 0.8), 0.05475825076197061, 1e-10);
+}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mann_whitney_exact), cmocka_unit_test(test_mann_whitney_ties),
         cmocka_unit_test(test_holm),               cmocka_unit_test(test_ratio_ci),
-        cmocka_unit_test(test_direction),          
+        cmocka_unit_test(test_direction),          cmocka_unit_test(test_t_distribution),
+        cmocka_unit_test(test_t_test),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

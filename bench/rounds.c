@@ -1,0 +1,219 @@
+/* Rounds of gpumem bench: see rounds.h. */
+#include "bench/rounds.h"
+
+#include "lib/csv_table.h"
+#include "lib/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *key;              /* the point and metric, fields joined by \x1f */
+    double *v;              /* samples of the rounds so far */
+    size_t n, cap;
+    bool failed;            /* a failed row of this key was written */
+} pool_entry;
+
+struct gm_round_pool {
+    pool_entry *e;
+    size_t n, cap;
+};
+
+struct gm_round_pool *gm_round_pool_new(void) { return calloc(1, sizeof(struct gm_round_pool)); }
+
+void gm_round_pool_free(struct gm_round_pool *pool)
+{
+    if (!pool)
+        return;
+    for (size_t i = 0; i < pool->n; i++) {
+        free(pool->e[i].key);
+        free(pool->e[i].v);
+    }
+    free(pool->e);
+    free(pool);
+}
+
+unsigned gm_round_reps(unsigned reps, int round, int rounds)
+{
+    if (rounds <= 1)
+        return reps;
+    unsigned share = reps / (unsigned)rounds + ((unsigned)round < reps % (unsigned)rounds ? 1 : 0);
+    return share ? share : 1;
+}
+
+enum { KEY_FIELDS = 9 };
+
+/* The key of the fields suite, workload, variant, pattern, precision,
+ * batch, seq_len, bytes, metric as results.csv writes them. */
+static void make_key(const char *const *f, char *out, size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < KEY_FIELDS && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, "%s%s", i ? "\x1f" : "", f[i] ? f[i] : "");
+}
+
+static void row_key(const gm_row *r, char *out, size_t len)
+{
+    char num[3][24];
+    uint64_t v[3] = {r->batch, r->seq_len, r->bytes};
+    for (int i = 0; i < 3; i++) {
+        if (v[i])
+            snprintf(num[i], sizeof num[i], "%llu", (unsigned long long)v[i]);
+        else
+            num[i][0] = '\0';
+    }
+    const char *f[KEY_FIELDS] = {r->suite, r->workload, r->variant, r->pattern, r->precision,
+                                 num[0],   num[1],      num[2],     r->metric};
+    make_key(f, out, len);
+}
+
+/* The entry of key, added when missing; NULL when out of memory. */
+static pool_entry *entry_of(struct gm_round_pool *pool, const char *key)
+{
+    for (size_t i = pool->n; i-- > 0;)
+        if (strcmp(pool->e[i].key, key) == 0)
+            return &pool->e[i];
+    if (pool->n == pool->cap) {
+        size_t cap = pool->cap ? 2 * pool->cap : 64;
+        pool_entry *e = realloc(pool->e, cap * sizeof *e);
+        if (!e)
+            return NULL;
+        pool->e = e;
+        pool->cap = cap;
+    }
+    pool_entry *e = &pool->e[pool->n];
+    memset(e, 0, sizeof *e);
+    if (!(e->key = strdup(key)))
+        return NULL;
+    pool->n++;
+    return e;
+}
+
+static int entry_add(pool_entry *e, const double *v, size_t n)
+{
+    if (e->n + n > e->cap) {
+        size_t cap = e->cap ? e->cap : 16;
+        while (cap < e->n + n)
+            cap *= 2;
+        double *nv = realloc(e->v, cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        e->v = nv;
+        e->cap = cap;
+    }
+    memcpy(e->v + e->n, v, n * sizeof *v);
+    e->n += n;
+    return 0;
+}
+
+/* Reads path and, per line, adds its value (samples) or marks a failed
+ * row (results). */
+static int load_file(struct gm_round_pool *pool, const char *path, bool samples, char *err, size_t err_len)
+{
+    gm_csv_table t;
+    if (gm_csv_table_load(path, &t, err, err_len) != 0)
+        return -1;
+    const char *names[KEY_FIELDS + 1] = {"suite", "workload", "variant", "pattern", "precision",
+                                         "batch", "seq_len",  "bytes",   "metric",  samples ? "value" : "status"};
+    int cols[KEY_FIELDS + 1];
+    int rc = gm_csv_table_columns(&t, path, names, cols, KEY_FIELDS + 1, err, err_len);
+    for (int i = 0; rc == 0 && i < t.n_rows; i++) {
+        const char *f[KEY_FIELDS];
+        for (int c = 0; c < KEY_FIELDS; c++)
+            f[c] = t.fields[i][cols[c]];
+        const char *last = t.fields[i][cols[KEY_FIELDS]];
+        if (!samples && strcmp(last, "ok") == 0)
+            continue;
+        char key[1024];
+        make_key(f, key, sizeof key);
+        pool_entry *e = entry_of(pool, key);
+        double v = samples ? strtod(last, NULL) : 0;
+        if (!e || (samples ? entry_add(e, &v, 1) : 0) != 0) {
+            snprintf(err, err_len, "out of memory");
+            rc = -1;
+        } else if (!samples) {
+            e->failed = true;
+        }
+    }
+    gm_csv_table_free(&t);
+    return rc;
+}
+
+int gm_round_pool_load(struct gm_round_pool *pool, const char *dir, char *err, size_t err_len)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/samples.csv", dir);
+    if (load_file(pool, path, true, err, err_len) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    return load_file(pool, path, false, err, err_len);
+}
+
+static int write_row(gm_bench *b, const gm_row *row, const double *samples, size_t n)
+{
+    char err[300];
+    if (gm_run_write(b->run, row, samples, n, err, sizeof err) != 0) {
+        b->output_failed = true;
+        snprintf(b->error, sizeof b->error, "%s", err);
+        return -1;
+    }
+    if (b->summary)
+        gm_summary_add(b->summary, row);
+    return 0;
+}
+
+static int out_of_memory(gm_bench *b)
+{
+    b->output_failed = true;
+    snprintf(b->error, sizeof b->error, "out of memory keeping the samples of earlier rounds");
+    return -1;
+}
+
+int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
+{
+    char key[1024];
+    row_key(row, key, sizeof key);
+    pool_entry *e = entry_of(b->pool, key);
+    if (!e)
+        return out_of_memory(b);
+    if (e->failed)
+        return 0;                          /* its failed row is written */
+    bool last = b->round >= b->rounds - 1;
+    bool pooled = row->status == GM_ROW_OK && n > 0 && n == row->reps;
+    if (!last && row->status != GM_ROW_OK) {
+        e->failed = true;
+        return write_row(b, row, samples, n);
+    }
+    if (!last) {
+        if (!pooled)
+            return 0;                      /* one exact value: the last round's is written */
+        char err[300];
+        b->run->round = b->round + 1;
+        if (gm_run_write_samples(b->run, row, samples, n, err, sizeof err) != 0) {
+            b->output_failed = true;
+            snprintf(b->error, sizeof b->error, "%s", err);
+            return -1;
+        }
+        return entry_add(e, samples, n) == 0 ? 0 : out_of_memory(b);
+    }
+    b->run->round = b->round + 1;
+    if (!pooled || !e->n)
+        return write_row(b, row, samples, n);
+    if (entry_add(e, samples, n) != 0)
+        return out_of_memory(b);
+    gm_stats s;
+    gm_stats_compute(e->v, e->n, &s);
+    gm_row all = *row;
+    all.value = s.median;
+    all.min = s.min;
+    all.max = s.max;
+    all.stdev = s.stdev;
+    all.reps = e->n;
+    int rc = write_row(b, &all, samples, n);
+    free(e->v);
+    e->v = NULL;
+    e->n = e->cap = 0;
+    return rc;
+}
