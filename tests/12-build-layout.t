@@ -17,7 +17,7 @@ like "$?:$out" '^1:src/lib/up.c \(lib\): "cli/commands.h" \(cli\)' "an include o
 
 # make CFLAGS=-O0: the user's flags come after the Makefile's own, which stay.
 # (Run apart from the make that runs the tests: its SAN=1 would reach this one.)
-line=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n -B NVCC= CFLAGS=-O0 build-nocuda/src/lib/units.o 2>/dev/null | grep -- '-c -o')
+line=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SAN -u NVCC make -n -B NVCC= CFLAGS=-O0 build-nocuda/src/lib/units.o 2>/dev/null | grep -- '-c -o')
 like "$line" '-Wall -Wextra -Werror .*-Isrc -I\. .* -O0 -c' "make CFLAGS=-O0 keeps the Makefile's flags and adds the user's last"
 
 case $GM_BUILD in
@@ -34,7 +34,7 @@ cp -a Makefile src bench stress kernels plots share scripts "$src/"
 cp -a build/.flavor-* "$src/build/" 2>/dev/null
 stage="$TEST_TMP/stage"
 nvcc_arg=; case $GM_BUILD in *nocuda*) nvcc_arg=NVCC= ;; esac
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$src" -j2 $nvcc_arg install DESTDIR="$stage" PREFIX=/usr >"$TEST_TMP/install.log" 2>&1
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SAN -u NVCC make -C "$src" -j2 $nvcc_arg install DESTDIR="$stage" PREFIX=/usr >"$TEST_TMP/install.log" 2>&1
 rc=$?
 is "$rc" 0 "make install DESTDIR=... PREFIX=/usr"
 [ $rc = 0 ] || diag "$(tail -20 "$TEST_TMP/install.log")"
