@@ -107,7 +107,6 @@ double gm_now(void)
 
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
 {
-    char err[300];
     if (gm_interrupted()) {
         b->interrupted = gm_interrupted();
         return -1;
@@ -116,6 +115,12 @@ int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t 
         return 0;
     if (b->rounds > 1)
         return gm_rounds_emit(b, row, samples, n);
+    return gm_bench_write_row(b, row, samples, n);
+}
+
+int gm_bench_write_row(gm_bench *b, const gm_row *row, const double *samples, size_t n)
+{
+    char err[300];
     if (gm_run_write(b->run, row, samples, n, err, sizeof err) != 0) {
         b->output_failed = true;
         snprintf(b->error, sizeof b->error, "%s", err);

@@ -72,6 +72,11 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len);
  * and the last writes the row over every round's samples (rounds.h). */
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n);
 
+/* Writes a row and its samples to the run and the summary, as they are
+ * (no resume or rounds logic). Returns 0, or -1 after setting
+ * b->output_failed and b->error. */
+int gm_bench_write_row(gm_bench *b, const gm_row *row, const double *samples, size_t n);
+
 /* The row status of a failed device call: oom for GM_ERR_OOM, unsupported
  * for GM_ERR_UNSUPPORTED, error for anything else. */
 gm_row_status gm_row_status_of(gm_status st);

@@ -151,19 +151,6 @@ int gm_round_pool_load(struct gm_round_pool *pool, const char *dir, char *err, s
     return load_file(pool, path, false, err, err_len);
 }
 
-static int write_row(gm_bench *b, const gm_row *row, const double *samples, size_t n)
-{
-    char err[300];
-    if (gm_run_write(b->run, row, samples, n, err, sizeof err) != 0) {
-        b->output_failed = true;
-        snprintf(b->error, sizeof b->error, "%s", err);
-        return -1;
-    }
-    if (b->summary)
-        gm_summary_add(b->summary, row);
-    return 0;
-}
-
 static int out_of_memory(gm_bench *b)
 {
     b->output_failed = true;
@@ -184,7 +171,7 @@ int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t
     bool pooled = row->status == GM_ROW_OK && n > 0 && n == row->reps;
     if (!last && row->status != GM_ROW_OK) {
         e->failed = true;
-        return write_row(b, row, samples, n);
+        return gm_bench_write_row(b, row, samples, n);
     }
     if (!last) {
         if (!pooled)
@@ -200,7 +187,7 @@ int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t
     }
     b->run->round = b->round + 1;
     if (!pooled || !e->n)
-        return write_row(b, row, samples, n);
+        return gm_bench_write_row(b, row, samples, n);
     if (entry_add(e, samples, n) != 0)
         return out_of_memory(b);
     gm_stats s;
@@ -211,7 +198,7 @@ int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t
     all.max = s.max;
     all.stdev = s.stdev;
     all.reps = e->n;
-    int rc = write_row(b, &all, samples, n);
+    int rc = gm_bench_write_row(b, &all, samples, n);
     free(e->v);
     e->v = NULL;
     e->n = e->cap = 0;
