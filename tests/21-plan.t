@@ -2,7 +2,7 @@
 # gpumem plan prints the memory model: one tensor a line and a last line
 # `total <bytes>` that is the exact sum, per precision.
 . tests/lib.sh
-plan 27
+plan 29
 
 run_gpumem plan --workload linear --batch 2 --seq 8 --hidden 16 --out-features 4 --precision fp32,int8
 is "$RC" 0 "plan linear: exit status 0"
@@ -68,6 +68,10 @@ printf '{"model_type": "t5", "d_model": 512}\n' >"$TEST_TMP/t5.json"
 run_gpumem plan --model "$TEST_TMP/t5.json"
 is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "unknown model_type: exit status 2, one line"
 like "$ERR" "t5\\.json: field 'model_type': unknown value 't5'" "the message names the file and model_type"
+run_gpumem plan --model llama-3-8b --hidden 1024
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "plan --model with a workload shape option: exit status 2, one line"
+like "$ERR" "--hidden shapes a --workload; the whole model --model llama-3-8b takes its shape from" \
+    "the message says the preset fixes the shape"
 run_gpumem plan --model llama-3-8b --zero 4
 is "$RC" 2 "--zero 4: exit status 2"
 done_testing

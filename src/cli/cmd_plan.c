@@ -68,6 +68,13 @@ int gm_cmd_plan(int argc, char **argv)
     const gm_workload *w = args.workload;
     gm_shape s = args.shape;
     unsigned precisions = args.precisions;
+    if (!w && args.model && args.workload_shape_opt) {
+        /* A whole model's shape is the preset's or config's own. */
+        fprintf(stderr, "gpumem plan: --%s shapes a --workload; the whole model --model %s takes its shape from "
+                "its preset or config (name a --workload, or drop --%s)\n", args.workload_shape_opt, args.model,
+                args.workload_shape_opt);
+        return GM_EXIT_USAGE;
+    }
     if (!w && args.model) {
         gm_model_plan_args m = args.whole;
         m.precisions = precisions;

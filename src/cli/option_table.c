@@ -558,6 +558,9 @@ APPLY(apply_shape)
     gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
     if (opt->kind == GM_OPTARG_ENUM && parse_enum(opt, v, err, err_len) < 0)
         return -1;
+    /* --variant (naive attention) shapes a whole-model plan too. */
+    if (d->plan && !d->plan->workload_shape_opt && strcmp(opt->name, "variant") != 0)
+        d->plan->workload_shape_opt = opt->name;
     return gm_shape_set(s, opt->name, v, err, err_len);
 }
 

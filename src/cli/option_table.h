@@ -61,6 +61,8 @@ typedef struct {
     const char *model;            /* --model as given; NULL: none */
     char model_err[400];          /* why --model is no shape of models.ini ("" if it is) */
     bool seen_batch, seen_seq;    /* given on the command line */
+    const char *workload_shape_opt; /* the first workload-only shape option given
+                                    * (--hidden...: not --variant); NULL: none */
     gm_model_plan_args whole;     /* the whole-model plan's own options */
 } gm_plan_args;
 
