@@ -14,11 +14,6 @@ BENCH="bench --backend opencl --mem-limit 64MiB --suite stream,workloads,swap --
        --unified-sizes 1MiB --layers 1 --heads 2 --head-dim 32 --quiet"
 STRESS="stress --backend opencl --mem-limit 32MiB --duration 1 --checks memtest,churn,oom-recovery,concurrency"
 
-# json FILE PERL_EXPR : the expression's value with $m the parsed meta.json.
-json() {
-    perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or exit 1; my $m = decode_json(<$f>);
-                        my $v = eval $ARGV[1]; print defined $v ? "$v\n" : "\n"' "$1" "$2"
-}
 # csv_intact FILE : every line of the CSV has the header's field count.
 csv_intact() {
     perl -e "$CSV_PERL"'
