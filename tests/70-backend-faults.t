@@ -39,7 +39,7 @@ lost_ok() {
 run_gpumem $BENCH --out "$TEST_TMP/clean"
 is "$RC" 0 "a clean bench run: exit status 0"
 is "$(json "$TEST_TMP/clean/meta.json" '$m->{device_leak_check}{result}')" ok "a clean bench run leaks nothing"
-ops="mem_info alloc view copy map unmap prefetch program_build kernel_get launch event_record event_elapsed_ms synchronize blas_sgemm trim"
+ops="mem_info alloc view copy map unmap prefetch program_build kernel_get launch event_record event_elapsed_ms synchronize blas_gemm trim"
 for op in $ops; do
     calls=$(json "$TEST_TMP/clean/meta.json" "\$m->{backend_calls}{$op}")
     if [ "${calls:-0}" -lt 1 ]; then
