@@ -380,8 +380,10 @@ static gm_status lm_head(model_state *st)
     uint64_t rows = head_rows(st);
     loc x = head_in(st), w = m_loc(st, M_LM, 0);
     if (st->blas) {
-        gm_status rc = st->dev->backend->blas_sgemm(st->dev, 0, (size_t)rows, (size_t)st->V, (size_t)st->h, x.buf,
-                                                    w.buf, &st->buf[B_LOGITS]);
+        gm_gemm g = {.prec = GM_FP32, .m = (size_t)rows, .n = (size_t)st->V, .k = (size_t)st->h};
+        gm_status rc = st->dev->backend->blas_plan(st->dev, &g);
+        if (rc == GM_OK)
+            rc = st->dev->backend->blas_gemm(st->dev, 0, &g, x.buf, w.buf, &st->buf[B_LOGITS]);
         if (rc != GM_ERR_UNSUPPORTED)
             return rc;
         st->blas = false;       /* the library is missing: our kernel from now on */
@@ -547,7 +549,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->tied = a->tied;
     (void)impl;
     /* The LM head through the vendor GEMM where there is one (fp32, untied). */
-    st->blas = s->prec == GM_FP32 && !a->tied && dev->backend->blas_sgemm;
+    st->blas = s->prec == GM_FP32 && !a->tied && dev->backend->blas_gemm;
     st->h = a->hidden;
     st->d = a->head_dim;
     st->heads = a->heads;

@@ -1,9 +1,21 @@
 /*
  * linear: a dense layer, Y[batch*seq, out] = X[batch*seq, hidden] * W[hidden, out].
  * Implementations: `tiled` (local-memory tiles, for GPUs), `blocked`
- * (register blocks, no barriers, for CPUs), and the vendor BLAS (fp32).
- * W may have its own precision (--weight-precision): int4 weights are
- * packed two a byte with an fp16 scale per group of rows (w_scales).
+ * (register blocks, no barriers, for CPUs), and the vendor GEMM in each
+ * precision its library has (backend.h, gm_gemm): cuBLAS in fp32, fp16,
+ * bf16 and int8, cuBLASLt in fp8, CLBlast in fp32 and fp16; where the
+ * library, the device or the shape does not allow it, an `unsupported`
+ * row says why (never a silent fallback). W may have its own precision
+ * (--weight-precision): int4 weights are packed two a byte with an fp16
+ * scale per group of rows (w_scales); the vendor takes W in the
+ * activations' precision only.
+ *
+ * int8: x and w hold codes at per-tensor scales sx and sw. Our kernel
+ * requantises each fp32 result to an int8 code at sy; the vendor's int8
+ * GEMM (cuBLAS, compute type 32I) writes y as the int32 accumulator
+ * instead, the exact sum of the products of the same codes (the value
+ * y / (sx * sw)), which the check compares exactly. Its y is then 4 bytes
+ * an element (gm_shape.int32_out, set by linear_adapt for the memory model).
  */
 #include "bench/kernel_calls.h"
 #include "bench/precision_roles.h"
@@ -28,10 +40,12 @@ typedef struct {
     gm_device *dev;
     gm_shape s;
     size_t m, n, k;
-    int impl;                   /* 0 tiled, 1 blocked, 2 blas */
+    int impl;                   /* IMPL_* */
     float sx, sw, sy;           /* int8 scales */
     gm_precision wp;            /* the weights' precision */
     size_t group;               /* int4: rows per scale */
+    gm_gemm gemm;               /* the vendor's plan (IMPL_BLAS): W's layout, the accumulation */
+    size_t out_es;              /* bytes per element of y */
     gm_buffer x, w, ws, y, host_x, host_w, host_ws, out;
     gm_program *prog;
     gm_kernel *kern;
@@ -39,14 +53,67 @@ typedef struct {
 
 enum { IMPL_TILED, IMPL_BLOCKED, IMPL_BLAS };
 
+/* Our kernel for the device type, then the vendor's GEMM where its
+ * library has the precision (blas_impl names it). */
 static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
 {
     int n = 0;
     out[n++] = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
-    /* fp8: the vendor's row says it has none here (never a silent fallback). */
-    if (p == GM_FP32 || GM_PREC_IS_FP8(p))
-        out[n++] = dev->backend->blas_name;
+    const char *vendor = dev->backend->blas_impl ? dev->backend->blas_impl(p) : NULL;
+    if (vendor)
+        out[n++] = vendor;
     return n;
+}
+
+static bool is_vendor(const char *impl)
+{
+    return strcmp(impl, "tiled") != 0 && strcmp(impl, "blocked") != 0;
+}
+
+/* The vendor's int8 GEMM writes y as int32 accumulators. */
+static void linear_adapt(gm_shape *s, const char *impl)
+{
+    s->int32_out = is_vendor(impl) && s->prec == GM_INT8;
+}
+
+/* The vendor GEMM's plan for the point: GM_ERR_UNSUPPORTED, with the
+ * reason, where the weights' precision differs or the backend refuses
+ * the precision or the shape. */
+static gm_status vendor_plan(linear_state *st, const char *impl)
+{
+    gm_device *dev = st->dev;
+    gm_precision p = st->s.prec;
+    if (st->wp != p)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s weights only, not %s", impl, gm_precision_name(p),
+                              gm_precision_name(st->wp));
+    if (!dev->backend->blas_plan)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: this backend has no vendor GEMM", impl);
+    st->gemm = (gm_gemm){.prec = p, .m = st->m, .n = st->n, .k = st->k};
+    return dev->backend->blas_plan(dev, &st->gemm);
+}
+
+/* Uploads W as the kernel reads it: [k, n] as the host copy holds it, or
+ * transposed to [n, k] where the vendor's plan asks (b_nk), in 32 x 32
+ * tiles. The host copy stays [k, n] for the check. */
+static gm_status upload_weights(linear_state *st, size_t bytes)
+{
+    gm_device *dev = st->dev;
+    if (st->impl != IMPL_BLAS || !st->gemm.b_nk)
+        return dev->backend->copy(dev, 0, &st->w, 0, &st->host_w, 0, bytes, false);
+    size_t es = gm_precision_size(st->wp), k = st->k, n = st->n;
+    unsigned char *t = malloc(bytes);
+    if (!t)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    const unsigned char *w = st->host_w.host;
+    for (size_t k0 = 0; k0 < k; k0 += 32)
+        for (size_t j0 = 0; j0 < n; j0 += 32)
+            for (size_t kk = k0; kk < k && kk < k0 + 32; kk++)
+                for (size_t j = j0; j < n && j < j0 + 32; j++)
+                    memcpy(t + (j * k + kk) * es, w + (kk * n + j) * es, es);
+    gm_buffer src = {.kind = GM_MEM_HOST, .bytes = bytes, .host = t};
+    gm_status rc = dev->backend->copy(dev, 0, &st->w, 0, &src, 0, bytes, false);
+    free(t);
+    return rc;
 }
 
 /* dst[i] = gm_input_value(i mod INPUT_PERIOD, which), stored at scale. */
@@ -90,19 +157,15 @@ static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s
     st->n = (size_t)s->out;
     st->k = (size_t)s->hidden;
     st->impl = !strcmp(impl, "tiled") ? IMPL_TILED : !strcmp(impl, "blocked") ? IMPL_BLOCKED : IMPL_BLAS;
+    st->out_es = s->int32_out ? sizeof(int32_t) : gm_precision_size(s->prec);
     st->sx = st->sw = 1.0f / 127.0f;
     st->sy = (float)(sqrt((double)st->k) / 127.0);   /* |y| rarely exceeds sqrt(k) */
     st->wp = gm_weight_prec(s);
     st->group = (size_t)gm_group_size(s);
-    if (st->impl == IMPL_BLAS && GM_PREC_IS_FP8(s->prec)) {
+    st->gemm.acc = GM_ACC_FP32;                      /* our kernels sum in fp32 */
+    if (st->impl == IMPL_BLAS && vendor_plan(st, impl) != GM_OK) {
         free(st);
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: no fp8 GEMM in this build (CLBlast has none; "
-                              "cuBLASLt's, sm_89 and later, is not wired in yet)", impl);
-    }
-    if (st->impl == IMPL_BLAS && st->wp != GM_FP32) {
-        free(st);
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: fp32 weights only, not %s", impl,
-                              gm_precision_name(gm_weight_prec(s)));
+        return dev->err.code;
     }
     bool int4 = st->wp == GM_INT4;
     size_t es = gm_precision_size(s->prec);
@@ -110,7 +173,7 @@ static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s
     /* Device tensors first, in the memory model's order: x, w, (w_scales), y. */
     size_t sizes[4] = {st->m * st->k * es,
                        int4 ? (size_t)gm_int4_packed_bytes(st->k, st->n) : st->k * st->n * gm_precision_size(st->wp),
-                       int4 ? (size_t)gm_int4_scale_bytes(st->k, st->n, st->group) : 0, st->m * st->n * es};
+                       int4 ? (size_t)gm_int4_scale_bytes(st->k, st->n, st->group) : 0, st->m * st->n * st->out_es};
     gm_buffer *dbufs[4] = {&st->x, &st->w, &st->ws, &st->y};
     for (int i = 0; i < 4 && rc == GM_OK; i++)
         if (i != 2 || int4)
@@ -141,7 +204,7 @@ static gm_status linear_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s
     if (rc == GM_OK)
         rc = dev->backend->copy(dev, 0, &st->x, 0, &st->host_x, 0, sizes[0], false);
     if (rc == GM_OK)
-        rc = dev->backend->copy(dev, 0, &st->w, 0, &st->host_w, 0, sizes[1], false);
+        rc = upload_weights(st, sizes[1]);
     if (rc == GM_OK && int4)
         rc = dev->backend->copy(dev, 0, &st->ws, 0, &st->host_ws, 0, sizes[2], false);
     if (rc == GM_OK && st->impl != IMPL_BLAS) {
@@ -167,7 +230,7 @@ static gm_status linear_enqueue(void *state)
     linear_state *st = state;
     gm_device *dev = st->dev;
     if (st->impl == IMPL_BLAS)
-        return dev->backend->blas_sgemm(dev, 0, st->m, st->n, st->k, &st->x, &st->w, &st->y);
+        return dev->backend->blas_gemm(dev, 0, &st->gemm, &st->x, &st->w, &st->y);
     gm_linear_call c = {&st->x, &st->w, &st->y, NULL, st->m, st->n, st->k, st->sx, st->sw, st->sy, 0.0f,
                         0, 0, 0, 0, GM_LINEAR_PLAIN};
     if (st->wp == GM_INT4)
@@ -178,8 +241,7 @@ static gm_status linear_enqueue(void *state)
 static gm_status linear_corrupt(void *state)
 {
     linear_state *st = state;
-    size_t es = gm_precision_size(st->s.prec);
-    return gm_corrupt_bytes(st->dev, &st->y, (st->m / 2 * st->n + st->n / 2) * es, es);
+    return gm_corrupt_bytes(st->dev, &st->y, (st->m / 2 * st->n + st->n / 2) * st->out_es, st->out_es);
 }
 
 /* The stored (dequantised) weight W[kk, j]. */
@@ -197,9 +259,14 @@ static double weight(const linear_state *st, size_t kk, size_t j)
  * output. The bound: the output's rounding, 2 * gm_tolerance (each
  * format's unit roundoff u = 2^-mant at the result's magnitude, or the
  * subnormal spacing; fp8e4m3 u = 2^-3, fp8e5m2 2^-2, the int8 step), once
- * for each side, plus the fp32 accumulation of k products in any order,
- * k * 2^-23 * sum |x w| (the standard gamma_k bound; dequantisation
- * products are exact in fp32: at most 11 + 11 significant bits).
+ * for each side, plus the accumulation of k products in any order,
+ * 2 k u_acc * sum |x w| (the standard gamma_k <= 2 k u bound, k u <= 1/2):
+ * u_acc = 2^-24 for fp32 sums (our kernels, cuBLAS's compute type 32F,
+ * CLBlast's SGEMM; dequantisation products are exact in fp32: at most
+ * 11 + 11 significant bits), 2^-11 for CLBlast's HGEMM, which multiplies
+ * and sums in fp16, plus k * 2^-24 there for the products below fp16's
+ * normal range (inputs are multiples of 2^-8: products of 2^-16 and up,
+ * rounded to fp16's subnormal spacing 2^-24).
  */
 static bool check(const linear_state *st, size_t i, size_t j, char *note, size_t len)
 {
@@ -214,11 +281,34 @@ static bool check(const linear_state *st, size_t i, size_t j, char *note, size_t
     gm_store(p, tmp, 0, (float)want, st->sy);
     double stored = gm_load(p, tmp, 0, st->sy);
     double got = gm_load(p, st->out.host, i * st->n + j, st->sy);
-    double tol = 2.0 * gm_tolerance(p, stored, st->sy) + (double)st->k * 0x1p-23 * mag;
+    bool half_sums = st->gemm.acc == GM_ACC_FP16;
+    double k = (double)st->k, u_acc = half_sums ? 0x1p-11 : 0x1p-24;
+    double tol = 2.0 * gm_tolerance(p, stored, st->sy) + 2.0 * k * u_acc * mag + (half_sums ? k * 0x1p-24 : 0.0);
     if (fabs(got - stored) <= tol)
         return true;
     snprintf(note, len, "y[%zu][%zu]: expected %.7g, got %.7g", i, j, stored, got);
     return false;
+}
+
+/* The vendor's int8 GEMM: Y[i, j] must be exactly the sum of the products
+ * of the stored codes (integers: no rounding anywhere). */
+static bool check_int32(const linear_state *st, size_t i, size_t j, char *note, size_t len)
+{
+    const int8_t *x = st->host_x.host, *w = st->host_w.host;
+    int64_t want = 0;
+    for (size_t kk = 0; kk < st->k; kk++)
+        want += (int64_t)x[i * st->k + kk] * w[kk * st->n + j];
+    int32_t got;
+    memcpy(&got, (const char *)st->out.host + (i * st->n + j) * sizeof got, sizeof got);
+    if (got == want)
+        return true;
+    snprintf(note, len, "y[%zu][%zu]: expected %lld, got %ld (int32 accumulator)", i, j, (long long)want, (long)got);
+    return false;
+}
+
+static bool check_output(const linear_state *st, size_t i, size_t j, char *note, size_t len)
+{
+    return st->s.int32_out ? check_int32(st, i, j, note, len) : check(st, i, j, note, len);
 }
 
 static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
@@ -232,17 +322,17 @@ static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *n
     if (outputs <= FULL_CHECK_MAX) {
         for (size_t i = 0; i < st->m && *correct; i++)
             for (size_t j = 0; j < st->n && *correct; j++)
-                *correct = check(st, i, j, note, len);
+                *correct = check_output(st, i, j, note, len);
         return GM_OK;
     }
     /* The four corners, then a seeded sample. */
-    *correct = check(st, 0, 0, note, len) && check(st, st->m - 1, st->n - 1, note, len)
-               && check(st, 0, st->n - 1, note, len) && check(st, st->m - 1, 0, note, len);
+    *correct = check_output(st, 0, 0, note, len) && check_output(st, st->m - 1, st->n - 1, note, len)
+               && check_output(st, 0, st->n - 1, note, len) && check_output(st, st->m - 1, 0, note, len);
     uint64_t x = 0x853c49e6748fea9bull ^ ((uint64_t)rep << 20);
     for (int s = 0; s < SAMPLE && *correct; s++) {
         gm_xorshift(&x);
         size_t idx = (size_t)(x % outputs);
-        *correct = check(st, idx / st->n, idx % st->n, note, len);
+        *correct = check_output(st, idx / st->n, idx % st->n, note, len);
     }
     return GM_OK;
 }
@@ -255,7 +345,8 @@ static void linear_work(const gm_shape *s, double *flops, double *bytes, double 
                         ? (double)gm_int4_packed_bytes(s->hidden, s->out)
                               + (double)gm_int4_scale_bytes(s->hidden, s->out, gm_group_size(s))
                         : k * n * (double)gm_precision_size(gm_weight_prec(s));
-    *bytes = (m * k + m * n) * (double)gm_precision_size(s->prec) + wbytes;
+    double out_es = s->int32_out ? (double)sizeof(int32_t) : (double)gm_precision_size(s->prec);
+    *bytes = m * k * (double)gm_precision_size(s->prec) + m * n * out_es + wbytes;
     *tokens = m;
 }
 
@@ -277,7 +368,8 @@ static int linear_tensors(const gm_shape *s, gm_tensor *out)
         gm_tensor_list_add(&l, "w", GM_ROLE_WEIGHT, gm_tensor_mul(&l, s->hidden, s->out),
                            gm_precision_size(gm_weight_prec(s)));
     }
-    gm_tensor_list_add(&l, "y", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, rows, s->out), es);
+    gm_tensor_list_add(&l, "y", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, rows, s->out),
+                       s->int32_out ? sizeof(int32_t) : es);
     return gm_tensor_list_finish(&l);
 }
 
@@ -287,6 +379,7 @@ const gm_workload gm_workload_linear = {
     .uses_heads = false,
     .tensors = linear_tensors,
     .impls = linear_impls,
+    .adapt = linear_adapt,
     .setup = linear_setup,
     .enqueue = linear_enqueue,
     .corrupt = linear_corrupt,

@@ -44,6 +44,7 @@ typedef struct {
     bool causal, checkpoint, paged;
     bool offload;           /* block: weights in host memory, two layers on the device */
     bool naive;             /* attention: materialise the score matrix */
+    bool int32_out;         /* linear: y holds int32 accumulators (the vendor's int8 GEMM) */
     /* --model PRESET or config.json: the whole architecture (arch.layers
      * is 0 for a models.ini shape); block runs it (bench/block_model.c). */
     gm_arch arch;

@@ -14,11 +14,6 @@ BENCH="bench --backend opencl --mem-limit 64MiB --suite stream,workloads,swap --
        --unified-sizes 1MiB --layers 1 --heads 2 --head-dim 32 --quiet"
 STRESS="stress --backend opencl --mem-limit 32MiB --duration 1 --checks memtest,churn,oom-recovery,concurrency"
 
-# json FILE PERL_EXPR : the expression's value with $m the parsed meta.json.
-json() {
-    perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or exit 1; my $m = decode_json(<$f>);
-                        my $v = eval $ARGV[1]; print defined $v ? "$v\n" : "\n"' "$1" "$2"
-}
 # csv_intact FILE : every line of the CSV has the header's field count.
 csv_intact() {
     perl -e "$CSV_PERL"'
@@ -44,7 +39,7 @@ lost_ok() {
 run_gpumem $BENCH --out "$TEST_TMP/clean"
 is "$RC" 0 "a clean bench run: exit status 0"
 is "$(json "$TEST_TMP/clean/meta.json" '$m->{device_leak_check}{result}')" ok "a clean bench run leaks nothing"
-ops="mem_info alloc view copy map unmap prefetch program_build kernel_get launch event_record event_elapsed_ms synchronize blas_sgemm trim"
+ops="mem_info alloc view copy map unmap prefetch program_build kernel_get launch event_record event_elapsed_ms synchronize blas_gemm trim"
 for op in $ops; do
     calls=$(json "$TEST_TMP/clean/meta.json" "\$m->{backend_calls}{$op}")
     if [ "${calls:-0}" -lt 1 ]; then

@@ -10,10 +10,6 @@ plan 12
 BENCH="bench --backend opencl --mem-limit 64MiB --suite stream,workloads --precision fp32 --sizes 1MiB
        --kernels copy,triad --reps 1 --warmup 0 --workload linear --batch 1 --seq 16 --hidden 64 --quiet"
 STRESS="stress --backend opencl --mem-limit 32MiB --duration 1 --checks churn,oom-recovery"
-json() {
-    perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or exit 1; my $m = decode_json(<$f>);
-                        my $v = eval $ARGV[1]; print defined $v ? "$v\n" : "\n"' "$1" "$2"
-}
 
 run_gpumem $BENCH --out "$TEST_TMP/bench"
 is "$RC" 0 "bench without a leak: exit status 0"

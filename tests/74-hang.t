@@ -17,10 +17,6 @@ STRESS="stress --backend opencl --mem-limit 32MiB --fill 50% --duration 1 --chec
 # No test waits on a hung run for ever: past this, the watchdog failed.
 GUARD=120
 
-json() {
-    perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or exit 1; my $m = decode_json(<$f>);
-                        my $v = eval $ARGV[1]; print defined $v ? "$v\n" : "\n"' "$1" "$2"
-}
 
 # guarded ARGS... : run_gpumem under the guard's timeout.
 guarded() {

@@ -71,6 +71,12 @@ csv_count() {
     ' "$1" "$2"
 }
 
+# json FILE PERL_EXPR : the expression's value with $m the parsed meta.json.
+json() {
+    perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or exit 1; my $m = decode_json(<$f>);
+                        my $v = eval $ARGV[1]; print defined $v ? "$v\n" : "\n"' "$1" "$2"
+}
+
 # csv_value FILE PERL_CONDITION COLUMN : the COLUMN of the first row that
 # satisfies the condition (empty if none).
 csv_value() {

@@ -14,6 +14,8 @@
 #ifndef GM_BACKEND_H
 #define GM_BACKEND_H
 
+#include "lib/precision.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,7 +59,7 @@ typedef struct {
     int mem_clock_mhz;
     int mem_bus_bits;
     bool has_managed;         /* CUDA managed / OpenCL SVM */
-    bool has_fp16_native;
+    bool has_fp16_native;     /* fp16 arithmetic: OpenCL cl_khr_fp16, CUDA 5.3 and up */
 } gm_device_info;
 
 /* Where a buffer lives. */
@@ -101,6 +103,30 @@ typedef struct {
     const void *value;      /* GM_ARG_VALUE */
     size_t size;            /* GM_ARG_VALUE */
 } gm_arg;
+
+/* How a vendor GEMM accumulates its products: what bounds its error. */
+typedef enum {
+    GM_ACC_FP32,        /* fp32 sums (cuBLAS compute type 32F, CLBlast SGEMM) */
+    GM_ACC_FP16,        /* fp16 sums and products (CLBlast HGEMM) */
+    GM_ACC_INT32,       /* exact integer sums (int8 inputs) */
+} gm_gemm_acc;
+
+/*
+ * One vendor GEMM, row-major: c[m, n] = a[m, k] * b. a and b hold `prec`
+ * (fp32, fp16, bf16, int8, fp8e4m3, fp8e5m2; fp8 unscaled, as the suite
+ * stores it); c holds `prec` too, rounded to nearest even, except for
+ * int8, whose c is the int32 accumulator: the exact sum of the products
+ * of the stored codes (the caller applies its per-tensor scales). b is
+ * b[k, n] unless the plan sets b_nk: then b[n, k], the layout the
+ * transposed-A-only ("TN") kernels need (cuBLAS's int8 and fp8).
+ */
+typedef struct {
+    gm_precision prec;
+    size_t m, n, k;
+    /* Set by blas_plan: */
+    bool b_nk;              /* b stored [n, k] */
+    gm_gemm_acc acc;
+} gm_gemm;
 
 #define GM_MAX_QUEUES 4     /* queues/streams opened with every device */
 
@@ -182,13 +208,20 @@ typedef struct gm_backend {
      * GM_MEM_ASYNC allocation). */
     gm_status (*trim)(struct gm_device *dev);
 
-    /* The vendor BLAS, where the backend has one (loaded at run time):
-     * c[m, n] = a[m, k] * b[k, n], fp32, row-major, enqueued on `queue`
-     * without waiting. GM_ERR_UNSUPPORTED when the library is missing.
-     * blas_name names the library ("clblast", "cublas"). */
-    const char *blas_name;
-    gm_status (*blas_sgemm)(struct gm_device *dev, int queue, size_t m, size_t n, size_t k,
-                            const gm_buffer *a, const gm_buffer *b, gm_buffer *c);
+    /* The vendor GEMM, where the backend has one (its library loaded at
+     * run time; gm_gemm above says what it computes).
+     *   blas_impl names the implementation in rows for precision p
+     *     ("cublas", "cublaslt", "clblast"), or is NULL where the library
+     *     has no GEMM in p at all (no row then);
+     *   blas_plan says whether the GEMM runs g's precision and shape on
+     *     dev: GM_OK with g's plan fields set, else GM_ERR_UNSUPPORTED with
+     *     the reason (library missing, a type the device lacks, dimensions
+     *     the library refuses). Host only: it enqueues nothing;
+     *   blas_gemm enqueues a planned g on `queue` without waiting. */
+    const char *(*blas_impl)(gm_precision p);
+    gm_status (*blas_plan)(struct gm_device *dev, gm_gemm *g);
+    gm_status (*blas_gemm)(struct gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a,
+                           const gm_buffer *b, gm_buffer *c);
 } gm_backend;
 
 /* Every backend compiled into this binary, NULL-terminated. */

@@ -223,12 +223,12 @@ static gm_status shim_trim(gm_device *dev)
     return settle(st != GM_OK ? st : INNER(dev)->trim(dev));
 }
 
-static gm_status shim_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
-                                 const gm_buffer *b, gm_buffer *c)
+static gm_status shim_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
+                                gm_buffer *c)
 {
-    gm_status st = strike(dev, GM_OP_BLAS_SGEMM);
+    gm_status st = strike(dev, GM_OP_BLAS_GEMM);
     if (st == GM_OK)
-        st = INNER(dev)->blas_sgemm(dev, queue, m, n, k, a, b, c);
+        st = INNER(dev)->blas_gemm(dev, queue, g, a, b, c);
     SHIM(dev)->blas_calls += st == GM_OK;
     return settle(st);
 }
@@ -247,7 +247,7 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
     }
     s->inner = inner;
     s->spec = gm_inject_from_env();
-    s->table = *inner;             /* name, blas_name, probe, describe as they are */
+    s->table = *inner;             /* name, probe, describe as they are */
     s->table.mem_info = shim_mem_info;
     s->table.alloc = shim_alloc;
     s->table.free = shim_free;
@@ -267,8 +267,8 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
     s->table.event_release = shim_event_release;
     s->table.synchronize = shim_synchronize;
     s->table.trim = shim_trim;
-    if (inner->blas_sgemm)
-        s->table.blas_sgemm = shim_blas_sgemm;
+    if (inner->blas_gemm)
+        s->table.blas_gemm = shim_blas_gemm;   /* blas_impl and blas_plan (host only) as they are */
     dev->backend = &s->table;
     gm_status st = strike(dev, GM_OP_OPEN);
     return settle(st != GM_OK ? st : inner->open(dev, index));

@@ -14,7 +14,7 @@
  *         GPUMEM_BACKEND_FAULT=OP:N:MODE
  *     OP names an op of the table (open, mem_info, alloc, view, fill, copy,
  *     map, unmap, prefetch, program_build, kernel_get, launch,
- *     event_record, event_elapsed_ms, synchronize, blas_sgemm, trim, free), N
+ *     event_record, event_elapsed_ms, synchronize, blas_gemm, trim, free), N
  *     its call (1-based, counted per process from the device's open), and
  *     MODE what happens there:
  *         lost  the call fails with GM_ERR_DEVICE_LOST, and so does every
@@ -37,7 +37,7 @@
 typedef enum {
     GM_OP_OPEN, GM_OP_MEM_INFO, GM_OP_ALLOC, GM_OP_VIEW, GM_OP_FILL, GM_OP_COPY, GM_OP_MAP, GM_OP_UNMAP,
     GM_OP_PREFETCH, GM_OP_PROGRAM_BUILD, GM_OP_KERNEL_GET, GM_OP_LAUNCH, GM_OP_EVENT_RECORD,
-    GM_OP_EVENT_ELAPSED_MS, GM_OP_SYNCHRONIZE, GM_OP_BLAS_SGEMM, GM_OP_TRIM, GM_OP_FREE,
+    GM_OP_EVENT_ELAPSED_MS, GM_OP_SYNCHRONIZE, GM_OP_BLAS_GEMM, GM_OP_TRIM, GM_OP_FREE,
     GM_OP_COUNT
 } gm_backend_op;
 

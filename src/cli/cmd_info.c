@@ -36,6 +36,7 @@ static void print_device(const gm_backend *be, int i, const gm_device_info *d)
     if (d->mem_clock_mhz)
         printf("    %-18s %d MHz, %d-bit bus\n", "memory clock", d->mem_clock_mhz, d->mem_bus_bits);
     printf("    %-18s %s\n", "managed memory", d->has_managed ? "yes" : "no");
+    printf("    %-18s %s\n", "fp16 arithmetic", d->has_fp16_native ? "yes" : "no");
 }
 
 int gm_cmd_info(int argc, char **argv)

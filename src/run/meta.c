@@ -117,6 +117,7 @@ static json_t *device(const gm_device *d)
     json_object_set_new(o, "mem_clock_mhz", json_integer(i->mem_clock_mhz));
     json_object_set_new(o, "mem_bus_bits", json_integer(i->mem_bus_bits));
     json_object_set_new(o, "managed_memory", json_boolean(i->has_managed));
+    json_object_set_new(o, "fp16_arithmetic", json_boolean(i->has_fp16_native));
     gm_json_set_uint(o, "mem_limit_bytes", d->mem_limit);
     gm_json_set_uint(o, "peak_allocated_bytes", d->peak_bytes);
     return o;

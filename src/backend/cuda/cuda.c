@@ -23,6 +23,7 @@ typedef struct {
     CUcontext ctx;
     CUstream streams[GM_MAX_QUEUES];
     void *blas;                  /* cuBLAS handle, made on first use */
+    void *blaslt;                /* cuBLASLt handle, likewise */
     bool async_pool_ready;       /* the default pool keeps freed memory */
     CUmemoryPool pool;           /* that pool, once ready */
 } cu_state;
@@ -281,6 +282,14 @@ CUstream gm_cu_stream(gm_device *dev, int queue)
 }
 
 void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
+void **gm_cu_blaslt_handle(gm_device *dev) { return &ST(dev)->blaslt; }
+
+int gm_cu_compute_capability(gm_device *dev)
+{
+    CUdevice d = ST(dev)->device;
+    return attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
+           + attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+}
 
 /* From the device's default stream-ordered pool on queue 0, waited for so
  * that a failure shows here. The pool keeps freed memory cached (release
@@ -757,6 +766,7 @@ const gm_backend gm_backend_cuda = {
     .event_release = cu_event_release,
     .synchronize = cu_synchronize,
     .trim = cu_trim,
-    .blas_name = "cublas",
-    .blas_sgemm = gm_cu_blas_sgemm,
+    .blas_impl = gm_cu_blas_impl,
+    .blas_plan = gm_cu_blas_plan,
+    .blas_gemm = gm_cu_blas_gemm,
 };

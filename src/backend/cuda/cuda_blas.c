@@ -1,111 +1,274 @@
 /*
- * cuBLAS for the CUDA backend, loaded at run time (libcublas.so.13, .12
- * or libcublas.so; open_library says where from), so that gpumem starts
- * without it; without it the BLAS
- * variant of a workload is `unsupported`. Only the stable v2 entry points
- * are used, declared here to need no cuBLAS header.
+ * The vendor GEMM of the CUDA backend: cuBLAS (cublasGemmEx) and, for
+ * fp8, cuBLASLt (cublasLtMatmul), loaded at run time (libcublas.so.13,
+ * .12 or libcublas.so, and libcublasLt likewise; open_library says where
+ * from), so that gpumem starts without them; without them the vendor
+ * rows are `unsupported`. cuda_gemm_plan.c decides the call and its
+ * arguments; the entry points are declared here, to need no cuBLAS
+ * header. The cuBLASLt call asks for no workspace, and makes its
+ * descriptors and its heuristic query (which cuBLASLt caches) per call.
  */
+#include "backend/cuda/cuda_gemm.h"
 #include "backend/cuda/cuda_private.h"
 
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_ALLOC_FAILED = 3, CUBLAS_OP_N = 0 };
 typedef int (*create_fn)(void **handle);
 typedef int (*destroy_fn)(void *handle);
 typedef int (*set_stream_fn)(void *handle, CUstream stream);
-typedef int (*sgemm_fn)(void *handle, int transa, int transb, int m, int n, int k, const float *alpha,
-                        const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc);
+typedef int (*gemm_ex_fn)(void *handle, int transa, int transb, int m, int n, int k, const void *alpha,
+                          const void *a, int a_type, int lda, const void *b, int b_type, int ldb, const void *beta,
+                          void *c, int c_type, int ldc, int compute, int algo);
+
+typedef int (*lt_desc_create_fn)(void **desc, int compute, int scale_type);
+typedef int (*lt_layout_create_fn)(void **layout, int type, uint64_t rows, uint64_t cols, int64_t ld);
+typedef int (*lt_pref_create_fn)(void **pref);
+typedef int (*lt_set_attr_fn)(void *desc, int attr, const void *buf, size_t size);
+typedef int (*lt_heuristic_fn)(void *handle, void *op, void *a, void *b, void *c, void *d, void *pref, int requested,
+                               gm_cublaslt_heuristic *results, int *returned);
+typedef int (*lt_matmul_fn)(void *handle, void *op, const void *alpha, const void *a, void *a_layout, const void *b,
+                            void *b_layout, const void *beta, const void *c, void *c_layout, void *d, void *d_layout,
+                            const void *algo, void *workspace, size_t workspace_size, CUstream stream);
 
 static struct {
     create_fn create;
     destroy_fn destroy;
     set_stream_fn set_stream;
-    sgemm_fn sgemm;
+    gemm_ex_fn gemm_ex;
 } blas;
-static int load_state;   /* 0 not tried, 1 loaded, -1 missing */
-static char loaded_from[512];
 
-/* Opens cuBLAS: by soname (the loader's path, LD_LIBRARY_PATH), else from
- * the toolkit's lib64 ($CUDA_HOME, then /usr/local/cuda), where a toolkit
- * install leaves it off the loader's path. libcublas finds its libcublasLt
- * beside itself (its RUNPATH is $ORIGIN). */
-static void *open_library(void)
+static struct {
+    create_fn create;
+    destroy_fn destroy;
+    lt_desc_create_fn desc_create;
+    destroy_fn desc_destroy;
+    lt_set_attr_fn desc_set;
+    lt_layout_create_fn layout_create;
+    destroy_fn layout_destroy;
+    lt_pref_create_fn pref_create;
+    destroy_fn pref_destroy;
+    lt_set_attr_fn pref_set;
+    lt_heuristic_fn heuristic;
+    lt_matmul_fn matmul;
+} lt;
+
+typedef struct {
+    const char *base;            /* "libcublas" */
+    int state;                   /* 0 not tried, 1 loaded, -1 missing */
+    char from[512];
+} library;
+static library cublas_lib = {"libcublas", 0, ""}, cublaslt_lib = {"libcublasLt", 0, ""};
+
+/* Opens lib->base: by soname (the loader's path, LD_LIBRARY_PATH), else
+ * from the toolkit's lib64 ($CUDA_HOME, then /usr/local/cuda), where a
+ * toolkit install leaves it off the loader's path. */
+static void *open_library(library *lib)
 {
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    static const char *const versions[] = {".so.13", ".so.12", ".so"};
     const char *home = getenv("CUDA_HOME");
     const char *dirs[] = {NULL, home && *home ? home : NULL, "/usr/local/cuda"};
     for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
         if (d > 0 && !dirs[d])
             continue;
-        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        for (size_t i = 0; i < sizeof versions / sizeof *versions; i++) {
             if (d == 0)
-                snprintf(loaded_from, sizeof loaded_from, "%s", names[i]);
+                snprintf(lib->from, sizeof lib->from, "%s%s", lib->base, versions[i]);
             else
-                snprintf(loaded_from, sizeof loaded_from, "%s/lib64/%s", dirs[d], names[i]);
-            void *lib = dlopen(loaded_from, RTLD_NOW | RTLD_LOCAL);
-            if (lib)
-                return lib;
+                snprintf(lib->from, sizeof lib->from, "%s/lib64/%s%s", dirs[d], lib->base, versions[i]);
+            void *h = dlopen(lib->from, RTLD_NOW | RTLD_LOCAL);
+            if (h)
+                return h;
         }
     }
-    loaded_from[0] = '\0';
+    lib->from[0] = '\0';
     return NULL;
 }
 
-static bool load(void)
+#define SYM(h, field, name) (*(void **)&(field) = dlsym(h, name), (field) != NULL)
+
+static bool load_cublas(void)
 {
-    if (load_state == 0) {
-        void *lib = open_library();
-        if (lib) {
-            *(void **)&blas.create = dlsym(lib, "cublasCreate_v2");
-            *(void **)&blas.destroy = dlsym(lib, "cublasDestroy_v2");
-            *(void **)&blas.set_stream = dlsym(lib, "cublasSetStream_v2");
-            *(void **)&blas.sgemm = dlsym(lib, "cublasSgemm_v2");
-        }
-        load_state = blas.create && blas.destroy && blas.set_stream && blas.sgemm ? 1 : -1;
+    if (cublas_lib.state == 0) {
+        void *h = open_library(&cublas_lib);
+        bool ok = h && SYM(h, blas.create, "cublasCreate_v2") && SYM(h, blas.destroy, "cublasDestroy_v2")
+                  && SYM(h, blas.set_stream, "cublasSetStream_v2") && SYM(h, blas.gemm_ex, "cublasGemmEx");
+        cublas_lib.state = ok ? 1 : -1;
     }
-    return load_state > 0;
+    return cublas_lib.state > 0;
+}
+
+static bool load_cublaslt(void)
+{
+    if (cublaslt_lib.state == 0) {
+        void *h = open_library(&cublaslt_lib);
+        bool ok = h && SYM(h, lt.create, "cublasLtCreate") && SYM(h, lt.destroy, "cublasLtDestroy")
+                  && SYM(h, lt.desc_create, "cublasLtMatmulDescCreate")
+                  && SYM(h, lt.desc_destroy, "cublasLtMatmulDescDestroy")
+                  && SYM(h, lt.desc_set, "cublasLtMatmulDescSetAttribute")
+                  && SYM(h, lt.layout_create, "cublasLtMatrixLayoutCreate")
+                  && SYM(h, lt.layout_destroy, "cublasLtMatrixLayoutDestroy")
+                  && SYM(h, lt.pref_create, "cublasLtMatmulPreferenceCreate")
+                  && SYM(h, lt.pref_destroy, "cublasLtMatmulPreferenceDestroy")
+                  && SYM(h, lt.pref_set, "cublasLtMatmulPreferenceSetAttribute")
+                  && SYM(h, lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") && SYM(h, lt.matmul, "cublasLtMatmul");
+        cublaslt_lib.state = ok ? 1 : -1;
+    }
+    return cublaslt_lib.state > 0;
 }
 
 const char *gm_cu_blas_library(void)
 {
-    return load() ? loaded_from : NULL;
+    return load_cublas() ? cublas_lib.from : NULL;
 }
 
-gm_status gm_cu_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
-                           const gm_buffer *b, gm_buffer *c)
+const char *gm_cu_blaslt_library(void)
 {
-    if (!load())
+    return load_cublaslt() ? cublaslt_lib.from : NULL;
+}
+
+const char *gm_cu_blas_impl(gm_precision p)
+{
+    switch (p) {
+    case GM_FP32: case GM_FP16: case GM_BF16: case GM_INT8: return "cublas";
+    case GM_FP8E4M3: case GM_FP8E5M2: return "cublaslt";
+    default: return NULL;
+    }
+}
+
+/* Plans g for dev (gm_cu_gemm_plan) and loads the library it needs. */
+static gm_status plan(gm_device *dev, gm_gemm *g, gm_cu_gemm_args *args)
+{
+    char why[sizeof dev->err.msg];
+    if (gm_cu_gemm_plan(g, gm_cu_compute_capability(dev), args, why, sizeof why) != GM_OK)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s", why);
+    if (args->lt ? !load_cublaslt() : !load_cublas())
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0,
-                              "cuBLAS not found (libcublas.so.13 or .12 on the loader's path, in $CUDA_HOME/lib64 "
-                              "or /usr/local/cuda/lib64)");
-    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "cuBLAS takes dimensions below 2^31");
+                              "%s not found (%s.so.13 or .12 on the loader's path, in $CUDA_HOME/lib64 or "
+                              "/usr/local/cuda/lib64)", args->lt ? "cuBLASLt" : "cuBLAS",
+                              args->lt ? cublaslt_lib.base : cublas_lib.base);
+    return GM_OK;
+}
+
+gm_status gm_cu_blas_plan(gm_device *dev, gm_gemm *g)
+{
+    gm_cu_gemm_args args;
+    return plan(dev, g, &args);
+}
+
+/* A cuBLAS status as the suite's, with dev->err set. */
+static gm_status status_of(gm_device *dev, int rc, const char *call, gm_precision p)
+{
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        return GM_OK;
+    if (rc == GM_CUBLAS_STATUS_ALLOC_FAILED)
+        return gm_device_fail(dev, GM_ERR_OOM, rc, "%s: allocation failed", call);
+    if (rc == GM_CUBLAS_STATUS_NOT_SUPPORTED || rc == GM_CUBLAS_STATUS_ARCH_MISMATCH)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, rc, "%s: no %s GEMM on this device (status %d)", call,
+                              gm_precision_name(p), rc);
+    return gm_device_fail(dev, GM_ERR_INVALID, rc, "%s failed with status %d", call, rc);
+}
+
+static int gemm_ex(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, const gm_buffer *a,
+                   const gm_buffer *b, gm_buffer *c)
+{
+    void **handle = gm_cu_blas_handle(dev);
+    int rc = *handle ? GM_CUBLAS_STATUS_SUCCESS : blas.create(handle);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = blas.set_stream(*handle, stream);
+    /* alpha and beta in the scale type: float for 32F, int32 for 32I. */
+    const float one_f = 1.0f, zero_f = 0.0f;
+    const int32_t one_i = 1, zero_i = 0;
+    bool integer = x->scale_type == GM_CUDA_R_32I;
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = blas.gemm_ex(*handle, x->transa, x->transb, x->m, x->n, x->k, integer ? (const void *)&one_i : &one_f,
+                          (const void *)b->handle, x->a_type, x->lda, (const void *)a->handle, x->b_type, x->ldb,
+                          integer ? (const void *)&zero_i : &zero_f, (void *)c->handle, x->c_type, x->ldc, x->compute,
+                          GM_CUBLAS_GEMM_DEFAULT);
+    return rc;
+}
+
+static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, const gm_buffer *a,
+                     const gm_buffer *b, gm_buffer *c, bool *no_algo)
+{
+    void **handle = gm_cu_blaslt_handle(dev);
+    int rc = *handle ? GM_CUBLAS_STATUS_SUCCESS : lt.create(handle);
+    void *op = NULL, *la = NULL, *lb = NULL, *lc = NULL, *ld = NULL, *pref = NULL;
+    const int32_t transa = x->transa, transb = x->transb;
+    const uint64_t no_workspace = 0;
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.desc_create(&op, x->compute, x->scale_type);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.desc_set(op, GM_CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.desc_set(op, GM_CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.layout_create(&la, x->a_type, (uint64_t)x->a_rows, (uint64_t)x->a_cols, x->lda);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.layout_create(&lb, x->b_type, (uint64_t)x->b_rows, (uint64_t)x->b_cols, x->ldb);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.layout_create(&lc, x->lt_c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.layout_create(&ld, x->c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.pref_create(&pref);
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace, sizeof no_workspace);
+    gm_cublaslt_heuristic best = {0};
+    int found = 0;
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.heuristic(*handle, op, la, lb, lc, ld, pref, 1, &best, &found);
+    *no_algo = rc == GM_CUBLAS_STATUS_SUCCESS && found == 0;
+    /* beta is 0: C is not read (and may be NULL). */
+    const float one = 1.0f, zero = 0.0f;
+    if (rc == GM_CUBLAS_STATUS_SUCCESS && found > 0)
+        rc = lt.matmul(*handle, op, &one, (const void *)b->handle, la, (const void *)a->handle, lb, &zero, NULL, lc,
+                       (void *)c->handle, ld, best.algo, NULL, 0, stream);
+    if (pref)
+        lt.pref_destroy(pref);
+    void *layouts[] = {la, lb, lc, ld};
+    for (int i = 0; i < 4; i++)
+        if (layouts[i])
+            lt.layout_destroy(layouts[i]);
+    if (op)
+        lt.desc_destroy(op);
+    return rc;
+}
+
+gm_status gm_cu_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
+                          gm_buffer *c)
+{
+    gm_gemm planned = *g;
+    gm_cu_gemm_args args;
+    gm_status st = plan(dev, &planned, &args);
+    if (st != GM_OK)
+        return st;
+    if (planned.b_nk != g->b_nk)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "cuBLAS: b is stored [%s] where the plan needs [%s]",
+                              g->b_nk ? "n, k" : "k, n", planned.b_nk ? "n, k" : "k, n");
     CUstream stream = gm_cu_stream(dev, queue);
     if (!stream)
         return dev->err.code;
-    void **handle = gm_cu_blas_handle(dev);
-    int rc = *handle ? CUBLAS_STATUS_SUCCESS : blas.create(handle);
-    if (rc == CUBLAS_STATUS_SUCCESS)
-        rc = blas.set_stream(*handle, stream);
-    /* Row-major C = A B is column-major C^T = B^T A^T: swap the operands. */
-    const float one = 1.0f, zero = 0.0f;
-    if (rc == CUBLAS_STATUS_SUCCESS)
-        rc = blas.sgemm(*handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
-                        (const float *)b->handle, (int)n, (const float *)a->handle, (int)k, &zero,
-                        (float *)c->handle, (int)n);
-    if (rc == CUBLAS_STATUS_ALLOC_FAILED)
-        return gm_device_fail(dev, GM_ERR_OOM, rc, "cuBLAS: allocation failed");
-    if (rc != CUBLAS_STATUS_SUCCESS)
-        return gm_device_fail(dev, GM_ERR_INVALID, rc, "cuBLAS sgemm failed with status %d", rc);
-    return GM_OK;
+    if (!args.lt)
+        return status_of(dev, gemm_ex(dev, stream, &args, a, b, c), "cublasGemmEx", g->prec);
+    bool no_algo = false;
+    int rc = lt_matmul(dev, stream, &args, a, b, c, &no_algo);
+    if (no_algo)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "cuBLASLt has no %s algorithm for m %zu, n %zu, k %zu",
+                              gm_precision_name(g->prec), g->m, g->n, g->k);
+    return status_of(dev, rc, "cublasLtMatmul", g->prec);
 }
 
 void gm_cu_blas_release(gm_device *dev)
 {
     void **handle = gm_cu_blas_handle(dev);
-    if (*handle && load())
+    if (*handle && load_cublas())
         blas.destroy(*handle);
+    *handle = NULL;
+    handle = gm_cu_blaslt_handle(dev);
+    if (*handle && load_cublaslt())
+        lt.destroy(*handle);
     *handle = NULL;
 }

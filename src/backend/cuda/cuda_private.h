@@ -9,15 +9,23 @@
 /* The stream `queue` of an open CUDA device; NULL after making its
  * context current failed (dev->err says why). */
 CUstream gm_cu_stream(gm_device *dev, int queue);
-/* Where the device keeps its cuBLAS handle (NULL until first use). */
+/* Where the device keeps its cuBLAS and cuBLASLt handles (NULL until
+ * first use). */
 void **gm_cu_blas_handle(gm_device *dev);
+void **gm_cu_blaslt_handle(gm_device *dev);
+/* The device's compute capability, major * 10 + minor (0 if unknown). */
+int gm_cu_compute_capability(gm_device *dev);
 
-/* The blas_sgemm op (cuda_blas.c), and the release of its handle. */
-gm_status gm_cu_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
-                           const gm_buffer *b, gm_buffer *c);
+/* The vendor GEMM ops (cuda_blas.c; backend.h says what they do), and the
+ * release of the device's handles. */
+const char *gm_cu_blas_impl(gm_precision p);
+gm_status gm_cu_blas_plan(gm_device *dev, gm_gemm *g);
+gm_status gm_cu_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
+                          gm_buffer *c);
 void gm_cu_blas_release(gm_device *dev);
-/* Where cuBLAS was loaded from (a soname or a path), loading it on first
- * call; NULL when it cannot be found. */
+/* Where cuBLAS (cuBLASLt) was loaded from (a soname or a path), loading it
+ * on first call; NULL when it cannot be found. */
 const char *gm_cu_blas_library(void);
+const char *gm_cu_blaslt_library(void);
 
 #endif

@@ -643,6 +643,7 @@ const gm_backend gm_backend_opencl = {
     .event_release = cl_event_release,
     .synchronize = cl_synchronize,
     .trim = cl_trim,
-    .blas_name = "clblast",
-    .blas_sgemm = gm_cl_blas_sgemm,
+    .blas_impl = gm_cl_blas_impl,
+    .blas_plan = gm_cl_blas_plan,
+    .blas_gemm = gm_cl_blas_gemm,
 };

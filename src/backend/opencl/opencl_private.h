@@ -9,8 +9,10 @@
 /* The command queue `queue` of an open OpenCL device. */
 cl_command_queue gm_cl_queue(gm_device *dev, int queue);
 
-/* The blas_sgemm op (opencl_blas.c). */
-gm_status gm_cl_blas_sgemm(gm_device *dev, int queue, size_t m, size_t n, size_t k, const gm_buffer *a,
-                           const gm_buffer *b, gm_buffer *c);
+/* The vendor GEMM ops (opencl_blas.c; backend.h says what they do). */
+const char *gm_cl_blas_impl(gm_precision p);
+gm_status gm_cl_blas_plan(gm_device *dev, gm_gemm *g);
+gm_status gm_cl_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
+                          gm_buffer *c);
 
 #endif

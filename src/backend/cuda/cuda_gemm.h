@@ -1,0 +1,84 @@
+/*
+ * The vendor GEMM on CUDA: which cuBLAS call computes a gm_gemm
+ * (backend.h), with which arguments. cuBLAS is loaded at run time and its
+ * headers are not needed: the few values used are declared here, as
+ * CUDA 13's library_types.h, cublas_api.h and cublasLt.h define them
+ * (tests/unit/test_cuda_gemm.c checks them against the toolkit's
+ * headers where they are installed).
+ */
+#ifndef GM_CUDA_GEMM_H
+#define GM_CUDA_GEMM_H
+
+#include "backend/backend.h"
+
+#include <stdint.h>
+
+/* cudaDataType_t (library_types.h) */
+enum {
+    GM_CUDA_R_32F = 0,
+    GM_CUDA_R_16F = 2,
+    GM_CUDA_R_8I = 3,
+    GM_CUDA_R_32I = 10,
+    GM_CUDA_R_16BF = 14,
+    GM_CUDA_R_8F_E4M3 = 28,
+    GM_CUDA_R_8F_E5M2 = 29,
+};
+
+/* cublasStatus_t, cublasOperation_t, cublasComputeType_t, cublasGemmAlgo_t (cublas_api.h) */
+enum {
+    GM_CUBLAS_STATUS_SUCCESS = 0,
+    GM_CUBLAS_STATUS_ALLOC_FAILED = 3,
+    GM_CUBLAS_STATUS_ARCH_MISMATCH = 8,
+    GM_CUBLAS_STATUS_NOT_SUPPORTED = 15,
+    GM_CUBLAS_OP_N = 0,
+    GM_CUBLAS_OP_T = 1,
+    GM_CUBLAS_COMPUTE_32F = 68,
+    GM_CUBLAS_COMPUTE_32I = 72,
+    GM_CUBLAS_GEMM_DEFAULT = -1,
+};
+
+/* cublasLtMatmulDescAttributes_t, cublasLtMatmulPreferenceAttributes_t (cublasLt.h) */
+enum {
+    GM_CUBLASLT_MATMUL_DESC_TRANSA = 3,
+    GM_CUBLASLT_MATMUL_DESC_TRANSB = 4,
+    GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,
+};
+
+/* cublasLtMatmulHeuristicResult_t: the algorithm (8 opaque words), then
+ * what it needs. The descriptors themselves are opaque pointers. */
+typedef struct {
+    uint64_t algo[8];
+    size_t workspace_size;
+    int state;                  /* cublasStatus_t */
+    float waves_count;
+    int reserved[4];
+} gm_cublaslt_heuristic;
+
+/*
+ * One cuBLAS call, column-major as cuBLAS counts: C[m, n] = op(A) op(B),
+ * op(A) m x k, op(B) k x n, each matrix stored column-major with its
+ * leading dimension. Row-major c = a b is column-major c^T = b^T a^T, so
+ * A is the gm_gemm's b (the weights), B its a, and m, n are its n, m.
+ */
+typedef struct {
+    bool lt;                    /* cublasLtMatmul (fp8), else cublasGemmEx */
+    int transa, transb;         /* GM_CUBLAS_OP_N or _T */
+    int m, n, k;
+    int lda, ldb, ldc;
+    int a_rows, a_cols;         /* A and B as stored (before op): cuBLASLt's layouts */
+    int b_rows, b_cols;
+    int a_type, b_type, c_type; /* cudaDataType_t of A, B and C (Lt: of D) */
+    int lt_c_type;              /* Lt: C's type, which fp8 with an fp8 D needs 16-bit; beta is 0, C unread */
+    int compute;                /* cublasComputeType_t */
+    int scale_type;             /* alpha and beta: GM_CUDA_R_32F, or _32I for int8 */
+} gm_cu_gemm_args;
+
+/*
+ * Plans g on a device of compute capability cc (major * 10 + minor): sets
+ * g's plan fields and *out, or returns GM_ERR_UNSUPPORTED with the reason
+ * in why (fp8 before 8.9, e5m2 x e5m2, dimensions the kernels refuse).
+ * Pure: no CUDA call, so that it is tested without a GPU.
+ */
+gm_status gm_cu_gemm_plan(gm_gemm *g, int cc, gm_cu_gemm_args *out, char *why, size_t why_len);
+
+#endif
