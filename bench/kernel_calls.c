@@ -2,11 +2,31 @@
 
 #include "bench/bench.h"
 
-/* Geometry constants of kernels/linear.cl. */
+/* Geometry constants of kernels/linear.cl: linear_tiled's GM_TILE;
+ * linear_blocked's GM_RB, GM_NB and GM_CB. */
 #define TILE 32
 #define TILE_ITEMS (TILE * TILE / 8)
-#define RB 4
-#define CB 16
+#define BLOCKED_RB 6
+#define BLOCKED_NB 16
+#define BLOCKED_CB 16
+/* linear_blocked: at least this many work items per compute unit where
+ * the rows allow (the strips times the row groups). */
+#define BLOCKED_ITEMS_PER_CU 8
+
+/* linear_blocked's launch (kernels/linear.cl): row groups of at most
+ * BLOCKED_NB blocks, more of them (down to one block each) while the
+ * work items do not fill every compute unit BLOCKED_ITEMS_PER_CU times. */
+static size_t blocked_global(const gm_device *dev, uint64_t m, uint64_t n)
+{
+    uint64_t strips = (n + BLOCKED_CB - 1) / BLOCKED_CB, blocks = (m + BLOCKED_RB - 1) / BLOCKED_RB;
+    uint64_t cu = dev->info.compute_units > 0 ? (uint64_t)dev->info.compute_units : 1;
+    uint64_t groups = (cu * BLOCKED_ITEMS_PER_CU + strips - 1) / strips, least = (blocks + BLOCKED_NB - 1) / BLOCKED_NB;
+    if (groups > blocks)
+        groups = blocks;
+    if (groups < least)
+        groups = least;
+    return (size_t)(groups * strips);
+}
 
 gm_status gm_linear_enqueue(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c)
 {
@@ -30,7 +50,7 @@ gm_status gm_linear_enqueue_int4(gm_device *dev, int queue, gm_kernel *kernel, b
         global = ((c->m + TILE - 1) / TILE) * ((c->n + TILE - 1) / TILE) * local;
     } else {
         local = 1;
-        global = ((c->m + RB - 1) / RB) * ((c->n + CB - 1) / CB);
+        global = blocked_global(dev, c->m, c->n);
     }
     return dev->backend->launch(dev, queue, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
 }
