@@ -2,11 +2,34 @@
 
 #include "bench/bench.h"
 
-/* Geometry constants of kernels/linear.cl. */
+/* Geometry constants of kernels/linear.cl: linear_tiled's GM_TILE;
+ * linear_blocked's GM_RB, GM_CB, GM_NS and GM_NB. */
 #define TILE 32
 #define TILE_ITEMS (TILE * TILE / 8)
-#define RB 4
-#define CB 16
+#define BLOCKED_RB 6
+#define BLOCKED_CB 16
+#define BLOCKED_NS 2
+#define BLOCKED_NB 16
+/* linear_blocked: at least this many work items per compute unit where
+ * the rows allow. */
+#define BLOCKED_ITEMS_PER_CU 8
+
+/* linear_blocked's global size (kernels/linear.cl): the spans times the
+ * row groups, as few groups as BLOCKED_NB row blocks each allow, more
+ * (down to one block each) while the work items fill the compute units
+ * fewer than BLOCKED_ITEMS_PER_CU times. */
+static size_t blocked_global(const gm_device *dev, uint64_t m, uint64_t n)
+{
+    uint64_t spans = (n + BLOCKED_NS * BLOCKED_CB - 1) / (BLOCKED_NS * BLOCKED_CB);
+    uint64_t blocks = (m + BLOCKED_RB - 1) / BLOCKED_RB, least = (blocks + BLOCKED_NB - 1) / BLOCKED_NB;
+    uint64_t cu = dev->info.compute_units > 0 ? (uint64_t)dev->info.compute_units : 1;
+    uint64_t groups = (cu * BLOCKED_ITEMS_PER_CU + spans - 1) / spans;
+    if (groups > blocks)
+        groups = blocks;
+    if (groups < least)
+        groups = least;
+    return (size_t)(groups * spans);
+}
 
 gm_status gm_linear_enqueue(gm_device *dev, int queue, gm_kernel *kernel, bool blocked, const gm_linear_call *c)
 {
@@ -30,7 +53,7 @@ gm_status gm_linear_enqueue_int4(gm_device *dev, int queue, gm_kernel *kernel, b
         global = ((c->m + TILE - 1) / TILE) * ((c->n + TILE - 1) / TILE) * local;
     } else {
         local = 1;
-        global = ((c->m + RB - 1) / RB) * ((c->n + CB - 1) / CB);
+        global = blocked_global(dev, c->m, c->n);
     }
     return dev->backend->launch(dev, queue, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
 }

@@ -86,53 +86,121 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w
 }
 
 /*
- * Register-blocked: each work item computes a GM_RB x GM_CB block of Y
- * with no local memory and no barriers, streaming rows of W (contiguous
- * along N, so the GM_CB columns vectorise). For CPU devices. Launch:
- * ceil(m / GM_RB) * ceil(n / GM_CB) work items, numbered row-major over
- * the blocks.
+ * Register-blocked over packed panels, for CPU devices: no barriers, so
+ * that PoCL's CPU device keeps a work item's GM_RB x GM_CB accumulators
+ * in vector registers (the loops over a block are unrolled).
+ *
+ * Each work item computes GM_NS strips of GM_CB columns (a span) of a row
+ * group of Y: up to GM_NB blocks of GM_RB rows. For every chunk of GM_KC
+ * rows of W it copies the span's slice of W, converted to float, into the
+ * panel `wp`, and for every row block the block's slice of X into `xp`,
+ * then runs the block against each strip of the panel, carrying the
+ * partial sums in `part` from chunk to chunk. The inner loop thus streams
+ * contiguous floats from L1 whatever the precision: a strip read in place
+ * has its rows n elements apart (at a power-of-two n they all fall into
+ * the same cache sets), and each weight is converted once per row group,
+ * each input once per span, instead of once per product. Rows past m
+ * repeat row m - 1 and are not stored; the panel's columns past n are 0.
+ *
+ * The panels and the partial sums are the group's local arrays, a group
+ * being one work item: as private arrays they would be stack on CUDA,
+ * which reserves the largest kernel frame for every resident thread
+ * (CUDA never runs this kernel, but it compiles it).
+ *
+ * Launch: groups * ceil(n / (GM_NS * GM_CB)) work items, local size 1,
+ * numbered row-major over (row group, span), so that neighbours share
+ * their rows of X. The host picks `groups`, at least
+ * ceil(m / (GM_RB * GM_NB)) (more to give every core work when m is
+ * small); the ceil(m / GM_RB) row blocks are dealt out evenly,
+ * ceil(blocks / groups) to a group.
  */
-#define GM_RB 4
-#define GM_CB 16
+#define GM_RB 6      /* rows of a register block: 6 x 16 floats = 12 AVX registers */
+#define GM_CB 16     /* columns of a strip */
+#define GM_NS 2      /* strips of a span */
+#define GM_NB 16     /* row blocks of a row group */
+#define GM_KC 128    /* rows of W per panel (wp 16 KiB, xp 3 KiB, part 12 KiB) */
 
 GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
                          GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
     GM_LINEAR_APPLY_OFFSETS();
-    const unsigned int blocks_n = (n + GM_CB - 1) / GM_CB;
-    const unsigned int row0 = (unsigned int)(gm_global_id() / blocks_n) * GM_RB;
-    const unsigned int col0 = (unsigned int)(gm_global_id() % blocks_n) * GM_CB;
+    const unsigned int wide = GM_NS * GM_CB;                  /* columns of a span */
+    const unsigned int spans = (n + wide - 1) / wide;
+    const unsigned int groups = (unsigned int)(gm_global_size() / spans);
+    const unsigned int fair = ((m + GM_RB - 1) / GM_RB + groups - 1) / groups;
+    const unsigned int per = fair < GM_NB ? fair : GM_NB;   /* row blocks of a group */
+    const unsigned int col0 = (unsigned int)(gm_global_id() % spans) * wide;
+    const unsigned int row0 = (unsigned int)(gm_global_id() / spans) * per * GM_RB;
     if (row0 >= m)
         return;
-    float acc[GM_RB][GM_CB];
-    for (int i = 0; i < GM_RB; i++)
-        for (int c = 0; c < GM_CB; c++)
-            acc[i][c] = 0.0f;
-    /* Rows past m repeat the last row; columns past n are never stored. */
-    unsigned int rows[GM_RB];
-    for (int i = 0; i < GM_RB; i++)
-        rows[i] = row0 + (unsigned int)i < m ? row0 + (unsigned int)i : m - 1;
-    if (col0 + GM_CB <= n) {
-        for (unsigned int kk = 0; kk < k; kk++) {
-            float wv[GM_CB];
-            for (int c = 0; c < GM_CB; c++)
-                wv[c] = GM_WLOAD(w, (size_t)kk * n + col0 + (unsigned int)c, kk, col0 + (unsigned int)c, sw);
-            for (int i = 0; i < GM_RB; i++) {
-                float xv = GM_LOAD(x, (size_t)rows[i] * k + kk, sx);
-                for (int c = 0; c < GM_CB; c++)
-                    acc[i][c] += xv * wv[c];
+    const unsigned int left = (m - row0 + GM_RB - 1) / GM_RB;
+    const unsigned int blocks = left < per ? left : per;
+    const unsigned int rest = (n - col0 + GM_CB - 1) / GM_CB;  /* strips from col0 on */
+    const unsigned int strips = rest < GM_NS ? rest : GM_NS;
+    GM_LOCAL_DECL float wp[GM_NS * GM_KC * GM_CB];            /* [strip][row of W][column] */
+    GM_LOCAL_DECL float xp[GM_RB * GM_KC];                    /* [row][column of X] */
+    GM_LOCAL_DECL float part[GM_NB * GM_NS * GM_RB * GM_CB];  /* [block][strip][row][column] */
+    for (unsigned int k0 = 0; k0 < k; k0 += GM_KC) {
+        const unsigned int kn = k - k0 < GM_KC ? k - k0 : GM_KC;
+        for (unsigned int s = 0; s < strips; s++) {
+            const unsigned int c0 = col0 + s * GM_CB;
+            GM_LOCAL float *GM_RESTRICT ws = wp + s * (GM_KC * GM_CB);
+            if (c0 + GM_CB <= n) {
+                for (unsigned int kk = 0; kk < kn; kk++)
+#pragma unroll
+                    for (unsigned int c = 0; c < GM_CB; c++)
+                        ws[kk * GM_CB + c] = GM_WLOAD(w, (size_t)(k0 + kk) * n + c0 + c, k0 + kk, c0 + c, sw);
+            } else {
+                for (unsigned int kk = 0; kk < kn; kk++)
+                    for (unsigned int c = 0; c < GM_CB; c++)
+                        ws[kk * GM_CB + c] =
+                            c0 + c < n ? GM_WLOAD(w, (size_t)(k0 + kk) * n + c0 + c, k0 + kk, c0 + c, sw) : 0.0f;
             }
         }
-    } else {
-        for (unsigned int kk = 0; kk < k; kk++)
-            for (int i = 0; i < GM_RB; i++) {
-                float xv = GM_LOAD(x, (size_t)rows[i] * k + kk, sx);
-                for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
-                    acc[i][c] += xv * GM_WLOAD(w, (size_t)kk * n + col0 + c, kk, col0 + c, sw);
+        for (unsigned int b = 0; b < blocks; b++) {
+#pragma unroll
+            for (unsigned int i = 0; i < GM_RB; i++) {
+                const unsigned int row = row0 + b * GM_RB + i;
+                const size_t from = (size_t)(row < m ? row : m - 1) * k + k0;
+                for (unsigned int kk = 0; kk < kn; kk++)
+                    xp[i * GM_KC + kk] = GM_LOAD(x, from + kk, sx);
             }
+            for (unsigned int s = 0; s < strips; s++) {
+                GM_LOCAL const float *GM_RESTRICT ws = wp + s * (GM_KC * GM_CB);
+                GM_LOCAL float *GM_RESTRICT pb = part + (b * GM_NS + s) * (GM_RB * GM_CB);
+                float acc[GM_RB][GM_CB];
+#pragma unroll
+                for (unsigned int i = 0; i < GM_RB; i++)
+#pragma unroll
+                    for (unsigned int c = 0; c < GM_CB; c++)
+                        acc[i][c] = k0 ? pb[i * GM_CB + c] : 0.0f;
+                for (unsigned int kk = 0; kk < kn; kk++) {
+                    float wv[GM_CB];
+#pragma unroll
+                    for (unsigned int c = 0; c < GM_CB; c++)
+                        wv[c] = ws[kk * GM_CB + c];
+#pragma unroll
+                    for (unsigned int i = 0; i < GM_RB; i++) {
+                        const float xv = xp[i * GM_KC + kk];
+#pragma unroll
+                        for (unsigned int c = 0; c < GM_CB; c++)
+                            acc[i][c] += xv * wv[c];
+                    }
+                }
+#pragma unroll
+                for (unsigned int i = 0; i < GM_RB; i++)
+#pragma unroll
+                    for (unsigned int c = 0; c < GM_CB; c++)
+                        pb[i * GM_CB + c] = acc[i][c];
+            }
+        }
     }
-    for (int i = 0; i < GM_RB && row0 + (unsigned int)i < m; i++)
-        for (unsigned int c = 0; c < GM_CB && col0 + c < n; c++)
-            GM_STORE(y, (size_t)(row0 + (unsigned int)i) * n + col0 + c,
-                     GM_EPILOGUE(acc[i][c], (size_t)(row0 + (unsigned int)i) * n + col0 + c), sy);
+    for (unsigned int q = 0; q < blocks * GM_RB && row0 + q < m; q++)
+        for (unsigned int s = 0; s < strips; s++) {
+            GM_LOCAL const float *GM_RESTRICT pb = part + ((q / GM_RB) * GM_NS + s) * (GM_RB * GM_CB) + (q % GM_RB) * GM_CB;
+            for (unsigned int c = 0; c < GM_CB && col0 + s * GM_CB + c < n; c++) {
+                const size_t at = (size_t)(row0 + q) * n + col0 + s * GM_CB + c;
+                GM_STORE(y, at, GM_EPILOGUE(pb[c], at), sy);
+            }
+        }
 }
