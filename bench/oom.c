@@ -27,6 +27,7 @@
  * `timeout` row; the search counts it as not fitting and goes on with a
  * fresh worker.
  */
+#include "bench/mem_plan.h"
 #include "bench/pattern.h"
 #include "bench/precision_roles.h"
 #include "bench/probe.h"
@@ -314,17 +315,14 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int widx = 0;
     while (gm_workloads[widx] != r)
         widx++;
-    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq};
+    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq, s->train};
     snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
     gm_row *row = &sr.row;
     row->suite = "oom";
     row->workload = r->name;
     row->variant = impl;
     row->pattern = gm_pattern_names[pattern];
-    row->precision = gm_roles_label(s);
-    row->weight_precision = gm_precision_name(gm_weight_prec(s));
-    row->kv_precision = gm_precision_name(gm_kv_prec(s));
-    row->activation_precision = gm_precision_name(s->prec);
+    gm_row_shape_fields(row, s);
     row->seq_len = s->seq;
     double t0 = gm_now();
     /* The memory the probes find free (under the cap): the model's guess
@@ -436,10 +434,12 @@ static int each_search(gm_bench *b, gm_worker *worker,
     size_t n_seqs;
     seqs_of(b, &seqs, &n_seqs);
     int count = 0;
-    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !gm_workloads[w]->trains))
-            continue;
+    /* every workload in every mode it runs */
+    for (int wm = 0; wm < GM_RUNNABLE_WORKLOAD_COUNT * GM_PLAN_MODE_COUNT; wm++) {
+        int w = wm / GM_PLAN_MODE_COUNT, m = wm % GM_PLAN_MODE_COUNT;
         const gm_workload *r = gm_workloads[w];
+        if (!(b->opts->workloads & (1u << w)) || !(b->opts->modes & (1u << m)) || !gm_workload_in_mode(r, m))
+            continue;
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             if (!(b->opts->precisions & (1u << p)))
                 continue;
@@ -455,14 +455,15 @@ static int each_search(gm_bench *b, gm_worker *worker,
                             continue;
                         gm_shape s = b->opts->shape;
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
+                        s.train = m == GM_PLAN_TRAIN;
                         s.seq = seqs[si];
                         s.batch = 1;
                         if (r->adapt)
                             r->adapt(&s, impls[i]);
                         int rc = gm_bench_resuming(b) ? 0 : fn(b, worker, r, &s, impls[i], (gm_pattern_kind)pat);
                         char label[96];
-                        snprintf(label, sizeof label, "oom %s %s %s s=%llu", r->name, impls[i], gm_precision_name(s.prec),
-                                 (unsigned long long)s.seq);
+                        snprintf(label, sizeof label, "oom %s %s %s%s s=%llu", r->name, impls[i],
+                                 gm_precision_name(s.prec), s.train ? " train" : "", (unsigned long long)s.seq);
                         if (gm_bench_point_finished(b, rc, label) != 0)
                             return -1;
                     }

@@ -10,6 +10,7 @@
 #include "bench/arch.h"
 #include "device/device.h"
 #include "lib/precision.h"
+#include "run/results.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,9 +55,6 @@ typedef struct {
     unsigned sweep_prec;    /* the point's --precision value + 1 (gm_shape_set_roles) */
     uint64_t group_size;    /* int4 weights: rows of W per fp16 scale (0: 128) */
 } gm_shape;
-
-/* The note of every --mode train row: what the device does not compute. */
-#define GM_TRAIN_NOTE "backward not computed: gradients synthetic"
 
 /* Does s carry a whole architecture (--model PRESET)? */
 #define gm_shape_has_arch(s) ((s)->arch.layers != 0)
@@ -125,6 +123,10 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
 #define GM_WORKLOAD_COUNT_ONE_(n) +1
 /* How many workloads there are (a constant expression). */
 #define GM_WORKLOAD_COUNT (0 GM_WORKLOAD_LIST(GM_WORKLOAD_COUNT_ONE_))
+
+/* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
+ * workload runs inference; train only where w->trains. */
+bool gm_workload_in_mode(const gm_workload *w, int m);
 
 /* Every workload in list order, then NULL. */
 extern const gm_workload *const gm_workloads[];
