@@ -369,7 +369,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
         row->batch = sr.point.batch;
         return emit_failed_probe(b, *row, &res);
     }
-    char note[400], at[32], next[32], fb[32], ob[32];
+    char note[512], at[32], next[32], fb[32], ob[32];
     double took = gm_now() - t0;
     row->batch = lo;
     row->model_bytes = lo ? model_at(r, *s, lo) : 0;
@@ -383,6 +383,9 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
                       gm_format_size(free_b, fb, sizeof fb), overhead ? ", overhead learned " : "",
                       overhead < 0 ? "-" : "",
                       overhead ? gm_format_size((uint64_t)(overhead < 0 ? -overhead : overhead), ob, sizeof ob) : "");
+    if (gm_probe_runs_one_sequence(r, s) && n > 0 && (size_t)n < sizeof note)
+        n += snprintf(note + n, sizeof note - (size_t)n, "; each probe allocated the whole batch and ran and verified "
+                      "its first sequence");
     if (s->train && n > 0 && (size_t)n < sizeof note)
         snprintf(note + n, sizeof note - (size_t)n, "; %s", GM_TRAIN_NOTE);
     struct { const char *metric, *unit; double value; } out[] = {

@@ -69,6 +69,7 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
     gm_shape s = o->shape;
     gm_shape_set_roles(&s, &o->shape, p->prec);
     s.train = p->train;
+    s.probe = true;
     s.seq = p->seq;
     s.batch = p->batch;
     const gm_workload *r = gm_workloads[p->workload];

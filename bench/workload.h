@@ -49,6 +49,11 @@ typedef struct {
      * is 0 for a models.ini shape); block runs it (bench/block_model.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
+    /* An oom probe (bench/probe.h): every tensor of the batch is allocated
+     * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
+     * verifies the batch's first sequence only, so that a probe's time does
+     * not grow with the memory searched. Other workloads run it all. */
+    bool probe;
     /* Per-role precisions (bench/precision_roles.h): 0 = prec, else the
      * precision + 1. act_prec only in the options' base shape. */
     unsigned weight_prec, kv_prec, act_prec;
@@ -81,6 +86,10 @@ typedef struct gm_workload {
     bool uses_heads;
     /* Does it run --mode train (the suites pass over the others)? */
     bool trains;
+    /* Does it run a whole --model architecture (bench/block_model.c) when
+     * the shape has one? Such a point's oom probe runs one sequence
+     * (gm_shape.probe). */
+    bool runs_whole_model;
     /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
      * Returns the count, or -1 if a size overflows 64 bits. */
     int (*tensors)(const gm_shape *s, gm_tensor *out);
@@ -123,6 +132,10 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
 #define GM_WORKLOAD_COUNT_ONE_(n) +1
 /* How many workloads there are (a constant expression). */
 #define GM_WORKLOAD_COUNT (0 GM_WORKLOAD_LIST(GM_WORKLOAD_COUNT_ONE_))
+
+/* Does an oom probe of workload w at shape s run only the batch's first
+ * sequence (a whole model, gm_shape.probe)? */
+#define gm_probe_runs_one_sequence(w, s) ((w)->runs_whole_model && gm_shape_has_arch(s))
 
 /* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
  * workload runs inference; train only where w->trains. */
