@@ -1,7 +1,8 @@
 /*
  * The oom suite: where memory runs out.
  *   largest_alloc  the largest single allocation that succeeds (and is
- *                  touched), exact to 1 MiB, by bisection
+ *                  touched), exact to 1 MiB: from the free memory, gallop
+ *                  and bisect
  *   largest_total  the most memory obtainable in chunks, each touched:
  *                  chunks halve on failure down to 1 MiB
  *   max_batch      for each workload, precision, sequence length and
@@ -78,36 +79,64 @@ static int emit_failed_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
     return gm_bench_emit(b, &row, NULL, 0);
 }
 
+/* The largest single allocation, exact to 1MiB: the first probe asks for
+ * what the device says is free (under the cap, and at most the driver's
+ * largest allocation and the usable total), then the search gallops from
+ * there (+-1MiB, +-2MiB, +-4MiB, ...) until the answer is bracketed, then
+ * bisects: lo MiB allocated and touched, lo + 1 not (or past the end). */
 static int largest_alloc(gm_bench *b, gm_worker *w)
 {
     gm_device *dev = b->dev;
+    double t0 = gm_now();
     uint64_t total = gm_device_usable_total(dev);
     uint64_t lo = 0, hi = total / MIB + 1;   /* lo MiB fits; hi MiB does not (or is past the end) */
+    gm_probe_result fr;
+    gm_worker_free_memory(w, &fr);
+    uint64_t start = fr.outcome == GM_PROBE_FITS && fr.value ? fr.value : total;
+    if (dev->info.max_alloc && start > dev->info.max_alloc)
+        start = dev->info.max_alloc;
+    start /= MIB;
+    start = start < 1 ? 1 : start >= hi ? hi - 1 : start;
     int probes = 0, rc = 0;
-    double t0 = gm_now();
+    bool galloping = true, first_fit = false;
+    uint64_t step = 1;
     gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "per-tensor", .metric = "largest_alloc",
                   .unit = "bytes"};
     while (hi - lo > 1 && rc == 0) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t mid;
+        if (probes == 0) {
+            mid = start;
+        } else if (galloping) {
+            mid = first_fit ? (hi - lo > step ? lo + step : hi - 1) : (hi - lo > step ? hi - step : lo + 1);
+            step *= 2;
+        } else {
+            mid = lo + (hi - lo) / 2;
+        }
         gm_probe_result r;
         gm_worker_alloc(w, mid * MIB, &r);
         probes++;
-        if (r.outcome == GM_PROBE_FITS) {
-            lo = mid;
-        } else if (r.outcome == GM_PROBE_FAILED) {
+        if (r.outcome == GM_PROBE_FAILED)
             return emit_failed_probe(b, row, &r);
+        bool fits = r.outcome == GM_PROBE_FITS;
+        if (fits) {
+            lo = mid;
         } else {
             hi = mid;
             row.bytes = mid * MIB;
             if (r.outcome != GM_PROBE_OOM)
                 rc = emit_lost_probe(b, row, &r);
         }
+        if (probes == 1)
+            first_fit = fits;
+        else if (fits != first_fit)
+            galloping = false;      /* bracketed: bisect */
     }
-    char note[256], a[32], m[32], c[32];
-    snprintf(note, sizeof note, "%d probes in %.2f s; advertised total %s, largest allocation %s%s%s%s", probes,
-             gm_now() - t0, gm_format_size(dev->info.total_mem, a, sizeof a),
-             gm_format_size(dev->info.max_alloc, m, sizeof m), dev->mem_limit ? ", under the " : "",
-             dev->mem_limit ? gm_format_size(dev->mem_limit, c, sizeof c) : "", dev->mem_limit ? " cap" : "");
+    char note[300], a[32], m[32], c[32], f[32];
+    snprintf(note, sizeof note, "%d probes in %.2f s from %s free; advertised total %s, largest allocation %s%s%s%s",
+             probes, gm_now() - t0, gm_format_size(start * MIB, f, sizeof f),
+             gm_format_size(dev->info.total_mem, a, sizeof a), gm_format_size(dev->info.max_alloc, m, sizeof m),
+             dev->mem_limit ? ", under the " : "", dev->mem_limit ? gm_format_size(dev->mem_limit, c, sizeof c) : "",
+             dev->mem_limit ? " cap" : "");
     return rc ? rc : emit_value(b, "alloc", "largest_alloc", "bytes", (double)(lo * MIB), lo * MIB, note);
 }
 
