@@ -11,7 +11,7 @@
 # joins them apart; a run of schema 3, without the column, is read as of
 # its one mode).
 . tests/lib.sh
-plan 26
+plan 28
 
 model="--model tiny-llama-gqa"
 plan_total() {   # MODE PRECISION BATCH SEQ
@@ -64,6 +64,21 @@ is "$(csv_value "$TEST_TMP/kv/results.csv" '$_->{metric} eq "time" && $_->{preci
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
     --workload kvcache $model --precision int8 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kvfault" --quiet
 is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch"')" 2 "kvcache GQA: a wrong output is a mismatch row"
+
+# Products wider than 1024 columns (the MLP, the vocabulary) are checked on
+# sampled columns, tied head (the embedding's rows) or not: every
+# precision still verifies.
+for tied in false true; do
+    cat >"$TEST_TMP/wide-$tied.json" <<END
+{"model_type": "llama", "hidden_size": 128, "intermediate_size": 1100, "num_attention_heads": 4,
+ "num_hidden_layers": 2, "num_key_value_heads": 2, "vocab_size": 3000, "tie_word_embeddings": $tied}
+END
+    run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block \
+        --model "$TEST_TMP/wide-$tied.json" --mode inference,train --precision fp32,bf16,int8 --batch 2 --seq 8 \
+        --reps 2 --out "$TEST_TMP/wide-$tied" --quiet
+    is "$(csv_count "$TEST_TMP/wide-$tied/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 5 \
+        "MLP of 1100 and vocabulary of 3000 columns (tied head: $tied): inference in 3 precisions and training in 2 verify"
+done
 
 # Models.ini shapes are untouched by the whole-model path.
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model gpt-125m \
