@@ -469,6 +469,7 @@ const gm_workload gm_workload_block = {
     .summary = "transformer blocks: weights, activations, KV cache, workspace",
     .uses_heads = true,
     .trains = true,
+    .runs_whole_model = true,
     .tensors = block_tensors,
     .impls = block_impls,
     .adapt = block_adapt,

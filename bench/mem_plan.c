@@ -28,6 +28,8 @@ static uint64_t share(uint64_t x, uint64_t n)
     return x == UINT64_MAX ? x : x / n + (x % n != 0);
 }
 
+const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT] = {"inference", "train"};
+
 const char *gm_plan_role_name(gm_plan_role r)
 {
     static const char *const names[] = {"weights", "gradients", "optimizer", "kv_cache", "activations", "workspace"};

@@ -14,7 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum { GM_PLAN_INFERENCE, GM_PLAN_TRAIN } gm_plan_mode;
+typedef enum { GM_PLAN_INFERENCE, GM_PLAN_TRAIN, GM_PLAN_MODE_COUNT } gm_plan_mode;
+/* "inference", "train": the values of --mode, and of results' `mode` column. */
+extern const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT];
 typedef enum { GM_OPTIM_ADAMW, GM_OPTIM_ADAMW_8BIT, GM_OPTIM_SGD, GM_OPTIM_SGD_MOMENTUM } gm_optimizer;
 typedef enum { GM_RECOMPUTE_NONE, GM_RECOMPUTE_SELECTIVE, GM_RECOMPUTE_FULL } gm_recompute;
 

@@ -5,6 +5,7 @@
  * precision's element size; softmax statistics and score matrices are fp32
  * (the accumulation type).
  */
+#include "bench/mem_plan.h"
 #include "bench/options.h"
 #include "bench/workload.h"
 
@@ -68,6 +69,8 @@ const gm_workload *const gm_workloads[] = {GM_WORKLOAD_LIST(ENTRY_) NULL};
 #define NAME_(n) #n,
 const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {GM_WORKLOAD_LIST(NAME_)};
 #undef NAME_
+
+bool gm_workload_in_mode(const gm_workload *w, int m) { return m == GM_PLAN_INFERENCE || w->trains; }
 
 const gm_workload *gm_workload_find(const char *name)
 {

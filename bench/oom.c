@@ -1,7 +1,8 @@
 /*
  * The oom suite: where memory runs out.
  *   largest_alloc  the largest single allocation that succeeds (and is
- *                  touched), exact to 1 MiB, by bisection
+ *                  touched), exact to 1 MiB: from the free memory, gallop
+ *                  and bisect
  *   largest_total  the most memory obtainable in chunks, each touched:
  *                  chunks halve on failure down to 1 MiB
  *   max_batch      for each workload, precision, sequence length and
@@ -27,6 +28,7 @@
  * `timeout` row; the search counts it as not fitting and goes on with a
  * fresh worker.
  */
+#include "bench/mem_plan.h"
 #include "bench/pattern.h"
 #include "bench/precision_roles.h"
 #include "bench/probe.h"
@@ -77,36 +79,64 @@ static int emit_failed_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
     return gm_bench_emit(b, &row, NULL, 0);
 }
 
+/* The largest single allocation, exact to 1MiB: the first probe asks for
+ * what the device says is free (under the cap, and at most the driver's
+ * largest allocation and the usable total), then the search gallops from
+ * there (+-1MiB, +-2MiB, +-4MiB, ...) until the answer is bracketed, then
+ * bisects: lo MiB allocated and touched, lo + 1 not (or past the end). */
 static int largest_alloc(gm_bench *b, gm_worker *w)
 {
     gm_device *dev = b->dev;
+    double t0 = gm_now();
     uint64_t total = gm_device_usable_total(dev);
     uint64_t lo = 0, hi = total / MIB + 1;   /* lo MiB fits; hi MiB does not (or is past the end) */
+    gm_probe_result fr;
+    gm_worker_free_memory(w, &fr);
+    uint64_t start = fr.outcome == GM_PROBE_FITS && fr.value ? fr.value : total;
+    if (dev->info.max_alloc && start > dev->info.max_alloc)
+        start = dev->info.max_alloc;
+    start /= MIB;
+    start = start < 1 ? 1 : start >= hi ? hi - 1 : start;
     int probes = 0, rc = 0;
-    double t0 = gm_now();
+    bool galloping = true, first_fit = false;
+    uint64_t step = 1;
     gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "per-tensor", .metric = "largest_alloc",
                   .unit = "bytes"};
     while (hi - lo > 1 && rc == 0) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t mid;
+        if (probes == 0) {
+            mid = start;
+        } else if (galloping) {
+            mid = first_fit ? (hi - lo > step ? lo + step : hi - 1) : (hi - lo > step ? hi - step : lo + 1);
+            step *= 2;
+        } else {
+            mid = lo + (hi - lo) / 2;
+        }
         gm_probe_result r;
         gm_worker_alloc(w, mid * MIB, &r);
         probes++;
-        if (r.outcome == GM_PROBE_FITS) {
-            lo = mid;
-        } else if (r.outcome == GM_PROBE_FAILED) {
+        if (r.outcome == GM_PROBE_FAILED)
             return emit_failed_probe(b, row, &r);
+        bool fits = r.outcome == GM_PROBE_FITS;
+        if (fits) {
+            lo = mid;
         } else {
             hi = mid;
             row.bytes = mid * MIB;
             if (r.outcome != GM_PROBE_OOM)
                 rc = emit_lost_probe(b, row, &r);
         }
+        if (probes == 1)
+            first_fit = fits;
+        else if (fits != first_fit)
+            galloping = false;      /* bracketed: bisect */
     }
-    char note[256], a[32], m[32], c[32];
-    snprintf(note, sizeof note, "%d probes in %.2f s; advertised total %s, largest allocation %s%s%s%s", probes,
-             gm_now() - t0, gm_format_size(dev->info.total_mem, a, sizeof a),
-             gm_format_size(dev->info.max_alloc, m, sizeof m), dev->mem_limit ? ", under the " : "",
-             dev->mem_limit ? gm_format_size(dev->mem_limit, c, sizeof c) : "", dev->mem_limit ? " cap" : "");
+    char note[300], a[32], m[32], c[32], f[32];
+    snprintf(note, sizeof note, "%d probes in %.2f s from %s free; advertised total %s, largest allocation %s%s%s%s",
+             probes, gm_now() - t0, gm_format_size(start * MIB, f, sizeof f),
+             gm_format_size(dev->info.total_mem, a, sizeof a), gm_format_size(dev->info.max_alloc, m, sizeof m),
+             dev->mem_limit ? ", under the " : "", dev->mem_limit ? gm_format_size(dev->mem_limit, c, sizeof c) : "",
+             dev->mem_limit ? " cap" : "");
     return rc ? rc : emit_value(b, "alloc", "largest_alloc", "bytes", (double)(lo * MIB), lo * MIB, note);
 }
 
@@ -314,17 +344,14 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int widx = 0;
     while (gm_workloads[widx] != r)
         widx++;
-    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq};
+    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq, s->train};
     snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
     gm_row *row = &sr.row;
     row->suite = "oom";
     row->workload = r->name;
     row->variant = impl;
     row->pattern = gm_pattern_names[pattern];
-    row->precision = gm_roles_label(s);
-    row->weight_precision = gm_precision_name(gm_weight_prec(s));
-    row->kv_precision = gm_precision_name(gm_kv_prec(s));
-    row->activation_precision = gm_precision_name(s->prec);
+    gm_row_shape_fields(row, s);
     row->seq_len = s->seq;
     double t0 = gm_now();
     /* The memory the probes find free (under the cap): the model's guess
@@ -371,7 +398,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
         row->batch = sr.point.batch;
         return emit_failed_probe(b, *row, &res);
     }
-    char note[400], at[32], next[32], fb[32], ob[32];
+    char note[512], at[32], next[32], fb[32], ob[32];
     double took = gm_now() - t0;
     row->batch = lo;
     row->model_bytes = lo ? model_at(r, *s, lo) : 0;
@@ -385,6 +412,9 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
                       gm_format_size(free_b, fb, sizeof fb), overhead ? ", overhead learned " : "",
                       overhead < 0 ? "-" : "",
                       overhead ? gm_format_size((uint64_t)(overhead < 0 ? -overhead : overhead), ob, sizeof ob) : "");
+    if (gm_probe_runs_one_sequence(r, s) && n > 0 && (size_t)n < sizeof note)
+        n += snprintf(note + n, sizeof note - (size_t)n, "; each probe allocated the whole batch and ran and verified "
+                      "its first sequence");
     if (s->train && n > 0 && (size_t)n < sizeof note)
         snprintf(note + n, sizeof note - (size_t)n, "; %s", GM_TRAIN_NOTE);
     struct { const char *metric, *unit; double value; } out[] = {
@@ -436,10 +466,12 @@ static int each_search(gm_bench *b, gm_worker *worker,
     size_t n_seqs;
     seqs_of(b, &seqs, &n_seqs);
     int count = 0;
-    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !gm_workloads[w]->trains))
-            continue;
+    /* every workload in every mode it runs */
+    for (int wm = 0; wm < GM_RUNNABLE_WORKLOAD_COUNT * GM_PLAN_MODE_COUNT; wm++) {
+        int w = wm / GM_PLAN_MODE_COUNT, m = wm % GM_PLAN_MODE_COUNT;
         const gm_workload *r = gm_workloads[w];
+        if (!(b->opts->workloads & (1u << w)) || !(b->opts->modes & (1u << m)) || !gm_workload_in_mode(r, m))
+            continue;
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             if (!(b->opts->precisions & (1u << p)))
                 continue;
@@ -455,14 +487,15 @@ static int each_search(gm_bench *b, gm_worker *worker,
                             continue;
                         gm_shape s = b->opts->shape;
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
+                        s.train = m == GM_PLAN_TRAIN;
                         s.seq = seqs[si];
                         s.batch = 1;
                         if (r->adapt)
                             r->adapt(&s, impls[i]);
                         int rc = gm_bench_resuming(b) ? 0 : fn(b, worker, r, &s, impls[i], (gm_pattern_kind)pat);
                         char label[96];
-                        snprintf(label, sizeof label, "oom %s %s %s s=%llu", r->name, impls[i], gm_precision_name(s.prec),
-                                 (unsigned long long)s.seq);
+                        snprintf(label, sizeof label, "oom %s %s %s%s s=%llu", r->name, impls[i],
+                                 gm_precision_name(s.prec), s.train ? " train" : "", (unsigned long long)s.seq);
                         if (gm_bench_point_finished(b, rc, label) != 0)
                             return -1;
                     }

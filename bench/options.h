@@ -42,7 +42,9 @@ typedef struct {
     unsigned patterns;         /* bit per allocation pattern (bench/pattern.h) */
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
-    gm_shape shape;
+    unsigned modes;            /* bit per gm_plan_mode (--mode): the suites run
+                                * each point in every mode given */
+    gm_shape shape;            /* its train flag is set per point, by the mode */
     /* The oom suite: seconds a probe may take before its worker is killed;
      * the largest batch by doubling and bisection alone (--search bisect)
      * instead of from the memory model's guess. */

@@ -1,5 +1,6 @@
 #include "bench/precision_roles.h"
 
+#include "bench/mem_plan.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,16 @@ const char *gm_roles_label(const gm_shape *s)
         snprintf(l, sizeof labels[0][0][0], "%s", buf);
     }
     return l;
+}
+
+void gm_row_shape_fields(gm_row *row, const gm_shape *s)
+{
+    row->precision = gm_roles_label(s);
+    row->weight_precision = gm_precision_name(gm_weight_prec(s));
+    row->kv_precision = gm_precision_name(gm_kv_prec(s));
+    row->activation_precision = gm_precision_name(s->prec);
+    row->model = gm_shape_has_arch(s) ? s->arch.name : NULL;
+    row->mode = gm_plan_mode_names[s->train ? GM_PLAN_TRAIN : GM_PLAN_INFERENCE];
 }
 
 const char *gm_role_variant(gm_precision act, gm_precision weight, gm_precision kv, bool chunked, char *buf,

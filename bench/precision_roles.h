@@ -33,6 +33,10 @@ gm_precision gm_sweep_prec(const gm_shape *s);
  * then -w<weights> and -kv<KV cache> where those differ ("bf16-wint4"). */
 const char *gm_roles_label(const gm_shape *s);
 
+/* The point columns a row takes from its shape: precision and each
+ * role's, the whole model's name (NULL for other shapes) and the mode. */
+void gm_row_shape_fields(gm_row *row, const gm_shape *s);
+
 /* The kernel variant: "bf16-grid", or with role tokens where a role
  * differs from the activations: "bf16-wint4-chunked", "fp16-kvfp8e4m3-grid". */
 const char *gm_role_variant(gm_precision act, gm_precision weight, gm_precision kv, bool chunked, char *buf,

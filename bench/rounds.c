@@ -42,10 +42,10 @@ unsigned gm_round_reps(unsigned reps, int round, int rounds)
     return share ? share : 1;
 }
 
-enum { KEY_FIELDS = 9 };
+enum { KEY_FIELDS = 10 };
 
 /* The key of the fields suite, workload, variant, pattern, precision,
- * batch, seq_len, bytes, metric as results.csv writes them. */
+ * mode, batch, seq_len, bytes, metric as results.csv writes them. */
 static void make_key(const char *const *f, char *out, size_t len)
 {
     size_t at = 0;
@@ -65,7 +65,7 @@ static void row_key(const gm_row *r, char *out, size_t len)
             num[i][0] = '\0';
     }
     const char *f[KEY_FIELDS] = {r->suite, r->workload, r->variant, r->pattern, r->precision,
-                                 num[0],   num[1],      num[2],     r->metric};
+                                 r->mode,  num[0],      num[1],     num[2],     r->metric};
     make_key(f, out, len);
 }
 
@@ -115,7 +115,7 @@ static int load_file(struct gm_round_pool *pool, const char *path, bool samples,
     gm_csv_table t;
     if (gm_csv_table_load(path, &t, err, err_len) != 0)
         return -1;
-    const char *names[KEY_FIELDS + 1] = {"suite", "workload", "variant", "pattern", "precision",
+    const char *names[KEY_FIELDS + 1] = {"suite", "workload", "variant", "pattern", "precision", "mode",
                                          "batch", "seq_len",  "bytes",   "metric",  samples ? "value" : "status"};
     int cols[KEY_FIELDS + 1];
     int rc = gm_csv_table_columns(&t, path, names, cols, KEY_FIELDS + 1, err, err_len);

@@ -36,8 +36,7 @@ int gm_shape_takes_value(const char *name)
     for (size_t i = 0; i < sizeof flag_opts / sizeof flag_opts[0]; i++)
         if (strcmp(name, flag_opts[i]) == 0)
             return 0;
-    if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0 || strcmp(name, "mode") == 0
-        || strcmp(name, "optimizer") == 0)
+    if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0 || strcmp(name, "optimizer") == 0)
         return 1;
     return -1;
 }
@@ -84,12 +83,6 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
         s->naive = strcmp(value, "naive") == 0;
     } else if (strcmp(name, "model") == 0) {
         return gm_shape_load_model(s, value, err, err_len);
-    } else if (strcmp(name, "mode") == 0) {
-        if (strcmp(value, "inference") && strcmp(value, "train")) {
-            snprintf(err, err_len, "--mode '%s': expected inference or train", value);
-            return -1;
-        }
-        s->train = strcmp(value, "train") == 0;
     } else if (strcmp(name, "optimizer") == 0) {
         /* The device runs AdamW alone (bench/block_model.c); plan counts the others. */
         if (strcmp(value, "adamw")) {

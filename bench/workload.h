@@ -10,6 +10,7 @@
 #include "bench/arch.h"
 #include "device/device.h"
 #include "lib/precision.h"
+#include "run/results.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,15 +50,17 @@ typedef struct {
      * is 0 for a models.ini shape); block runs it (bench/block_model.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
+    /* An oom probe (bench/probe.h): every tensor of the batch is allocated
+     * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
+     * verifies the batch's first sequence only, so that a probe's time does
+     * not grow with the memory searched. Other workloads run it all. */
+    bool probe;
     /* Per-role precisions (bench/precision_roles.h): 0 = prec, else the
      * precision + 1. act_prec only in the options' base shape. */
     unsigned weight_prec, kv_prec, act_prec;
     unsigned sweep_prec;    /* the point's --precision value + 1 (gm_shape_set_roles) */
     uint64_t group_size;    /* int4 weights: rows of W per fp16 scale (0: 128) */
 } gm_shape;
-
-/* The note of every --mode train row: what the device does not compute. */
-#define GM_TRAIN_NOTE "backward not computed: gradients synthetic"
 
 /* Does s carry a whole architecture (--model PRESET)? */
 #define gm_shape_has_arch(s) ((s)->arch.layers != 0)
@@ -84,6 +87,10 @@ typedef struct gm_workload {
     bool uses_heads;
     /* Does it run --mode train (the suites pass over the others)? */
     bool trains;
+    /* Does it run a whole --model architecture (bench/block_model.c) when
+     * the shape has one? Such a point's oom probe runs one sequence
+     * (gm_shape.probe). */
+    bool runs_whole_model;
     /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
      * Returns the count, or -1 if a size overflows 64 bits. */
     int (*tensors)(const gm_shape *s, gm_tensor *out);
@@ -126,6 +133,14 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
 #define GM_WORKLOAD_COUNT_ONE_(n) +1
 /* How many workloads there are (a constant expression). */
 #define GM_WORKLOAD_COUNT (0 GM_WORKLOAD_LIST(GM_WORKLOAD_COUNT_ONE_))
+
+/* Does an oom probe of workload w at shape s run only the batch's first
+ * sequence (a whole model, gm_shape.probe)? */
+#define gm_probe_runs_one_sequence(w, s) ((w)->runs_whole_model && gm_shape_has_arch(s))
+
+/* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
+ * workload runs inference; train only where w->trains. */
+bool gm_workload_in_mode(const gm_workload *w, int m);
 
 /* Every workload in list order, then NULL. */
 extern const gm_workload *const gm_workloads[];

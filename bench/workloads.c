@@ -5,6 +5,7 @@
  * memory model (a point that cannot fit is `skipped`, with the reason);
  * one that fails to allocate is `oom`; a wrong output is `mismatch`.
  */
+#include "bench/mem_plan.h"
 #include "bench/precision_roles.h"
 #include "bench/runnable.h"
 #include "lib/precision.h"
@@ -47,14 +48,17 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
         batch = a.batches[i] > batch ? a.batches[i] : batch;
     for (size_t i = 0; i < a.n_seqs; i++)
         seq = a.seqs[i] > seq ? a.seqs[i] : seq;
-    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(o->workloads & (1u << w)) || (o->shape.train && !runnables[w]->trains))
+    /* every workload in every mode it runs (the plan's order) */
+    for (int wm = 0; wm < GM_RUNNABLE_WORKLOAD_COUNT * GM_PLAN_MODE_COUNT; wm++) {
+        int w = wm / GM_PLAN_MODE_COUNT, m = wm % GM_PLAN_MODE_COUNT;
+        if (!(o->workloads & (1u << w)) || !(o->modes & (1u << m)) || !gm_workload_in_mode(runnables[w], m))
             continue;
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             if (!(o->precisions & (1u << p)))
                 continue;
             gm_shape s = o->shape;
             gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
+            s.train = m == GM_PLAN_TRAIN;
             s.batch = batch;
             s.seq = seq;
             gm_shape_complete(&s);
@@ -76,12 +80,15 @@ static int workloads_count(gm_bench *b)
     axes a = axes_of(b->opts);
     int total = 0;
     for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++) {
-        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !runnables[w]->trains))
+        if (!(b->opts->workloads & (1u << w)))
             continue;
+        int modes = 0;
+        for (int m = 0; m < GM_PLAN_MODE_COUNT; m++)
+            modes += (b->opts->modes & (1u << m)) && gm_workload_in_mode(runnables[w], m);
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             const char *impls[GM_MAX_IMPLS];
             if (b->opts->precisions & (1u << p))
-                total += runnables[w]->impls(b->dev, (gm_precision)p, impls) * (int)(a.n_batches * a.n_seqs)
+                total += modes * runnables[w]->impls(b->dev, (gm_precision)p, impls) * (int)(a.n_batches * a.n_seqs)
                          * __builtin_popcount(b->opts->patterns);
         }
     }
@@ -107,10 +114,7 @@ static gm_row base_row(const point *pt)
     row.workload = pt->r->name;
     row.variant = pt->impl;
     row.pattern = gm_pattern_names[pt->pattern];
-    row.precision = gm_roles_label(pt->s);
-    row.weight_precision = gm_precision_name(gm_weight_prec(pt->s));
-    row.kv_precision = gm_precision_name(gm_kv_prec(pt->s));
-    row.activation_precision = gm_precision_name(pt->s->prec);
+    gm_row_shape_fields(&row, pt->s);
     row.batch = pt->s->batch;
     row.seq_len = pt->s->seq;
     row.model_bytes = pt->model_bytes;
@@ -303,10 +307,11 @@ static int workloads_run(gm_bench *b)
     int rc = 0;
     gm_pattern_env env;      /* caching allocators keep blocks from point to point */
     gm_pattern_env_init(&env, b->dev, b->opts);
-    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT && rc == 0; w++) {
-        if (!(b->opts->workloads & (1u << w)) || (b->opts->shape.train && !runnables[w]->trains))
-            continue;
+    for (int wm = 0; wm < GM_RUNNABLE_WORKLOAD_COUNT * GM_PLAN_MODE_COUNT && rc == 0; wm++) {
+        int w = wm / GM_PLAN_MODE_COUNT, m = wm % GM_PLAN_MODE_COUNT;
         const gm_workload *r = runnables[w];
+        if (!(b->opts->workloads & (1u << w)) || !(b->opts->modes & (1u << m)) || !gm_workload_in_mode(r, m))
+            continue;
         for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {
             if (!(b->opts->precisions & (1u << p)))
                 continue;
@@ -321,6 +326,7 @@ static int workloads_run(gm_bench *b)
                             continue;
                         gm_shape s = b->opts->shape;
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
+                        s.train = m == GM_PLAN_TRAIN;
                         s.batch = a.batches[bi];
                         s.seq = a.seqs[si];
                         if (r->adapt)
@@ -329,8 +335,9 @@ static int workloads_run(gm_bench *b)
                         point pt = {b, &env, r, &s, impl, pattern, 0, 0, s.batch, ""};
                         rc = gm_bench_resuming(b) ? 0 : run_point(&pt);
                         char label[96];
-                        snprintf(label, sizeof label, "%s %s %s b=%llu s=%llu", r->name, impl,
-                                 gm_precision_name(s.prec), (unsigned long long)s.batch, (unsigned long long)s.seq);
+                        snprintf(label, sizeof label, "%s %s %s%s b=%llu s=%llu", r->name, impl,
+                                 gm_precision_name(s.prec), s.train ? " train" : "", (unsigned long long)s.batch,
+                                 (unsigned long long)s.seq);
                         rc = gm_bench_point_finished(b, rc, label);
                     }
         }

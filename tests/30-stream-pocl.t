@@ -23,10 +23,10 @@ for p in fp32 fp16 bf16 int8; do
     is "$(csv_count "$out/results.csv" "\$_->{precision} eq '$p' && \$_->{metric} eq 'bandwidth'")" 28 "$p: 28 verified points"
 done
 is "$(head -1 "$out/results.csv")" \
-    "schema_version,run_id,backend,device,device_id,suite,workload,variant,pattern,precision,weight_precision,kv_precision,activation_precision,batch,seq_len,bytes,model_bytes,measured_bytes,metric,unit,value,min,max,stdev,reps,status,note" \
+    "schema_version,run_id,backend,device,device_id,suite,workload,variant,pattern,precision,weight_precision,kv_precision,activation_precision,model,mode,batch,seq_len,bytes,model_bytes,measured_bytes,metric,unit,value,min,max,stdev,reps,status,note" \
     "results.csv has the documented columns"
 is "$(head -1 "$out/samples.csv")" \
-    "schema_version,run_id,backend,device,device_id,suite,workload,variant,pattern,precision,weight_precision,kv_precision,activation_precision,batch,seq_len,bytes,model_bytes,measured_bytes,metric,unit,rep,value,round" \
+    "schema_version,run_id,backend,device,device_id,suite,workload,variant,pattern,precision,weight_precision,kv_precision,activation_precision,model,mode,batch,seq_len,bytes,model_bytes,measured_bytes,metric,unit,rep,value,round" \
     "samples.csv has the documented columns"
 # Every repetition of every metric is in samples.csv.
 is "$(csv_count "$out/samples.csv" '1')" 448 "samples.csv holds every repetition (224 rows x 2 reps)"

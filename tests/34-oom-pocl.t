@@ -2,9 +2,11 @@
 # The oom suite under --mem-limit: the largest batch found is the one the
 # memory model predicts for that limit (B fits, B+1 does not), the
 # allocation probes are exact to 1MiB, and the halving search's answer is
-# recorded beside the bisection's.
+# recorded beside the bisection's. The largest single allocation starts
+# from the free memory: under a cap that is the answer in one probe; when
+# it does not fit, the search gallops down and bisects to the MiB.
 . tests/lib.sh
-plan 10
+plan 13
 
 cap=$((6 * 1048576))
 out=$TEST_TMP/run
@@ -14,6 +16,9 @@ is "$RC" 0 "oom search: exit status 0"
 [ -n "$ERR" ] && diag "$ERR"
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_alloc" && $_->{value} == 6 * 1048576')" 1 \
     "the largest single allocation is the cap, to the MiB"
+like "$(csv_value "$out/results.csv" '$_->{metric} eq "largest_alloc"' note)" \
+    '^1 probes in [0-9.]+ s from 6MiB free; advertised total [0-9.]+[MGT]iB, largest allocation [0-9.]+[MGT]iB, under the 6MiB cap$' \
+    "one probe: it starts from the free memory under the cap"
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_total" && $_->{value} == 6 * 1048576')" 1 \
     "the largest total in chunks is the cap"
 
@@ -62,4 +67,13 @@ is "$(csv_count "$out/results.csv" '$_->{metric} eq "max_batch" && $_->{note} =~
     "each search records its probes, time and the model at B and B+1"
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "device_fraction" && $_->{value} > 0.5 && $_->{value} <= 1')" 14 \
     "the share of the (capped) device each largest batch uses"
+
+# The first allocation refused (as a driver that reports more free memory
+# than one allocation can take): the search gallops down from the free
+# memory and answers the largest that fits, exactly.
+GPUMEM_BACKEND_FAULT=alloc:1:oom run_gpumem bench --backend opencl --suite oom --mem-limit 64MiB --workload linear \
+    --precision fp32 --seq 16 --hidden 32 --pattern per-tensor --out "$TEST_TMP/gallop" --quiet
+is "$RC" 0 "the first allocation probe refused: exit status 0"
+is "$(csv_value "$TEST_TMP/gallop/results.csv" '$_->{metric} eq "largest_alloc"' value)-$(csv_value "$TEST_TMP/gallop/results.csv" '$_->{metric} eq "largest_alloc"' note | sed 's/ in .*//')" \
+    "$((63 * 1048576))-2 probes" "it gallops down from 64MiB: 63MiB, the next MiB refused, in two probes"
 done_testing

@@ -6,9 +6,12 @@
 # --mode train allocates the training state and steps AdamW (checked on a
 # sample), and says that the gradients are synthetic; a wrong output is a
 # mismatch row; the oom suite answers the largest batch that fine-tunes,
-# with the model's prediction beside it.
+# with the model's prediction beside it. --mode is a list: one run gives
+# both modes, told apart by the `mode` column in the point's key (compare
+# joins them apart; a run of schema 3, without the column, is read as of
+# its one mode).
 . tests/lib.sh
-plan 17
+plan 28
 
 model="--model tiny-llama-gqa"
 plan_total() {   # MODE PRECISION BATCH SEQ
@@ -62,6 +65,21 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB
     --workload kvcache $model --precision int8 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kvfault" --quiet
 is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch"')" 2 "kvcache GQA: a wrong output is a mismatch row"
 
+# Products wider than 1024 columns (the MLP, the vocabulary) are checked on
+# sampled columns, tied head (the embedding's rows) or not: every
+# precision still verifies.
+for tied in false true; do
+    cat >"$TEST_TMP/wide-$tied.json" <<END
+{"model_type": "llama", "hidden_size": 128, "intermediate_size": 1100, "num_attention_heads": 4,
+ "num_hidden_layers": 2, "num_key_value_heads": 2, "vocab_size": 3000, "tie_word_embeddings": $tied}
+END
+    run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block \
+        --model "$TEST_TMP/wide-$tied.json" --mode inference,train --precision fp32,bf16,int8 --batch 2 --seq 8 \
+        --reps 2 --out "$TEST_TMP/wide-$tied" --quiet
+    is "$(csv_count "$TEST_TMP/wide-$tied/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 5 \
+        "MLP of 1100 and vocabulary of 3000 columns (tied head: $tied): inference in 3 precisions and training in 2 verify"
+done
+
 # Models.ini shapes are untouched by the whole-model path.
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model gpt-125m \
     --hidden 64 --heads 4 --layers 1 --ffn 128 --precision fp32 --batch 1 --seq 8 --reps 1 --out "$TEST_TMP/ini" --quiet
@@ -80,4 +98,59 @@ ok $? "the oom suite finds a batch that fine-tunes"
 ok $? "the largest batch found is the memory model's prediction (or one less)"
 is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch" && $_->{note} =~ /backward not computed: gradients synthetic/')" 1 \
     "the oom row says the gradients are synthetic"
+
+# Inference and training in one run, from a profile's section for this kind
+# of device as the quick profile's [oom.gpu] gives them.
+cat >"$TEST_TMP/both.ini" <<END
+[bench]
+suite = workloads,oom
+batch = 2
+seq = 16
+[oom.cpu]
+mode = inference,train
+seq = 16,32
+pattern = per-tensor
+END
+run_gpumem bench --backend opencl --profile "$TEST_TMP/both.ini" --mem-limit 256MiB --workload block $model \
+    --mode inference,train --precision bf16 --reps 1 --out "$TEST_TMP/both" --quiet
+is "$RC" 0 "--mode inference,train: exit status 0"
+both=$TEST_TMP/both/results.csv
+is "$(csv_count "$both" '$_->{suite} eq "workloads" && $_->{metric} eq "time" && $_->{status} eq "ok" && $_->{model} eq "tiny-llama-gqa"')-$(csv_value "$both" '$_->{suite} eq "workloads" && $_->{metric} eq "time"' mode)-$(csv_value "$both" '$_->{suite} eq "workloads" && $_->{metric} eq "time" && $_->{mode} ne "inference"' mode)" \
+    "2-inference-train" "the workloads suite runs the point in both modes, the rows naming model and mode"
+for m in inference train; do
+    is "$(csv_count "$both" "\$_->{metric} eq 'max_batch' && \$_->{status} eq 'ok' && \$_->{mode} eq '$m' && \$_->{note} =~ /each probe allocated the whole batch and ran and verified its first sequence/")" 2 \
+        "the oom suite searches $m at seq 16 and 32, each probe running one sequence of the batch"
+done
+# Each search's answer is the model's (or one less) under the 256MiB cap.
+is "$(perl -e '
+    open my $f, "<", $ARGV[0] or die; my @h = split /,/, scalar(<$f>) =~ s/\r?\n$//r; my (%b, %m);
+    while (<$f>) { chomp; my %r; @r{@h} = split /,/; my $k = "$r{mode} $r{seq_len}";
+        $b{$k} = $r{value} if $r{metric} eq "max_batch"; $m{$k} = $r{value} if $r{metric} eq "max_batch_model" }
+    print scalar grep { $b{$_} <= $m{$_} && $b{$_} >= $m{$_} - 1 && $b{$_} >= 1 } keys %b;
+' "$both")" 4 "every search finds the memory model's batch (or one less)"
+[ "$(csv_value "$both" '$_->{metric} eq "max_batch" && $_->{mode} eq "train" && $_->{seq_len} == 16' value)" -lt \
+  "$(csv_value "$both" '$_->{metric} eq "max_batch" && $_->{mode} eq "inference" && $_->{seq_len} == 16' value)" ]
+ok $? "training's largest batch is below inference's"
+
+# compare keeps the modes apart (no point of the model repeated, none left
+# out against itself).
+run_gpumem compare "$TEST_TMP/both" "$TEST_TMP/both" --format csv
+is "$(printf '%s\n' "$OUT" | grep -c ',oom,block,tiled,per-tensor,bf16,train,[0-9]*,16,,max_batch,')-$(printf '%s\n' "$OUT" | grep ',block,' | grep -c 'left-out')" \
+    "1-0" "compare joins each mode's point with its own"
+# A run of schema 3 had no model or mode column: its train rows say so in
+# their note, and compare reads them as train.
+mkdir -p "$TEST_TMP/old" && cp "$TEST_TMP/train/meta.json" "$TEST_TMP/old/"
+for f in results samples; do
+    perl -e '
+        open my $f, "<", $ARGV[0] or die; my $h = <$f>; chomp $h; my @h = split /,/, $h;
+        my @keep = grep { $h[$_] ne "model" && $h[$_] ne "mode" } 0 .. $#h;
+        print join(",", @h[@keep]), "\n";
+        while (<$f>) { chomp; my @r = split /,(?=(?:[^"]*"[^"]*")*[^"]*$)/, $_, -1; print join(",", @r[@keep]), "\n" }
+    ' "$TEST_TMP/train/$f.csv" >"$TEST_TMP/old/$f.csv"
+done
+run_gpumem compare "$TEST_TMP/old" "$TEST_TMP/both" --format csv
+like "$OUT" ',workloads,block,tiled,per-tensor,bf16,train,2,16,,time,ms,[^\n]*,(same|faster|slower|regression|improvement|untested),' \
+    "an old train run's rows join the train rows of a new run"
+like "$OUT" ',workloads,block,tiled,per-tensor,bf16,inference,2,16,,time,[^\n]*left-out' \
+    "and the new inference rows are left out: the old run had none"
 done_testing

@@ -6,7 +6,7 @@
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 27
+plan 31
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -35,10 +35,10 @@ like "$md" "^\| transfer latency, pinned host to device, 4KiB: p50 / p99 \| [0-9
     "report.md: transfer latency at 4KiB, p50 and p99"
 
 # The report opens with the three answers, before the device's facts.
-like "$md" "^\*\*How much memory is usable\?\*\* 32MiB in total \(100.0% of the oom suite's 32MiB cap\), largest single block 32MiB; the device advertises [0-9.]+[MGT]iB\.\n\n\*\*How fast is it\?\*\* device memory not measured [^\n]*; cache [0-9.]+ GB/s; host<->device \(pinned, 64KiB blocks\) h2d [0-9.]+ GB/s, d2h [0-9.]+ GB/s, bidir [0-9.]+ GB/s\n\n\*\*Where do the models stop fitting\?\*\* linear [a-z]+ fp32 per-tensor, seq 16: batch <= [0-9]+ \(model: [0-9]+\)" \
+like "$md" "^\*\*How much memory is usable\?\*\* 32MiB \(33554432 bytes\) in total: 100.0% of the oom suite's 32MiB cap, [0-9.]+% of the [0-9.]+[MGT]iB the device advertises; largest single block 32MiB\.\n\n\*\*How fast is it\?\*\* device memory not measured [^\n]*; cache [0-9.]+ GB/s; host<->device \(pinned, 64KiB blocks\) h2d [0-9.]+ GB/s, d2h [0-9.]+ GB/s, bidir [0-9.]+ GB/s\n\n\*\*Where do the models stop fitting\?\*\* linear [a-z]+ fp32 per-tensor, seq 16: batch <= [0-9]+ \(model: [0-9]+\)" \
     "report.md opens with the three answers"
-like "$md" "^\| usable memory: largest total \| 32MiB \(33554432 bytes\) \(100.0% of the oom suite's 32MiB cap\) \|$" \
-    "usable memory as bytes and as a share of the cap"
+like "$md" "^\| usable memory: largest total \| 32MiB \(33554432 bytes\): 100.0% of the oom suite's 32MiB cap, [0-9.]+% of the [0-9.]+[MGT]iB the device advertises \|$" \
+    "usable memory as bytes and as a share of the cap and of what the device advertises"
 
 # The headline bandwidth comes from arrays of at least 4x the last-level
 # cache: the default sizes (by device, the quick profile's) reach there
@@ -61,16 +61,32 @@ if [ "${llc:-0}" -gt 0 ] && [ "$llc" -le $((64 * 1048576)) ]; then
     like "$(cat "$big/report.md")" "^\| cache bandwidth \(stream, arrays below the last-level cache\) \| [0-9.]+ GB/s \(copy fp32, [0-9]+MiB arrays\) \|$" \
         "cache bandwidth on a line of its own"
     # Where meta.json has the memory clock and bus width (CUDA), the share
-    # of the modelled peak (H100 SXM's: 2 x 2619 MHz x 5120 bits / 8).
+    # of the theoretical peak (H100 SXM's: 2 x 2619 MHz x 5120 bits / 8).
     cp -r "$big" "$TEST_TMP/peak" && rm -f "$TEST_TMP/peak/report.md"
     perl -pi -e 's/"mem_clock_mhz": *0/"mem_clock_mhz": 2619/; s/"mem_bus_bits": *0/"mem_bus_bits": 5120/' "$TEST_TMP/peak/meta.json"
     run_gpumem plot "$TEST_TMP/peak"
     like "$(cat "$TEST_TMP/peak/report.md")" \
-        "^\| device-memory bandwidth [^|]+ \| [0-9.]+ GB/s \([^)]*\); [0-9]+% of the modelled peak 3352 GB/s \(2 x 2619 MHz x 5120 bits / 8\) \|$" \
-        "with the memory clock and bus width, a share of the modelled peak"
+        "^\| device-memory bandwidth [^|]+ \| [0-9.]+ GB/s \([^)]*\); [0-9]+% of the theoretical peak 3352 GB/s \(2 x 2619 MHz x 5120 bits / 8\) \|$" \
+        "with the memory clock and bus width, a share of the theoretical peak"
 else
     for i in 1 2 3 4 5; do skip "last-level cache of ${llc:-unknown} bytes: arrays of 4x it are too large for this test"; done
 fi
+
+# A whole model's searches, inference and training, one line each: "<model>
+# <precision> <mode> <pattern>, seq S: batch <= B (model: B*)".
+whole=$TEST_TMP/whole
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite oom --workload block --model tiny-llama-gqa \
+    --mode inference,train --precision bf16 --seq 16,32 --pattern per-tensor --out "$whole" --quiet
+run_gpumem plot "$whole"
+wmd=$(cat "$whole/report.md")
+for m in inference train; do
+    like "$wmd" "^\| largest batch: tiny-llama-gqa bf16 $m per-tensor, seq 32 \| batch <= [1-9][0-9]* \(model: [1-9][0-9]*\) \|$" \
+        "report.md: the $m search of the whole model, by its name, precision and mode"
+done
+like "$wmd" "^\*\*Where do the models stop fitting\?\*\* tiny-llama-gqa bf16 inference per-tensor, seq 32: batch <= [0-9]+ \(model: [0-9]+\); tiny-llama-gqa bf16 train per-tensor, seq 32: batch <= [0-9]+ \(model: [0-9]+\)$" \
+    "and the answer names both at the longest sequence"
+is "$(grep -c -e '"tiny-llama-gqa bf16 inference" ' -e '"tiny-llama-gqa bf16 train" ' "$whole/plots/oom_frontier.per-tensor.dat")" 2 \
+    "the frontier draws a curve per mode, named by the model"
 
 # A run of two devices (two PoCL CPU devices): one report, a column each.
 multi=$TEST_TMP/multi
@@ -100,7 +116,7 @@ dom=$(HOME=$TEST_TMP timeout 120 "$browser" --headless --no-sandbox --disable-gp
 is "$(printf '%s' "$dom" | sed -n 's/.*data-images="\([^"]*\)".*/\1/p' | head -1)" "$nplots loaded, 0 broken" \
     "headless Chromium loads every one of the $nplots plots"
 is "$(printf '%s' "$dom" | grep -c '<table id="headline">')" 1 "and finds the headline table"
-like "$dom" '<dl id="answers">\s*<dt>How much memory is usable\?</dt><dd>32MiB in total' "which the three answers precede"
+like "$dom" '<dl id="answers">\s*<dt>How much memory is usable\?</dt><dd>32MiB \(33554432 bytes\) in total' "which the three answers precede"
 like "$dom" "<td>stress: churn</td><td>ok</td>" "with the stress verdicts in it"
 mdom=$(HOME=$TEST_TMP timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --user-data-dir="$TEST_TMP/chromium" --virtual-time-budget=10000 --dump-dom "file://$multi/report.html" 2>>"$TEST_TMP/chromium.log")

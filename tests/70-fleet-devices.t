@@ -41,7 +41,7 @@ like "$(cat "$TEST_TMP/fail/device1/bench.log")" "already holds a (run|results.c
 run_gpumem fleet "$all" --outlier-mad 1000 --format csv
 is "$RC" 0 "fleet: nothing past the threshold, exit status 0"
 is "$(printf '%s\n' "$OUT" | head -1)" \
-    "gpu,host,device_id,device,run_dir,suite,workload,variant,pattern,precision,batch,seq_len,bytes,metric,unit,value,fleet_median,scale,deviation,better,flagged" \
+    "gpu,host,device_id,device,run_dir,suite,workload,variant,pattern,precision,mode,batch,seq_len,bytes,metric,unit,value,fleet_median,scale,deviation,better,flagged" \
     "fleet CSV has the documented columns"
 printf '%s\n' "$OUT" >"$TEST_TMP/fleet.csv"
 is "$(csv_count "$TEST_TMP/fleet.csv" '$_->{metric} eq "time" && $_->{better} eq "lower"')" 3 "a point per device, time judged lower-is-better"

@@ -9,13 +9,14 @@
 
 #include "lib/csv_table.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One metric at one point of a run (a results.csv row). The strings point
  * into the run's table. */
 typedef struct {
     char *key;              /* the point key, gm_point_key_join (point_key.h) */
-    const char *suite, *workload, *variant, *pattern, *precision, *batch, *seq_len, *bytes, *metric, *unit,
+    const char *suite, *workload, *variant, *pattern, *precision, *mode, *batch, *seq_len, *bytes, *metric, *unit,
         *status, *note;
     const char *model_bytes; /* the memory model's bytes at the point ("" when the file has none) */
     double value;           /* the median (ok rows) */
@@ -35,6 +36,7 @@ typedef struct {
     int n_points;
     gm_cmp_point **sorted;  /* by key, for lookups */
     int n_members;          /* runs in the group (1: one folder) */
+    bool train_run;         /* a run without the mode column ran --mode train */
 } gm_cmp_run;
 
 /* Reads the run folder `dir`. A missing or malformed results.csv or

@@ -297,11 +297,11 @@ static void csv_num(char *out, size_t len, double v)
 int gm_compare_print_csv(FILE *f, const gm_comparison *c)
 {
     static const char *const head[] = {"base_run", "run", "suite", "workload", "variant", "pattern", "precision",
-                                       "batch", "seq_len", "bytes", "metric", "unit", "direction", "base_median",
+                                       "mode", "batch", "seq_len", "bytes", "metric", "unit", "direction", "base_median",
                                        "median", "ratio", "ci_low", "ci_high", "p_value", "p_holm", "n_base", "n",
                                        "test", "verdict", "note", "basis", "units_base", "units", "mde",
                                        "run_noise_seen"};
-    enum { N = 30 };
+    enum { N = 31 };
     if (gm_csv_row(f, head, N) != 0)
         return -1;
     for (int i = 0; i < c->n_results + c->n_left_out; i++) {
@@ -329,7 +329,7 @@ int gm_compare_print_csv(FILE *f, const gm_comparison *c)
         int tested = result && (r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T);
         const char *run = c->runs[result ? r->run : l->run].label;
         const char *row[N] = {c->runs[0].label, run, p->suite, p->workload, p->variant, p->pattern, p->precision,
-                              p->batch, p->seq_len, p->bytes, p->metric, p->unit,
+                              p->mode, p->batch, p->seq_len, p->bytes, p->metric, p->unit,
                               direction_word(gm_cmp_worse_direction(p->metric)), nums[0], nums[1], nums[2], nums[3],
                               nums[4], nums[5], nums[6], nums[7], nums[8], result ? test_words[r->test] : "",
                               result ? verdict_csv[r->verdict] : "left-out", result ? "" : l->reason,

@@ -17,13 +17,14 @@
 #define N_KEY GM_POINT_KEY_FIELDS
 
 /* The point key of a row (gm_point_key_join), malloc'd; NULL when out of
- * memory. */
-static char *make_key(char **row, const int *cols)
+ * memory. A run without the mode column ran one mode: train_run. */
+static char *make_key(char **row, const int *cols, bool train_run)
 {
     const char *fields[N_KEY];
     size_t len = 1;
     for (int i = 0; i < N_KEY; i++)
-        len += strlen(fields[i] = row[cols[i]]) + 1;
+        len += strlen(fields[i] = i == GM_POINT_KEY_MODE ? gm_point_key_mode(row, cols[i], cols[0], cols[1], train_run)
+                                                         : row[cols[i]]) + 1;
     char *key = malloc(len);
     if (key && gm_point_key_join(fields, key, len) != 0) {
         free(key);
@@ -79,9 +80,12 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
     memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
     names[N_KEY] = "unit", names[N_KEY + 1] = "value", names[N_KEY + 2] = "status", names[N_KEY + 3] = "note",
     names[N_KEY + 4] = "reps";
-    if (gm_csv_table_columns(&r->results, path, names, cols, N_KEY + 5, err, len) != 0)
-        return -1;
     const gm_csv_table *t = &r->results;
+    if (gm_point_key_require(t->header, t->n_cols, path, names, cols, N_KEY + 5, err, len) != 0)
+        return -1;
+    /* A run of schema 3 or older has no mode column and ran one mode. */
+    for (int i = 0; i < t->n_rows && cols[GM_POINT_KEY_MODE] < 0 && !r->train_run; i++)
+        r->train_run = gm_point_note_train(t->fields[i][cols[N_KEY + 3]]);
     int model_col = gm_csv_table_column(t, "model_bytes");
     r->points = calloc((size_t)t->n_rows + 1, sizeof *r->points);
     r->sorted = calloc((size_t)t->n_rows + 1, sizeof *r->sorted);
@@ -92,11 +96,12 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
     for (int i = 0; i < t->n_rows; i++) {
         char **row = t->fields[i];
         gm_cmp_point *p = &r->points[r->n_points];
-        const char **f[] = {&p->suite, &p->workload, &p->variant, &p->pattern, &p->precision, &p->batch,
+        const char **f[] = {&p->suite, &p->workload, &p->variant, &p->pattern, &p->precision, &p->mode, &p->batch,
                             &p->seq_len, &p->bytes, &p->metric, &p->unit, NULL, &p->status, &p->note};
         for (int c = 0; c < N_KEY + 4; c++)
             if (f[c])
-                *f[c] = row[cols[c]];
+                *f[c] = c == GM_POINT_KEY_MODE ? gm_point_key_mode(row, cols[c], cols[0], cols[1], r->train_run)
+                                               : row[cols[c]];
         p->model_bytes = model_col >= 0 ? row[model_col] : "";
         double reps;
         int ok = strcmp(p->status, "ok") == 0;
@@ -108,7 +113,7 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
             return -1;
         }
         p->reps = (int)reps;
-        if (!(p->key = make_key(row, cols))) {
+        if (!(p->key = make_key(row, cols, r->train_run))) {
             snprintf(err, len, "out of memory");
             return -1;
         }
@@ -156,7 +161,7 @@ static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
     const char *names[N_KEY + 1];
     memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
     names[N_KEY] = "value";
-    int rc = gm_csv_table_columns(&t, path, names, cols, N_KEY + 1, err, len);
+    int rc = gm_point_key_require(t.header, t.n_cols, path, names, cols, N_KEY + 1, err, len);
     int round_col = gm_csv_table_column(&t, "round");
     for (int i = 0; rc == 0 && i < t.n_rows; i++) {
         double v, round = 0;
@@ -168,7 +173,7 @@ static int load_samples(gm_cmp_run *r, const char *path, char *err, size_t len)
             rc = -1;
             break;
         }
-        char *key = make_key(t.fields[i], cols);
+        char *key = make_key(t.fields[i], cols, r->train_run);
         gm_cmp_point *p = key ? gm_cmp_run_find(r, key) : NULL;
         free(key);
         if (!p)
@@ -294,7 +299,7 @@ int gm_cmp_worse_direction(const char *metric)
 
 void gm_cmp_point_label(const gm_cmp_point *p, char *out, size_t len)
 {
-    const char *const key[] = {p->suite, p->workload, p->variant, p->pattern, p->precision, p->batch, p->seq_len,
-                               p->bytes};
+    const char *const key[] = {p->suite, p->workload, p->variant, p->pattern, p->precision, p->mode, p->batch,
+                               p->seq_len, p->bytes};
     gm_point_label(key, out, len);
 }

@@ -37,6 +37,8 @@ typedef struct {
     int points, flagged;       /* points judged and flagged on this GPU */
     double worst;              /* the worst deviation in the bad direction (0: none) */
     int worst_point;           /* its point, -1 for none */
+    bool train_run;            /* a run without the mode column (schema 3 and
+                                * older) that ran --mode train */
 } gm_fleet_gpu;
 
 typedef struct {

@@ -157,8 +157,10 @@ static int read_results(gm_fleet *f, int gi, char *err, size_t err_len)
         n_cols = gm_csv_split(line, fields, MAX_COLS);
     }
     /* device_id is optional (schema 1 has none); it is the last name. */
-    rc = gm_csv_require_columns(fields, n_cols, path, names, col, C_DEVICE_ID, err, err_len);
+    rc = gm_point_key_require(fields, n_cols, path, names, col, C_DEVICE_ID, err, err_len);
     gm_csv_find_columns(fields, n_cols, &names[C_DEVICE_ID], &col[C_DEVICE_ID], 1);
+    if (rc == 0 && col[GM_POINT_KEY_MODE] < 0)
+        g->train_run = gm_point_file_train(path);   /* a run of schema 3 or older ran one mode */
     while (rc == 0 && (got = getline(&line, &cap, fp)) > 0) {
         lineno++;
         f->rows_read++;
@@ -188,7 +190,8 @@ static int read_results(gm_fleet *f, int gi, char *err, size_t err_len)
         }
         char *key[GM_POINT_KEY_FIELDS];
         for (int k = 0; k < GM_POINT_KEY_FIELDS; k++)
-            key[k] = fields[col[k]];
+            key[k] = k == GM_POINT_KEY_MODE ? (char *)gm_point_key_mode(fields, col[k], col[0], col[1], g->train_run)
+                                            : fields[col[k]];
         gm_fleet_point *p = gm_fleet_point_find(f, key, fields[col[C_UNIT]]);
         if (!p || add_obs(p, gi, value, spread) != 0) {
             snprintf(err, err_len, "%s:%d: cannot hold the point (out of memory, or a key over 4 KiB)", path, lineno);

@@ -55,7 +55,7 @@ int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len)
         line[strcspn(line, "\r\n")] = '\0';
         n_cols = gm_csv_split(line, fields, MAX_COLS);
     }
-    rc = gm_csv_require_columns(fields, n_cols, path, names, col, GM_POINT_KEY_FIELDS + 1, err, err_len);
+    rc = gm_point_key_require(fields, n_cols, path, names, col, GM_POINT_KEY_FIELDS + 1, err, err_len);
     while (rc == 0 && (got = getline(&line, &cap, fp)) > 0) {
         lineno++;
         if (line[got - 1] != '\n' || (line[got - 1] = '\0', gm_csv_split(line, fields, MAX_COLS) != n_cols)) {
@@ -65,7 +65,9 @@ int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len)
         }
         char joined[4096], *end;
         for (int k = 0; k < GM_POINT_KEY_FIELDS; k++)
-            key[k] = fields[col[k]];
+            key[k] = k == GM_POINT_KEY_MODE ? (char *)gm_point_key_mode(fields, col[k], col[0], col[1],
+                                                                         f->gpus[gpu].train_run)
+                                            : fields[col[k]];
         if (gm_point_key_join((const char *const *)key, joined, sizeof joined) != 0) {
             snprintf(err, err_len, "%s:%d: point key over %zu bytes", path, lineno, sizeof joined);
             rc = -1;

@@ -7,6 +7,7 @@
 
 #include "backend/watchdog.h"
 #include "bench/bench.h"
+#include "bench/mem_plan.h"
 #include "bench/pattern.h"
 #include "bench/shape_opts.h"
 #include "lib/precision.h"
@@ -56,6 +57,11 @@ static int precision_values(const char **names, int max)
     return k;
 }
 
+static int mode_values(const char **names, int max)
+{
+    return fill(names, max, gm_plan_mode_names, GM_PLAN_MODE_COUNT);
+}
+
 static int kernel_values(const char **names, int max)
 {
     return fill(names, max, gm_stream_kernel_names, GM_STREAM_KERNEL_COUNT);
@@ -83,7 +89,6 @@ LIST_VALUES(variant_values, "tiled", "naive")
 LIST_VALUES(format_values, "table", "markdown", "csv")
 /* The whole-model plan's enumerations, in the order of their enums
  * (bench/mem_plan.h, cli/plan_model.h). */
-LIST_VALUES(plan_mode_values, "inference", "train")
 LIST_VALUES(logits_values, "last", "all")
 LIST_VALUES(optimizer_values, "adamw", "adamw-8bit", "sgd", "sgd-momentum")
 LIST_VALUES(bench_optimizer_values, "adamw")
@@ -501,6 +506,11 @@ APPLY(apply_workloads)
     return parse_names(opt, v, &d->bench->workloads, err, err_len);
 }
 
+APPLY(apply_modes)
+{
+    return parse_names(opt, v, &d->bench->modes, err, err_len);
+}
+
 APPLY(apply_pattern)
 {
     return parse_names(opt, v, &d->bench->patterns, err, err_len);
@@ -809,9 +819,10 @@ const gm_option gm_option_table[] = {
     {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
      "llama-7b, ...), or a whole model (a preset of share/models/ or a config.json) that block runs layer by layer",
      NULL, .apply = apply_shape},
-    {"mode", GM_OPTARG_ENUM, "M", B, "block with a whole --model", "inference, or train: gradients, AdamW states, "
-     "master weights and activations kept for backward, and an AdamW step (the backward pass is not computed)",
-     "inference", VALUES(plan_mode_values), .apply = apply_shape},
+    {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train or both (inference,train): train is "
+     "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
+     "backward, and stepping AdamW (the backward pass is not computed); other workloads run inference only",
+     "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
@@ -896,7 +907,7 @@ const gm_option gm_option_table[] = {
     /* plan --model without --workload: the whole model (bench/mem_plan.h) */
     {"mode", GM_OPTARG_ENUM, "M", P, "model", "inference (weights, KV cache, live layer, logits) or train "
      "(and gradients, optimizer states, master weights, activations kept for backward)", "inference",
-     VALUES(plan_mode_values), .apply = apply_plan_choice},
+     VALUES(mode_values), .apply = apply_plan_choice},
     {"logits", GM_OPTARG_ENUM, "L", P, "model", "inference: logits of every position or of the last", "last",
      VALUES(logits_values), .apply = apply_plan_choice},
     {"optimizer", GM_OPTARG_ENUM, "O", P, "model", "train: the optimizer whose states are counted", "adamw",

@@ -2,6 +2,7 @@
 
 #include "backend/watchdog.h"
 #include "bench/bench.h"
+#include "bench/mem_plan.h"
 #include "cli/option_table.h"
 #include "lib/datafile.h"
 #include "lib/precision.h"
@@ -32,6 +33,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->access = GM_ACCESS_AUTO;
     o->workloads = 1u;
     o->patterns = 1u;
+    o->modes = 1u << GM_PLAN_INFERENCE;
     o->probe_timeout = 600;
     o->hang_timeout = GM_HANG_TIMEOUT_DEFAULT;
     o->frag_fill = 0.5;

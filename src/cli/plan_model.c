@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const mode_names[] = {"inference", "train"};
 static const char *const optim_names[] = {"adamw", "adamw-8bit", "sgd", "sgd-momentum"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 
@@ -70,7 +69,7 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
                gm_precision_name(role_of(o->weight_prec, r->prec)), gm_precision_name(role_of(o->kv_prec, r->prec)),
                gm_precision_name(role_of(o->act_prec, r->prec)),
                (unsigned long long)(o->group_size ? o->group_size : 128));
-    printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", mode_names[o->mode],
+    printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", gm_plan_mode_names[o->mode],
            label(o, r), (unsigned long long)o->batch, (unsigned long long)o->seq,
            (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
     if (o->mode == GM_PLAN_TRAIN)
@@ -133,7 +132,7 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
         if (r->subtotal[role])
             json_object_set_new(sub, gm_plan_role_name(role), json_integer((json_int_t)r->subtotal[role]));
     json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", label(o, r),
-                          "mode", mode_names[o->mode], "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq,
+                          "mode", gm_plan_mode_names[o->mode], "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq,
                           "gpus", (json_int_t)o->gpus, "tensor_parallel", (json_int_t)o->tp, "zero", o->zero,
                           "attention", o->naive ? "naive" : "tiled", "items", items, "subtotals", sub, "total",
                           (json_int_t)r->total);

@@ -25,6 +25,8 @@ int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
                   &d->col_metric, &d->col_value, &d->col_status, &d->col_note};
     for (int i = 0; i < 14; i++)
         *dst[i] = cols[i];
+    d->col_model = gm_csv_table_column(&d->table, "model");
+    d->col_mode = gm_csv_table_column(&d->table, "mode");
     d->fields = d->table.fields;
     d->n_rows = d->table.n_rows;
     d->n_cols = d->table.n_cols;
@@ -35,6 +37,17 @@ void gm_plot_data_free(gm_plot_data *d)
 {
     gm_csv_table_free(&d->table);
     memset(d, 0, sizeof *d);
+}
+
+const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf, size_t len)
+{
+    const char *model = d->col_model >= 0 ? r[d->col_model] : "", *mode = d->col_mode >= 0 ? r[d->col_mode] : "";
+    if (model[0])
+        snprintf(buf, len, "%s %s %s", model, r[d->col_precision], mode[0] ? mode : "inference");
+    else
+        snprintf(buf, len, "%s %s %s%s", r[d->col_workload], r[d->col_variant], r[d->col_precision],
+                 strcmp(mode, "train") == 0 ? " train" : "");
+    return buf;
 }
 
 static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
@@ -82,7 +95,7 @@ static int stream_variants_differ(const gm_plot_data *d)
  * `variants`: the stream rows have several access patterns. */
 static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int variants)
 {
-    char sz[32];
+    char sz[32], name[100];
 #define F(c) r[d->col_##c]
 #define IS(c, v) (strcmp(F(c), (v)) == 0)
     if (!IS(status, "ok") || !F(value)[0])
@@ -103,7 +116,7 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int va
         if (!IS(suite, "workloads") || !IS(metric, "throughput"))
             return 0;
         p->x = atof(F(batch));
-        snprintf(p->series, sizeof p->series, "%s %s %s s=%s", F(workload), F(variant), F(precision), F(seq));
+        snprintf(p->series, sizeof p->series, "%s s=%s", gm_plot_point_name(d, r, name, sizeof name), F(seq));
         return 1;
     case 2:
         if (!IS(suite, "oom") || !(IS(metric, "max_batch") || IS(metric, "max_batch_model")) || !F(seq)[0])
@@ -111,7 +124,7 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int va
         p->x = atof(F(seq));
         p->dashed = IS(metric, "max_batch_model");
         snprintf(p->panel, sizeof p->panel, "%s", F(pattern));
-        snprintf(p->series, sizeof p->series, "%s %s %s%s", F(workload), F(variant), F(precision),
+        snprintf(p->series, sizeof p->series, "%s%s", gm_plot_point_name(d, r, name, sizeof name),
                  p->dashed ? " (model)" : "");
         return 1;
     case 3:

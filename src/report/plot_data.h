@@ -16,11 +16,18 @@ typedef struct {
     int n_rows, n_cols;
     int col_backend, col_device, col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
         col_metric, col_value, col_status, col_note;
+    int col_model, col_mode;      /* -1 in a run of schema 3 or older */
 } gm_plot_data;
 
 /* Reads `path`. Returns 0, or -1 with "FILE:LINE: why" in err. */
 int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len);
 void gm_plot_data_free(gm_plot_data *d);
+
+/* How plots and the report name the point of a workloads or oom row r:
+ * "<model> <precision> <mode>" for a whole model ("llama-3-8b bf16
+ * inference"), else "<workload> <variant> <precision>", with " train" for a
+ * training point. Returns buf. */
+const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf, size_t len);
 
 #define GM_PLOT_KINDS 7
 #define GM_PLOT_MAX_PANELS 8

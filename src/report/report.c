@@ -52,8 +52,8 @@ static uint64_t oom_cap(const gm_plot_data *d, char **single)
 }
 
 /* Usable memory: the largest total and single allocation, as bytes and as
- * a share of what bounded them (the suite's cap, else the memory the device
- * advertises). Sets the memory answer. */
+ * a share of what the device advertises (and of the oom suite's cap, which
+ * bounded it, where it ran under one). Sets the memory answer. */
 uint64_t gm_report_oom_cap(const gm_plot_data *d)
 {
     return oom_cap(d, first(d, "oom", "largest_alloc", "alloc"));
@@ -64,25 +64,25 @@ static void memory_rows(gm_report *rep, const gm_plot_data *d, const gm_report_m
     char **total = first(d, "oom", "largest_total", "alloc"), **single = first(d, "oom", "largest_alloc", "alloc");
     if (!total)
         return;
-    char a[32], b[32] = "", c[32], of[120] = "";
+    char a[32], b[32] = "", c[32], shares[200] = "";
     uint64_t usable = (uint64_t)atof(F(total, value)), cap = oom_cap(d, single);
-    uint64_t bound = cap ? cap : meta->total_mem;
-    if (bound)
-        snprintf(of, sizeof of, " (%.1f%% of %s %s%s)", 100.0 * (double)usable / (double)bound,
-                 cap ? "the oom suite's" : "the", gm_format_size(bound, c, sizeof c),
-                 cap ? " cap" : " the device advertises");
+    int n = 0;
+    if (cap)
+        n = snprintf(shares, sizeof shares, "%.1f%% of the oom suite's %s cap", 100.0 * (double)usable / (double)cap,
+                     gm_format_size(cap, c, sizeof c));
+    if (meta->total_mem && n >= 0 && (size_t)n < sizeof shares)
+        snprintf(shares + n, sizeof shares - (size_t)n, "%s%.1f%% of the %s the device advertises", n ? ", " : "",
+                 100.0 * (double)usable / (double)meta->total_mem, gm_format_size(meta->total_mem, c, sizeof c));
     gm_format_size(usable, a, sizeof a);
-    gm_report_headline(rep, "usable memory: largest total", "%s (%llu bytes)%s", a, (unsigned long long)usable, of);
+    gm_report_headline(rep, "usable memory: largest total", "%s (%llu bytes)%s%s", a, (unsigned long long)usable,
+                       shares[0] ? ": " : "", shares);
     if (single)
         gm_report_headline(rep, "usable memory: largest single allocation", "%s",
                            gm_format_size((uint64_t)atof(F(single, value)), b, sizeof b));
     gm_report_answer *ans = &rep->answers[GM_ANSWER_MEMORY];
     snprintf(ans->label, sizeof ans->label, "How much memory is usable?");
-    char adv[80] = "";
-    if (cap && meta->total_mem)
-        snprintf(adv, sizeof adv, "; the device advertises %s", gm_format_size(meta->total_mem, c, sizeof c));
-    snprintf(ans->value, sizeof ans->value, "%s in total%s%s%s%s.", a, of, single ? ", largest single block " : "",
-             b, adv);
+    snprintf(ans->value, sizeof ans->value, "%s (%llu bytes) in total%s%s%s%s.", a, (unsigned long long)usable,
+             shares[0] ? ": " : "", shares, single ? "; largest single block " : "", b);
 }
 
 /* The best stream bandwidth among arrays of at least `lo` bytes and below
@@ -101,7 +101,7 @@ static char **best_stream(const gm_plot_data *d, double lo, double hi)
 }
 
 /* Device-memory bandwidth from arrays at least 4x the last-level cache (a
- * share of the modelled peak where the memory clock and bus width are
+ * share of the theoretical peak where the memory clock and bus width are
  * known), and cache bandwidth from arrays below it, as separate rows. With
  * no last-level cache known, the largest arrays stand for device memory
  * and the value says so. Sets the speed answer's first part. */
@@ -128,7 +128,7 @@ static void bandwidth_rows(gm_report *rep, const gm_plot_data *d, const gm_repor
         if (meta->mem_clock_mhz > 0 && meta->mem_bus_bits > 0) {
             /* DDR: two transfers a clock over the whole bus. */
             double model = 2.0 * meta->mem_clock_mhz * 1e6 * (meta->mem_bus_bits / 8.0) / 1e9;
-            snprintf(peak, sizeof peak, "; %.0f%% of the modelled peak %.0f GB/s (2 x %d MHz x %d bits / 8)",
+            snprintf(peak, sizeof peak, "; %.0f%% of the theoretical peak %.0f GB/s (2 x %d MHz x %d bits / 8)",
                      100.0 * gbs / model, model, meta->mem_clock_mhz, meta->mem_bus_bits);
         }
         gm_format_size((uint64_t)atof(F(mem, bytes)), sz, sizeof sz);
@@ -219,10 +219,15 @@ static void latency_rows(gm_report *rep, const gm_plot_data *d)
     }
 }
 
-/* One row per search: "<workload> <implementation> <precision>
- * <pattern>, seq S" -> "batch <= B (model: B*)", B measured (allocated,
- * run and verified), B* what the memory model predicts. The fit answer
- * names the searches at their longest sequence (four, then a count). */
+/* The optional column c of row r ("" where the run has none). */
+static const char *opt_field(char *const *r, int c) { return c >= 0 ? r[c] : ""; }
+
+/* One row per search: "<model> <precision> <mode> <pattern>, seq S" for a
+ * whole model ("llama-3-8b bf16 inference per-tensor, seq 4096"), else
+ * "<workload> <implementation> <precision> <pattern>, seq S" ->
+ * "batch <= B (model: B*)", B measured (allocated, run and verified), B*
+ * what the memory model predicts. The fit answer names the searches at
+ * their longest sequence (four, then a count). */
 static void batch_rows(gm_report *rep, const gm_plot_data *d)
 {
     double longest = 0;
@@ -240,12 +245,14 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
             char **m = d->fields[j];
             if (ok_row(d, m, "oom", "max_batch_model") && !strcmp(F(m, workload), F(r, workload))
                 && !strcmp(F(m, variant), F(r, variant)) && !strcmp(F(m, precision), F(r, precision))
-                && !strcmp(F(m, pattern), F(r, pattern)) && !strcmp(F(m, seq), F(r, seq)))
+                && !strcmp(F(m, pattern), F(r, pattern)) && !strcmp(F(m, seq), F(r, seq))
+                && !strcmp(opt_field(m, d->col_mode), opt_field(r, d->col_mode))
+                && !strcmp(opt_field(m, d->col_model), opt_field(r, d->col_model)))
                 model = m;
         }
-        char label[200], value[120];
-        snprintf(label, sizeof label, "largest batch: %s %s %s %s, seq %s", F(r, workload), F(r, variant),
-                 F(r, precision), F(r, pattern), F(r, seq));
+        char label[200], value[120], name[100];
+        gm_plot_point_name(d, r, name, sizeof name);
+        snprintf(label, sizeof label, "largest batch: %s %s, seq %s", name, F(r, pattern), F(r, seq));
         snprintf(value, sizeof value, "batch <= %s%s%s%s", F(r, value), model ? " (model: " : "",
                  model ? F(model, value) : "", model ? ")" : "");
         gm_report_headline(rep, label, "%s", value);
@@ -253,8 +260,8 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
             continue;
         size_t used = strlen(ans->value);
         if (listed < 4 && used + 140 < sizeof ans->value) {
-            snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s %s %s, seq %s: %s", listed ? "; " : "",
-                     F(r, workload), F(r, variant), F(r, precision), F(r, pattern), F(r, seq), value);
+            snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : "", name,
+                     F(r, pattern), F(r, seq), value);
             listed++;
         } else {
             more++;

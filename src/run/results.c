@@ -59,6 +59,8 @@ static int point_fields(const gm_run *run, const gm_row *r, const char **f, char
     f[n++] = r->weight_precision;
     f[n++] = r->kv_precision;
     f[n++] = r->activation_precision;
+    f[n++] = r->model;
+    f[n++] = r->mode;
     f[n++] = num[0];
     f[n++] = num[1];
     f[n++] = num[2];

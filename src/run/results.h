@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define GM_SCHEMA_VERSION 3
+#define GM_SCHEMA_VERSION 4
+
+/* The note of every row of a training point (--mode train): what the
+ * device does not compute. Schema 3 and older had no `mode` column: such
+ * a run's rows are training rows when a row carries this note. */
+#define GM_TRAIN_NOTE "backward not computed: gradients synthetic"
 
 typedef enum {
     GM_ROW_OK,
@@ -38,6 +43,11 @@ typedef struct {
     /* Each tensor role's precision (workloads and oom rows; NULL: empty,
      * the same as precision). */
     const char *weight_precision, *kv_precision, *activation_precision;
+    /* The whole model whose shape the point has (--model PRESET or
+     * config.json; NULL otherwise), and the point's mode, "inference" or
+     * "train" (workloads rows and the oom suite's searches; NULL
+     * elsewhere). The mode is part of the point's key. */
+    const char *model, *mode;
     uint64_t batch, seq_len, bytes;
     uint64_t model_bytes;    /* device bytes the memory model predicts (0: none) */
     uint64_t measured_bytes; /* device bytes the backend saw taken (0: unknown) */

@@ -11,6 +11,7 @@
 const char *const gm_point_columns[] = {"run_id",  "backend",   "device",  "device_id", "suite",
                                         "workload", "variant",  "pattern", "precision",
                                         "weight_precision", "kv_precision", "activation_precision",
+                                        "model",   "mode",
                                         "batch",   "seq_len",   "bytes",   "model_bytes",
                                         "measured_bytes"};
 const int gm_n_point_columns = (int)(sizeof gm_point_columns / sizeof gm_point_columns[0]);

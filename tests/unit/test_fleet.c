@@ -28,7 +28,7 @@ static void make_fleet(gm_fleet *f, const char *metric, int n, const double *val
     f->n_gpus = n;
     for (int g = 0; g < n; g++)
         f->gpus[g].dir = strdup("run");
-    char *key[GM_POINT_KEY_FIELDS] = {"stream", "triad", "chunked", "per-tensor", "fp32", "", "", "4194304", (char *)metric};
+    char *key[GM_POINT_KEY_FIELDS] = {"stream", "triad", "chunked", "per-tensor", "fp32", "", "", "", "4194304", (char *)metric};
     gm_fleet_point *p = gm_fleet_point_find(f, key, "u");
     assert_non_null(p);
     assert_ptr_equal(gm_fleet_point_find(f, key, NULL), p);
