@@ -245,12 +245,20 @@ GM_INLINE int gm_int4_code(float w, float sc)
 /*
  * Per-role storage: gm_w_t and GM_WLOAD(p, i, kk, j, scale) for weights
  * (element i = row kk, column j of a [k, n] matrix; int4 reads `wscale`,
- * `wgroup` and `n` from the kernel's parameters), gm_kv_t with GM_KVLOAD/GM_KVSTORE
- * for the KV cache. Without a role token they are the storage above.
+ * `wgroup`, `n` and `w_off` from the kernel's parameters), gm_kv_t with
+ * GM_KVLOAD/GM_KVSTORE for the KV cache. Without a role token they are the
+ * storage above.
+ *
+ * int4 matrices stored back to back (a layer stack, a model's weights):
+ * the matrix at byte w_off of the packed buffer has its scales at element
+ * 2 * w_off / wgroup of wscale, where every matrix before it has an input
+ * dimension that is a multiple of wgroup (its k * n / 2 bytes then carry
+ * k / wgroup * n scales); one matrix alone has w_off 0.
  */
 #if defined(GM_WINT4)
 typedef gm_u8 gm_w_t;
-#define GM_WLOAD(p, i, kk, j, scale) gm_int4_load((p), wscale, (i), (size_t)((kk) / wgroup) * n + (j))
+#define GM_WLOAD(p, i, kk, j, scale)                                                                   \
+    gm_int4_load((p), wscale, (i), (size_t)(2u * w_off / wgroup) + (size_t)((kk) / wgroup) * n + (j))
 #elif defined(GM_WFP8E4M3)
 typedef gm_u8 gm_w_t;
 #define GM_WLOAD(p, i, kk, j, scale) gm_fp8e4m3_to_float((p)[i])
