@@ -15,10 +15,18 @@
  * --offload keeps the weights in pinned host memory and streams them into
  * two device slots, layer by layer: while layer l computes on queue 0, the
  * next layer's weights copy on queue 1 (double buffering).
+ *
+ * Precisions per role (bench/precision_roles.h): one for every tensor, or
+ * fp16/bf16 activations with int4 weights (codes two a byte and an fp16
+ * scale per --group-size rows of a column, quantised on the device from
+ * the same hashes, dequantised on load by linear.cl) and/or an fp8 KV
+ * cache (K and V converted as they are stored, read by attention as they
+ * are).
  */
 #include "bench/block_private.h"
 #include "bench/block_model.h"
 #include "bench/kernel_calls.h"
+#include "bench/precision_roles.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,16 +44,33 @@ float gm_hashed_value(uint64_t i, uint32_t seed, float range)
     return (float)((int)(h >> 24) - 128) * (1.0f / 128.0f) * range;
 }
 
-uint64_t block_weight_in(const block_state *st, int w) { return w == W_DOWN ? st->ffn : st->h; }
+/* Weight w of a block of width h and MLP width ffn is [in, out]. */
+static uint64_t weight_in(uint64_t h, uint64_t ffn, int w) { return w == W_DOWN ? ffn : h; }
+static uint64_t weight_out(uint64_t h, uint64_t ffn, int w) { return w == W_QKV ? 3 * h : w == W_UP ? ffn : h; }
 
-uint64_t block_weight_out(const block_state *st, int w)
+const char *block_weight_name(int w)
 {
-    return w == W_QKV ? 3 * st->h : w == W_UP ? st->ffn : st->h;
+    static const char *const names[N_WEIGHTS] = {"w_qkv", "w_o", "w_up", "w_down"};
+    return names[w];
 }
+
+uint64_t block_weight_in(const block_state *st, int w) { return weight_in(st->h, st->ffn, w); }
+uint64_t block_weight_out(const block_state *st, int w) { return weight_out(st->h, st->ffn, w); }
 
 uint64_t block_act_width(const block_state *st, int a)
 {
     return a == A_QKV ? 3 * st->h : a == A_MLP ? st->ffn : st->h;
+}
+
+uint64_t block_layer_bytes(const block_state *st, int w)
+{
+    uint64_t k = block_weight_in(st, w), n = block_weight_out(st, w);
+    return st->wp == GM_INT4 ? gm_int4_packed_bytes(k, n) : k * n * gm_precision_size(st->wp);
+}
+
+uint64_t block_layer_scale_bytes(const block_state *st, int w)
+{
+    return st->wp == GM_INT4 ? gm_int4_scale_bytes(block_weight_in(st, w), block_weight_out(st, w), st->group) : 0;
 }
 
 static int block_impls(const gm_device *dev, gm_precision p, const char **out)
@@ -69,15 +94,17 @@ static void block_teardown_shape(void *state)
         return;
     for (int i = 0; i < N_WEIGHTS; i++) {
         gm_device_free(st->dev, &st->w[i]);
+        gm_device_free(st->dev, &st->ws[i]);
         gm_device_free(st->dev, &st->host_w[i]);
+        gm_device_free(st->dev, &st->host_ws[i]);
     }
     for (int i = 0; i < N_ACTS; i++)
         gm_device_free(st->dev, &st->act[i]);
     gm_device_free(st->dev, &st->kv);
     gm_device_free(st->dev, &st->inputs);
     gm_device_free(st->dev, &st->stats);
-    gm_kernel *kernels[] = {st->k_linear, st->k_attn, st->k_init, st->k_kv};
-    for (size_t i = 0; i < 4; i++)
+    gm_kernel *kernels[] = {st->k_linear, st->k_attn, st->k_init, st->k_kv, st->k_scales, st->k_pack};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (kernels[i])
             st->dev->backend->kernel_release(st->dev, kernels[i]);
     gm_program *progs[] = {st->p_linear, st->p_attn, st->p_block};
@@ -101,16 +128,17 @@ static gm_status enqueue_init(block_state *st, gm_buffer *t, uint64_t n, uint64_
 static gm_status build(block_state *st)
 {
     gm_device *dev = st->dev;
-    char variant[32];
-    gm_kernel_variant(st->s.prec, st->chunked, variant, sizeof variant);
-    gm_status rc = gm_build_layer_kernels(dev, variant, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
+    char lin[48], kv[48];
+    gm_role_variant(st->s.prec, st->wp, st->s.prec, st->chunked, lin, sizeof lin);
+    gm_role_variant(st->s.prec, st->s.prec, st->kp, st->chunked, kv, sizeof kv);
+    gm_status rc = gm_build_layer_kernels(dev, lin, kv, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
                                           &st->k_attn);
     if (rc == GM_OK)
-        rc = dev->backend->program_build(dev, "block", variant, NULL, &st->p_block);
-    if (rc == GM_OK)
-        rc = dev->backend->kernel_get(dev, st->p_block, "block_init", &st->k_init);
-    if (rc == GM_OK)
-        rc = dev->backend->kernel_get(dev, st->p_block, "block_kv_store", &st->k_kv);
+        rc = dev->backend->program_build(dev, "block", kv, NULL, &st->p_block);
+    static const char *const names[] = {"block_init", "block_kv_store", "block_int4_scales", "block_int4_pack"};
+    gm_kernel **ks[] = {&st->k_init, &st->k_kv, &st->k_scales, &st->k_pack};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == GM_OK; i++)
+        rc = dev->backend->kernel_get(dev, st->p_block, names[i], ks[i]);
     return rc;
 }
 
@@ -120,45 +148,90 @@ static gm_status allocate(block_state *st, gm_pattern *pat)
     size_t es = gm_precision_size(st->s.prec);
     uint64_t L = st->layers, slots = st->s.checkpoint ? 1 : L, wl = st->offload && L > 2 ? 2 : L;
     gm_status rc = GM_OK;
-    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++)
-        rc = gm_pattern_alloc(pat, wl * block_weight_in(st, i) * block_weight_out(st, i) * es, &st->w[i]);
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++) {
+        rc = gm_pattern_alloc(pat, wl * block_layer_bytes(st, i), &st->w[i]);
+        if (rc == GM_OK && st->wp == GM_INT4)
+            rc = gm_pattern_alloc(pat, wl * block_layer_scale_bytes(st, i), &st->ws[i]);
+    }
     if (rc == GM_OK)
-        rc = gm_pattern_alloc(pat, 2 * L * st->s.batch * st->seq * st->h * es, &st->kv);
+        rc = gm_pattern_alloc(pat, 2 * L * st->s.batch * st->seq * st->h * gm_precision_size(st->kp), &st->kv);
     if (rc == GM_OK)
         rc = gm_pattern_alloc(pat, (L + 1) * st->tokens_max * st->h * es, &st->inputs);
     for (int i = 0; i < N_ACTS && rc == GM_OK; i++)
         rc = gm_pattern_alloc(pat, slots * st->tokens_max * block_act_width(st, i) * es, &st->act[i]);
     if (rc == GM_OK)
         rc = gm_pattern_alloc(pat, st->mb * st->heads * st->seq * 2 * sizeof(float), &st->stats);
-    for (int i = 0; i < N_WEIGHTS && rc == GM_OK && st->offload; i++)
-        rc = gm_device_alloc(st->dev, GM_MEM_PINNED, (size_t)(L * block_weight_in(st, i) * block_weight_out(st, i) * es),
-                             &st->host_w[i]);
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK && st->offload; i++) {
+        rc = gm_device_alloc(st->dev, GM_MEM_PINNED, (size_t)(L * block_layer_bytes(st, i)), &st->host_w[i]);
+        if (rc == GM_OK && st->wp == GM_INT4)
+            rc = gm_device_alloc(st->dev, GM_MEM_PINNED, (size_t)(L * block_layer_scale_bytes(st, i)), &st->host_ws[i]);
+    }
     return rc;
 }
 
 /* --offload: every layer's weights written by the host, as the device
- * would have written them. */
-static void fill_host_weights(block_state *st)
+ * would have written them (int4: quantised a layer at a time). */
+static gm_status fill_host_weights(block_state *st)
 {
     for (int i = 0; i < N_WEIGHTS; i++) {
-        size_t n = st->host_w[i].bytes / gm_precision_size(st->s.prec);
-        for (size_t j = 0; j < n; j++)
-            gm_store(st->s.prec, st->host_w[i].host, j,
-                     gm_hashed_value(j, BLOCK_SEED_WEIGHT + (unsigned)i, st->w_range[i]), st->w_range[i] / 128.0f);
+        uint64_t k = block_weight_in(st, i), n = block_weight_out(st, i);
+        unsigned seed = BLOCK_SEED_WEIGHT + (unsigned)i;
+        if (st->wp != GM_INT4) {
+            for (size_t j = 0; j < (size_t)(st->layers * k * n); j++)
+                gm_store(st->wp, st->host_w[i].host, j, gm_hashed_value(j, seed, st->w_range[i]),
+                         st->w_range[i] / 128.0f);
+            continue;
+        }
+        float *wf = malloc((size_t)(k * n) * sizeof *wf);
+        if (!wf)
+            return gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+        for (uint64_t l = 0; l < st->layers; l++) {
+            for (size_t j = 0; j < (size_t)(k * n); j++)
+                wf[j] = gm_hashed_value(l * k * n + j, seed, st->w_range[i]);
+            gm_int4_quantize(wf, (size_t)k, (size_t)n, (size_t)st->group,
+                             (uint8_t *)st->host_w[i].host + l * block_layer_bytes(st, i),
+                             (uint16_t *)((char *)st->host_ws[i].host + l * block_layer_scale_bytes(st, i)));
+        }
+        free(wf);
     }
+    return GM_OK;
 }
 
-/* Enqueues the copy of layer `layer`'s weights into its slot on queue 1. */
+/* Enqueues the copy of layer `layer`'s weights (and int4 scales) into its
+ * slot on queue 1. */
 static gm_status copy_layer(block_state *st, uint64_t layer)
 {
-    size_t es = gm_precision_size(st->s.prec);
     gm_status rc = GM_OK;
     for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++) {
-        size_t bytes = (size_t)(block_weight_in(st, i) * block_weight_out(st, i)) * es;
+        size_t bytes = (size_t)block_layer_bytes(st, i), sbytes = (size_t)block_layer_scale_bytes(st, i);
         rc = st->dev->backend->copy(st->dev, 1, &st->w[i], (size_t)(layer % 2) * bytes, &st->host_w[i],
                                     (size_t)layer * bytes, bytes, true);
+        if (rc == GM_OK && sbytes)
+            rc = st->dev->backend->copy(st->dev, 1, &st->ws[i], (size_t)(layer % 2) * sbytes, &st->host_ws[i],
+                                        (size_t)layer * sbytes, sbytes, true);
     }
     st->loaded[layer % 2] = (int64_t)layer;
+    return rc;
+}
+
+/* Every layer's weights: hashes stored in the weights' precision, or
+ * quantised to int4 on the device a layer at a time (layer l's codes at
+ * l * k * n / 2 bytes, its hashes from l * k * n, as block_init's). */
+static gm_status init_weights(block_state *st)
+{
+    gm_status rc = GM_OK;
+    for (int i = 0; i < N_WEIGHTS && rc == GM_OK; i++) {
+        if (st->wp != GM_INT4) {
+            rc = enqueue_init(st, &st->w[i], st->layers * block_weight_in(st, i) * block_weight_out(st, i), 0,
+                              BLOCK_SEED_WEIGHT + (unsigned int)i, st->w_range[i], st->w_range[i] / 128.0f);
+            continue;
+        }
+        uint64_t k = block_weight_in(st, i), n = block_weight_out(st, i);
+        for (uint64_t l = 0; l < st->layers && rc == GM_OK; l++)
+            rc = gm_int4_init_enqueue(st->dev, st->k_scales, st->k_pack, st->chunked, &st->w[i],
+                                      l * block_layer_bytes(st, i), &st->ws[i], k, n, st->group, l * k * n,
+                                      BLOCK_SEED_WEIGHT + (unsigned int)i, st->w_range[i]);
+    }
     return rc;
 }
 
@@ -178,6 +251,11 @@ static gm_status block_setup_shape(gm_device *dev, gm_pattern *pat, const gm_sha
     *state = NULL;
     if (s->heads * s->head_dim != s->hidden || s->head_dim > 256)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "hidden must be heads * head_dim, head_dim at most 256");
+    uint64_t group = gm_group_size(s);
+    if (gm_weight_prec(s) == GM_INT4 && (s->hidden % group || s->ffn % group || s->hidden % 2))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int4 weights: --hidden (%llu) and --ffn (%llu) must be "
+                              "multiples of --group-size %llu, --hidden even", (unsigned long long)s->hidden,
+                              (unsigned long long)s->ffn, (unsigned long long)group);
     if (s->micro_batch * s->seq * 3 * s->hidden > UINT32_MAX || s->micro_batch * s->heads > UINT32_MAX)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a micro-batch's activations must fit 32-bit indices");
     block_state *st = calloc(1, sizeof *st);
@@ -185,6 +263,9 @@ static gm_status block_setup_shape(gm_device *dev, gm_pattern *pat, const gm_sha
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     st->dev = dev;
     st->s = *s;
+    st->wp = gm_weight_prec(s);
+    st->kp = gm_kv_prec(s);
+    st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
     st->h = s->hidden;
     st->ffn = s->ffn;
@@ -203,11 +284,8 @@ static gm_status block_setup_shape(gm_device *dev, gm_pattern *pat, const gm_sha
     gm_status rc = allocate(st, pat);
     if (rc == GM_OK)
         rc = build(st);
-    if (rc == GM_OK && st->offload)
-        fill_host_weights(st);
-    for (int i = 0; i < N_WEIGHTS && rc == GM_OK && !st->offload; i++)
-        rc = enqueue_init(st, &st->w[i], st->layers * block_weight_in(st, i) * block_weight_out(st, i), 0,
-                          BLOCK_SEED_WEIGHT + (unsigned int)i, st->w_range[i], st->w_range[i] / 128.0f);
+    if (rc == GM_OK)
+        rc = st->offload ? fill_host_weights(st) : init_weights(st);
     if (rc == GM_OK)
         rc = dev->backend->synchronize(dev, 0);
     if (rc != GM_OK) {
@@ -225,8 +303,12 @@ static gm_status linear(block_state *st, int w, uint64_t layer, uint64_t m, cons
 {
     uint64_t k = block_weight_in(st, w), n = block_weight_out(st, w);
     uint64_t slot = st->offload ? layer % 2 : layer;
+    /* w_off in gm_w_t elements: bytes for int4 (its scales follow, gm_portable.h). */
+    uint64_t w_off = slot * (st->wp == GM_INT4 ? block_layer_bytes(st, w) : k * n);
     gm_linear_call c = {x, &st->w[w], y, r, m, n, k, BLOCK_ACT_SCALE, st->w_range[w] / 128.0f, BLOCK_ACT_SCALE,
-                        BLOCK_ACT_SCALE, x_off, slot * k * n, y_off, r_off, epilogue};
+                        BLOCK_ACT_SCALE, x_off, w_off, y_off, r_off, epilogue};
+    if (st->wp == GM_INT4)
+        return gm_linear_enqueue_int4(st->dev, 0, st->k_linear, st->chunked, &c, &st->ws[w], (unsigned int)st->group);
     return gm_linear_enqueue(st->dev, 0, st->k_linear, st->chunked, &c);
 }
 
@@ -241,15 +323,10 @@ gm_status block_enqueue_layer(block_state *st, uint64_t layer, uint64_t slot, ui
     const uint64_t v_off = ((2 * layer + 1) * st->s.batch + b0) * st->seq * h;
     gm_status rc = linear(st, W_QKV, layer, T, &st->inputs, x_off, &st->act[A_QKV], off[A_QKV], NULL, 0,
                           GM_LINEAR_PLAIN);
-    if (rc == GM_OK && full) {
-        const unsigned int width = (unsigned int)h;
-        const uint64_t q_off = off[A_QKV];
-        gm_arg args[] = {gm_arg_buf(&st->act[A_QKV]), gm_arg_buf(&st->kv), gm_arg_u64(&T), gm_arg_u32(&width),
-                         gm_arg_u64(&q_off), gm_arg_u64(&k_off), gm_arg_u64(&v_off)};
-        size_t global, local;
-        gm_launch_geometry(st->dev, st->chunked, (size_t)(T * h), &global, &local);
-        rc = st->dev->backend->launch(st->dev, 0, st->k_kv, global, local, args, 7);
-    }
+    /* K (part 0) and V of qkv's rows into the cache, in its precision. */
+    for (int part = 0; part < 2 && rc == GM_OK && full; part++)
+        rc = gm_kv_store_enqueue(st->dev, st->k_kv, st->chunked, &st->act[A_QKV], &st->kv, T, (unsigned int)h, 3 * h,
+                                 off[A_QKV] + (uint64_t)(part + 1) * h, part ? v_off : k_off, BLOCK_ACT_SCALE);
     if (rc == GM_OK) {
         gm_attention_call c = {&st->act[A_QKV], &st->kv, &st->kv, &st->act[A_ATTN], &st->stats,
                                (unsigned int)(nb * st->heads), (unsigned int)st->seq, (unsigned int)st->dim,
@@ -363,6 +440,11 @@ static void block_work_shape(const gm_shape *s, double *flops, double *bytes, do
 {
     double h = (double)s->hidden, f = (double)s->ffn, n = (double)s->seq, L = (double)s->layers;
     double T = (double)s->batch * n, es = (double)gm_precision_size(s->prec);
+    double kes = (double)gm_precision_size(gm_kv_prec(s));
+    /* A layer's weights as stored: int4 codes half a byte each, one fp16
+     * scale per group of rows. */
+    double wes = gm_weight_prec(s) == GM_INT4 ? 0.5 + 2.0 / (double)gm_group_size(s)
+                                              : (double)gm_precision_size(gm_weight_prec(s));
     double pairs = s->causal ? (n + 1) / 2 : n;                      /* keys per query */
     double proj = 2.0 * T * (4 * h * h + 2 * h * f), attn = 4.0 * T * pairs * h;
     double recompute = s->checkpoint ? 2.0 * T * (4 * h * h + h * f) + attn : 0.0;
@@ -371,7 +453,8 @@ static void block_work_shape(const gm_shape *s, double *flops, double *bytes, do
     double passes = s->checkpoint ? 2.0 : 1.0;
     /* Weights read once per pass of each micro-batch, activations written
      * once, K and V read by every query. */
-    *bytes = L * es * (micro_batches * passes * (4 * h * h + 2 * h * f) + T * (6 * h + f) + T * pairs * 2 * h);
+    *bytes = L * (wes * micro_batches * passes * (4 * h * h + 2 * h * f) + es * T * (6 * h + f)
+                  + kes * T * pairs * 2 * h);
     *tokens = T;
 }
 
@@ -393,11 +476,24 @@ static int block_tensors_shape(const gm_shape *s, gm_tensor *out)
     uint64_t es = gm_precision_size(s->prec), h = s->hidden, L = s->layers;
     uint64_t tokens = gm_tensor_mul(&l, s->micro_batch, s->seq);
     uint64_t wl = s->offload && L > 2 ? 2 : L;    /* layers of weights on the device */
-    gm_tensor_list_add(&l, "w_qkv", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, h, 3 * h)), es);
-    gm_tensor_list_add(&l, "w_o", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, h, h)), es);
-    gm_tensor_list_add(&l, "w_up", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, h, s->ffn)), es);
-    gm_tensor_list_add(&l, "w_down", GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, s->ffn, h)), es);
-    gm_tensor_list_add(&l, "kv_cache", GM_ROLE_KV_CACHE, gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, gm_tensor_mul(&l, s->batch, s->seq), h)), es);
+    gm_precision wp = gm_weight_prec(s);
+    for (int i = 0; i < N_WEIGHTS; i++) {
+        uint64_t k = weight_in(h, s->ffn, i), n = weight_out(h, s->ffn, i);
+        if (wp != GM_INT4) {
+            gm_tensor_list_add(&l, block_weight_name(i), GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, gm_tensor_mul(&l, k, n)),
+                               gm_precision_size(wp));
+            continue;
+        }
+        /* Each layer's codes, k * n / 2 bytes, then its fp16 scales. */
+        uint64_t packed = gm_int4_packed_bytes(k, n), scales = gm_int4_scale_bytes(k, n, gm_group_size(s));
+        l.overflow |= packed == UINT64_MAX || scales == UINT64_MAX;
+        char name[32];
+        snprintf(name, sizeof name, "%s_scales", block_weight_name(i));
+        gm_tensor_list_add(&l, block_weight_name(i), GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, packed), 1);
+        gm_tensor_list_add(&l, name, GM_ROLE_WEIGHT, gm_tensor_mul(&l, wl, scales), 1);
+    }
+    uint64_t kv = gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, gm_tensor_mul(&l, s->batch, s->seq), h));
+    gm_tensor_list_add(&l, "kv_cache", GM_ROLE_KV_CACHE, kv, gm_precision_size(gm_kv_prec(s)));
     gm_tensor_list_add(&l, "block_inputs", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, L + 1, gm_tensor_mul(&l, tokens, h)), es);
     uint64_t kept = s->checkpoint ? 1 : L;     /* layers whose activations are held */
     const char *scope = s->checkpoint ? "recompute_" : "";

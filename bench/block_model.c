@@ -10,6 +10,16 @@
  *   logits = RMSNorm(x) wf  W_lm  (fp32; W_lm the embedding when tied)
  * Rotary position embeddings are not applied (they move no memory).
  *
+ * Precisions per role (inference): one for every tensor, or fp16/bf16
+ * activations with int4 weights and/or an fp8 KV cache. int4 weights are
+ * mem_plan's: every layer matrix's codes back to back (weights_int4, in
+ * the order q, k, v, o, gate, up, down of each layer), their fp16 scales
+ * in the same order (weight_scales_fp16), quantised on the device from
+ * the same hashes (block.cl); the embedding, norms and LM head stay in
+ * the activations' precision (weights, lm_head). An fp8 KV cache: K and V
+ * are projected into the phase buffer (free between Q and the attention
+ * output) and converted into the cache, one at a time.
+ *
  * Inference (prefill of b sequences of s tokens) holds exactly the tensors
  * of bench/mem_plan's inference plan: the weights, the KV cache (K and V
  * go straight into it), the live layer (residual stream, norm output, and
@@ -42,6 +52,7 @@
 #include "bench/block_private.h"
 #include "bench/kernel_calls.h"
 #include "bench/mem_plan.h"
+#include "bench/precision_roles.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -72,6 +83,7 @@ enum { M_NORM1, M_Q, M_K, M_V, M_O, M_NORM2, M_GATE, M_UP, M_DOWN, N_LAYER_M, M_
 
 /* Tensors, in the memory model's order. */
 enum {
+    B_W4, B_WS,                                                           /* int4 weights: codes, scales */
     B_W, B_LM, B_MASTER, B_GRAD, B_MOM,                                   /* train state (B_W, B_LM also inference) */
     B_KV, B_RES, B_NORM, B_PHASE, B_STATS,                                /* inference */
     B_X, B_AIN, B_Q, B_K, B_V, B_O, B_LSE, B_MID, B_MIN, B_GATE, B_UP, B_ACT, B_FIN, B_FOUT, /* train */
@@ -83,8 +95,11 @@ typedef struct {
     gm_device *dev;
     gm_shape s;
     gm_arch a;
-    gm_precision p;
-    size_t es;
+    gm_precision p, kp;             /* the activations' (and weights' but int4) and the KV cache's */
+    size_t es, kes;
+    bool int4;                      /* the layer matrices in int4 (B_W4, B_WS) */
+    uint64_t group;                 /* int4: rows of a column per scale */
+    uint64_t int4_layer;            /* int4: bytes of one layer's codes */
     bool chunked, train, master, blas, tied;
     uint64_t h, ad, kd, d, I, V, L, heads, kv_heads, b, seq, T;
     /* Sequences and tokens an iteration runs: the batch (b, T), or for an
@@ -95,8 +110,9 @@ typedef struct {
     float range[N_M], add[N_M];
     unsigned steps;                 /* AdamW steps taken */
     gm_buffer buf[N_B];
-    gm_program *p_linear, *p_attn, *p_model;
+    gm_program *p_linear, *p_attn, *p_model, *p_block;
     gm_kernel *k_linear, *k_attn, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_adamw;
+    gm_kernel *k_kv, *k_scales, *k_pack;        /* block.cl: an fp8 KV cache, int4 weights */
 } model_state;
 
 typedef struct {
@@ -149,17 +165,30 @@ static int model_tensors(const gm_shape *s, gm_tensor *out, int *ids)
     uint64_t ad = a->heads * a->head_dim, kd = a->kv_heads * a->head_dim, I = a->ffn;
     uint64_t T = gm_tensor_mul(&l, s->batch, s->seq);
     uint64_t P = gm_arch_params(a), lm = a->tied ? 0 : h * V;
+    gm_precision wp = gm_weight_prec(s);
     int n = 0;
 #define ADD(id, name, role, elems, size)                                                                   \
     do {                                                                                                   \
         ids[n++] = (id);                                                                                   \
         gm_tensor_list_add(&l, (name), (role), (elems), (size));                                           \
     } while (0)
-    ADD(B_W, "weights", GM_ROLE_WEIGHT, P - lm, e);
+    if (wp == GM_INT4) {
+        /* mem_plan's int4 weights: the layers' codes and scales; the rest
+         * (other, with the LM head) in the activations' precision. */
+        uint64_t packed, scales, other;
+        gm_plan_int4_weights(a, gm_group_size(s), e, &packed, &scales, &other);
+        l.overflow |= packed == UINT64_MAX || scales == UINT64_MAX || other == UINT64_MAX;
+        ADD(B_W4, "weights_int4", GM_ROLE_WEIGHT, packed, 1);
+        ADD(B_WS, "weight_scales_fp16", GM_ROLE_WEIGHT, scales, 1);
+        ADD(B_W, "weights_other", GM_ROLE_WEIGHT, other / e - lm, e);
+    } else {
+        ADD(B_W, "weights", GM_ROLE_WEIGHT, P - lm, e);
+    }
     if (lm)
         ADD(B_LM, "lm_head", GM_ROLE_WEIGHT, lm, e);
     if (!s->train) {
-        ADD(B_KV, "kv_cache", GM_ROLE_KV_CACHE, gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, T, kd)), e);
+        ADD(B_KV, "kv_cache", GM_ROLE_KV_CACHE, gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, T, kd)),
+            gm_precision_size(gm_kv_prec(s)));
         ADD(B_RES, "residual", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
         ADD(B_NORM, "normed", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
         /* Q and the attention output, then gate and up (mem_plan.c live_layer). */
@@ -223,20 +252,51 @@ static uint64_t m_out(const model_state *st, int m)
     }
 }
 
-/* Where matrix m of `layer` starts: its buffer and element offset. */
-static loc m_loc(model_state *st, int m, uint64_t layer)
+/* Is matrix m stored in int4 (a layer's projection, with int4 weights)? */
+static bool m_int4(const model_state *st, int m)
+{
+    return st->int4 && m < N_LAYER_M && m != M_NORM1 && m != M_NORM2;
+}
+
+/* The index of matrix m's first parameter in the model (embedding, the
+ * layers, the final norm, then the LM head): its weights' hashes start
+ * there in every precision. */
+static uint64_t m_param(const model_state *st, int m, uint64_t layer)
 {
     if (m == M_EMB || (m == M_LM && st->tied))
-        return (loc){&st->buf[B_W], 0};
+        return 0;
     if (m == M_LM)
-        return (loc){&st->buf[B_LM], 0};
+        return st->p_main;
     uint64_t base = st->V * st->h;
     if (m == M_FINAL)
-        return (loc){&st->buf[B_W], base + st->L * st->per_layer};
+        return base + st->L * st->per_layer;
     uint64_t off = base + layer * st->per_layer;
     for (int i = 0; i < m; i++)
         off += m_in(st, i) * m_out(st, i);
-    return (loc){&st->buf[B_W], off};
+    return off;
+}
+
+/* Where matrix m of `layer` starts: its buffer and offset, in elements
+ * (int4 codes: bytes; their scales follow from it, gm_portable.h). With
+ * int4 weights the weights tensor holds the embedding, each layer's two
+ * norms and the final norm. */
+static loc m_loc(model_state *st, int m, uint64_t layer)
+{
+    if (m == M_LM && !st->tied)
+        return (loc){&st->buf[B_LM], 0};
+    if (!st->int4)
+        return (loc){&st->buf[B_W], m_param(st, m, layer)};
+    uint64_t base = st->V * st->h;
+    if (m == M_EMB || m == M_LM)
+        return (loc){&st->buf[B_W], 0};
+    if (m == M_FINAL)
+        return (loc){&st->buf[B_W], base + st->L * 2 * st->h};
+    if (m == M_NORM1 || m == M_NORM2)
+        return (loc){&st->buf[B_W], base + layer * 2 * st->h + (m == M_NORM2 ? st->h : 0)};
+    uint64_t off = layer * st->int4_layer;
+    for (int i = 0; i < m; i++)
+        off += m_int4(st, i) ? m_in(st, i) * m_out(st, i) / 2 : 0;
+    return (loc){&st->buf[B_W4], off};
 }
 
 /* The int8 scale of matrix m: its largest magnitude over 127. */
@@ -264,7 +324,10 @@ static gm_status init_matrix(model_state *st, int m, uint64_t layer)
     loc at = m_loc(st, m, layer);
     uint64_t n = m_in(st, m) * m_out(st, m);
     /* The hash runs over the parameter's index in the model (lm_head after the weights tensor). */
-    uint64_t base = (m == M_LM ? st->p_main : 0) + at.off;
+    uint64_t base = m_param(st, m, layer);
+    if (m_int4(st, m))
+        return gm_int4_init_enqueue(st->dev, st->k_scales, st->k_pack, st->chunked, at.buf, at.off, &st->buf[B_WS],
+                                    m_in(st, m), m_out(st, m), st->group, base, SEED_W, st->range[m]);
     return init_region(st, at, n, base, SEED_W, st->range[m], st->add[m], m_scale(st, m));
 }
 
@@ -274,7 +337,24 @@ static gm_status linear(model_state *st, int m, uint64_t layer, uint64_t rows, l
     gm_linear_call c = {x.buf, w.buf, y.buf, r ? r->buf : NULL, rows, m_out(st, m), m_in(st, m), ACT,
                         m_scale(st, m), ACT, ACT, x.off, w.off, y.off, r ? r->off : 0,
                         r ? GM_LINEAR_RESIDUAL : GM_LINEAR_PLAIN};
+    if (m_int4(st, m))
+        return gm_linear_enqueue_int4(st->dev, 0, st->k_linear, st->chunked, &c, &st->buf[B_WS],
+                                      (unsigned int)st->group);
     return gm_linear_enqueue(st->dev, 0, st->k_linear, st->chunked, &c);
+}
+
+/* K or V (m) of `layer` into the KV cache at `to`: straight from the
+ * projection, or through the phase buffer after Q when the cache has its
+ * own precision (block.cl converts). */
+static gm_status kv_projection(model_state *st, int m, uint64_t layer, loc in, loc to)
+{
+    if (st->kp == st->p)
+        return linear(st, m, layer, st->T, in, to, NULL);
+    loc staged = {&st->buf[B_PHASE], st->T * st->ad};
+    gm_status rc = linear(st, m, layer, st->T, in, staged, NULL);
+    return rc == GM_OK ? gm_kv_store_enqueue(st->dev, st->k_kv, st->chunked, staged.buf, to.buf, st->T,
+                                             (unsigned int)st->kd, st->kd, staged.off, to.off, ACT)
+                       : rc;
 }
 
 static gm_status rmsnorm(model_state *st, int m, uint64_t layer, uint64_t rows, loc x, uint64_t first, uint64_t step,
@@ -322,8 +402,8 @@ static gm_status stage(model_state *st, uint64_t l, int s)
     case S_QKV:
         rc = linear(st, M_Q, l, T, c.attn_in, c.q, NULL);
         if (rc == GM_OK)
-            rc = linear(st, M_K, l, T, c.attn_in, c.k, NULL);
-        return rc == GM_OK ? linear(st, M_V, l, T, c.attn_in, c.v, NULL) : rc;
+            rc = kv_projection(st, M_K, l, c.attn_in, c.k);
+        return rc == GM_OK ? kv_projection(st, M_V, l, c.attn_in, c.v) : rc;
     case S_ATTN:
         /* One launch per query head: head j reads KV head j / (heads / kv_heads). */
         for (uint64_t j = 0; j < st->heads && rc == GM_OK; j++) {
@@ -464,13 +544,13 @@ void block_model_teardown(void *state)
         return;
     for (int i = 0; i < N_B; i++)
         gm_device_free(st->dev, &st->buf[i]);
-    gm_kernel *ks[] = {st->k_linear, st->k_attn, st->k_init, st->k_fill, st->k_master, st->k_embed,
-                       st->k_norm, st->k_swiglu, st->k_lse, st->k_lm, st->k_adamw};
+    gm_kernel *ks[] = {st->k_linear, st->k_attn, st->k_init, st->k_fill,  st->k_master, st->k_embed, st->k_norm,
+                       st->k_swiglu, st->k_lse,  st->k_lm,   st->k_adamw, st->k_kv,     st->k_scales, st->k_pack};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i])
             st->dev->backend->kernel_release(st->dev, ks[i]);
-    gm_program *ps[] = {st->p_linear, st->p_attn, st->p_model};
-    for (size_t i = 0; i < 3; i++)
+    gm_program *ps[] = {st->p_linear, st->p_attn, st->p_model, st->p_block};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
         if (ps[i])
             st->dev->backend->program_release(st->dev, ps[i]);
     free(st);
@@ -479,12 +559,22 @@ void block_model_teardown(void *state)
 static gm_status build(model_state *st)
 {
     gm_device *dev = st->dev;
-    char variant[32];
+    char variant[32], lin[48], kv[48];
     gm_kernel_variant(st->p, st->chunked, variant, sizeof variant);
-    gm_status rc = gm_build_layer_kernels(dev, variant, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
+    gm_role_variant(st->p, st->int4 ? GM_INT4 : st->p, st->p, st->chunked, lin, sizeof lin);
+    gm_role_variant(st->p, st->p, st->kp, st->chunked, kv, sizeof kv);
+    gm_status rc = gm_build_layer_kernels(dev, lin, kv, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
                                           &st->k_attn);
     if (rc == GM_OK)
         rc = dev->backend->program_build(dev, "model", variant, NULL, &st->p_model);
+    /* block.cl: the conversion into an fp8 KV cache and the int4 quantiser. */
+    if (rc == GM_OK && (st->int4 || st->kp != st->p)) {
+        rc = dev->backend->program_build(dev, "block", kv, NULL, &st->p_block);
+        static const char *const bnames[] = {"block_kv_store", "block_int4_scales", "block_int4_pack"};
+        gm_kernel **bks[] = {&st->k_kv, &st->k_scales, &st->k_pack};
+        for (size_t i = 0; i < sizeof bnames / sizeof bnames[0] && rc == GM_OK; i++)
+            rc = dev->backend->kernel_get(dev, st->p_block, bnames[i], bks[i]);
+    }
     static const char *const names[] = {"model_init", "model_fill_f32", "model_master_init", "model_embed",
                                         "model_rmsnorm", "model_swiglu", "model_lse", "model_lm_head",
                                         "model_adamw"};
@@ -535,6 +625,16 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s is not run on the device (plan counts it)", a->name, why);
     if (s->train && s->prec == GM_INT8)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int8 training is not run (plan refuses it too)");
+    gm_precision wp = gm_weight_prec(s), kp = gm_kv_prec(s);
+    if (s->train && (wp != s->prec || kp != s->prec))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train runs one precision for every role (plan "
+                              "counts training so)");
+    uint64_t group = gm_group_size(s), ad = a->heads * a->head_dim;
+    if (wp == GM_INT4 && (a->hidden % group || ad % group || a->ffn % group || a->hidden % 2))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: int4 weights need hidden (%llu), heads * head_dim "
+                              "(%llu) and intermediate (%llu) multiples of --group-size %llu, hidden even", a->name,
+                              (unsigned long long)a->hidden, (unsigned long long)ad, (unsigned long long)a->ffn,
+                              (unsigned long long)group);
     if (s->checkpoint || s->offload || s->micro_batch != s->batch)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--checkpoint, --offload and --micro-batch apply to "
                               "models.ini shapes, not to a whole model");
@@ -554,6 +654,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->a = *a;
     st->p = s->prec;
     st->es = gm_precision_size(s->prec);
+    st->kp = kp;
+    st->kes = gm_precision_size(kp);
+    st->int4 = wp == GM_INT4;
+    st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
     st->train = s->train;
     st->master = s->train && st->es < 4;
@@ -576,6 +680,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->run_b = s->probe ? 1 : s->batch;
     st->run_T = st->run_b * s->seq;
     st->per_layer = layer_elems(a);
+    st->int4_layer = (st->per_layer - 2 * st->h) / 2;
     st->p_main = st->V * st->h + st->L * st->per_layer + st->h;
     st->p_total = gm_arch_params(a);
     gm_status rc = st->p_main + (st->tied ? 0 : st->h * st->V) == st->p_total
@@ -626,13 +731,19 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
     double T = (double)s->batch * (double)s->seq, h = (double)a->hidden, V = (double)a->vocab;
     double ad = (double)(a->heads * a->head_dim), kd = (double)(a->kv_heads * a->head_dim), I = (double)a->ffn;
     double L = (double)a->layers, e = (double)gm_precision_size(s->prec), P = (double)gm_arch_params(a);
+    double ke = (double)gm_precision_size(gm_kv_prec(s)), wbytes = P * e;
+    if (gm_weight_prec(s) == GM_INT4) {
+        uint64_t packed, scales, other;
+        gm_plan_int4_weights(a, gm_group_size(s), gm_precision_size(s->prec), &packed, &scales, &other);
+        wbytes = (double)packed + (double)scales + (double)other;
+    }
     double pairs = ((double)s->seq + 1) / 2;       /* causal: keys per query */
     double head_rows = s->train ? T : (double)s->batch;
     *flops = L * (2 * T * (h * ad + 2 * h * kd + ad * h + 3 * h * I) + 4 * T * pairs * ad) + 2 * head_rows * h * V;
     /* Weights read once; KV read by every query; AdamW reads and writes the
      * moments and master weights, reads the gradients, writes the weights
      * (and the synthetic gradients are written). */
-    *bytes = P * e + L * T * pairs * 2 * kd * e + 4 * head_rows * V
+    *bytes = wbytes + L * T * pairs * 2 * kd * ke + 4 * head_rows * V
              + (s->train ? P * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
     *tokens = T;
 }
@@ -659,6 +770,7 @@ typedef struct {
     float *in[CHECK_ROWS], *in2[CHECK_ROWS], *out[CHECK_ROWS], *out2[CHECK_ROWS], *out3[CHECK_ROWS];
     float *kseq, *vseq;
     double *want, *mag;
+    gm_buffer codes, scales;        /* int4: one matrix as the device holds it */
     uint64_t rows[CHECK_ROWS];
     char *note;
     size_t note_len;
@@ -690,11 +802,12 @@ static gm_status read_elems(checker *c, loc at, uint64_t first, uint64_t n, size
     return rc;
 }
 
-static gm_status read_rows(checker *c, loc at, uint64_t width, float **outp)
+/* The sampled rows of `at` (rows `width` apart, in precision p). */
+static gm_status read_rows_in(checker *c, loc at, uint64_t width, gm_precision p, float **outp)
 {
     gm_status rc = GM_OK;
     for (int r = 0; r < CHECK_ROWS && rc == GM_OK; r++)
-        rc = read_elems(c, at, c->rows[r] * width, width, c->st->es, c->st->p, ACT, outp[r]);
+        rc = read_elems(c, at, c->rows[r] * width, width, gm_precision_size(p), p, ACT, outp[r]);
     return rc;
 }
 
@@ -703,6 +816,41 @@ static gm_status fetch_norm(checker *c, int m, uint64_t layer)
 {
     model_state *st = c->st;
     return read_elems(c, m_loc(st, m, layer), 0, st->h, st->es, st->p, m_scale(st, m), c->w);
+}
+
+static gm_status read_rows(checker *c, loc at, uint64_t width, float **outp)
+{
+    return read_rows_in(c, at, width, c->st->p, outp);
+}
+
+/* An int4 matrix's checked columns into c->w (as fetch_columns): its codes
+ * and scales are read back whole, checked against the host's quantisation
+ * of its hashes, and the checked columns dequantised. */
+static gm_status fetch_int4_columns(checker *c, int m, uint64_t layer, uint64_t k, uint64_t n, loc at)
+{
+    model_state *st = c->st;
+    size_t bytes = (size_t)(k * n / 2), sbytes = (size_t)(k / st->group * n * 2);
+    gm_status rc = st->dev->backend->copy(st->dev, 0, &c->codes, 0, at.buf, (size_t)at.off, bytes, false);
+    if (rc == GM_OK)
+        rc = st->dev->backend->copy(st->dev, 0, &c->scales, 0, &st->buf[B_WS], (size_t)(2 * at.off / st->group) * 2,
+                                    sbytes, false);
+    if (rc != GM_OK)
+        return rc;
+    static const char *const names[] = {"", "q_proj", "k_proj", "v_proj", "o_proj", "", "gate_proj", "up_proj",
+                                        "down_proj"};
+    char what[48];
+    snprintf(what, sizeof what, "layer %llu %s", (unsigned long long)layer, names[m]);
+    if (!block_int4_matches(c->codes.host, c->scales.host, k, n, st->group, m_param(st, m, layer), SEED_W,
+                            st->range[m], 0x13198a2e03707344ull ^ layer ^ ((uint64_t)m << 32), what, c->note,
+                            c->note_len)) {
+        c->ok = false;
+        return GM_OK;
+    }
+    for (uint64_t kk = 0; kk < k; kk++)
+        for (uint64_t j = 0; j < c->n_cols; j++)
+            c->w[kk * c->n_cols + j] = gm_int4_load(c->codes.host, c->scales.host, (size_t)n, (size_t)st->group,
+                                                    (size_t)kk, (size_t)c->cols[j]);
+    return GM_OK;
 }
 
 /* The columns of matrix m (of `layer`) that check_product checks, into
@@ -726,6 +874,8 @@ static gm_status fetch_columns(checker *c, int m, uint64_t layer)
                      : j < 2 * EDGE_COLS               ? n - 2 * EDGE_COLS + j
                                                        : 2 * EDGE_COLS + gm_xorshift(&x) % (n - 4 * EDGE_COLS);
     gm_status rc = GM_OK;
+    if (m_int4(st, m))
+        return fetch_int4_columns(c, m, layer, k, n, at);
     if (tied) {
         for (uint64_t j = 0; j < c->n_cols && rc == GM_OK; j++) {
             rc = read_elems(c, at, c->cols[j] * k, k, st->es, st->p, scale, c->column);
@@ -754,10 +904,18 @@ static bool fail(checker *c, const char *what, uint64_t layer, uint64_t t, uint6
     return false;
 }
 
-/* Checks got[r][j] = stored(in[r] x W (+ res[r]))[j] for every sampled row
- * and every column j that fetch_columns took of W (k inputs). */
+/*
+ * Checks got[r][j] = stored(in[r] x W (+ res[r]))[j] for every sampled row
+ * and every column j that fetch_columns took of W (k inputs). The bound:
+ * fp32 accumulation of k products in any order, gamma_k * sum |x w| with
+ * gamma_k = 1.2 k 2^-23 (fp8 and dequantised int4 operands are exact in
+ * fp32), plus the output's rounding on either side, 2 * gm_tolerance (2 ulp
+ * at the result: u = 2^-10 fp16, 2^-7 bf16, 2^-3 fp8e4m3, 2^-2 fp8e5m2; the
+ * int8 step); none for fp32 logits. `kv`: K or V converted on into an
+ * fp8 KV cache, a second rounding there: 2 * gm_tolerance(kp) more.
+ */
 static void check_product(checker *c, const char *what, uint64_t layer, uint64_t k, float **in, float **res,
-                          float **got, bool fp32_out)
+                          float **got, bool fp32_out, bool kv)
 {
     model_state *st = c->st;
     uint64_t nc = c->n_cols;
@@ -776,6 +934,10 @@ static void check_product(checker *c, const char *what, uint64_t layer, uint64_t
             double want = fp32_out ? pre : stored(st->p, pre, ACT);
             double tol = (fp32_out ? 0.0 : 2.0 * gm_tolerance(st->p, want, ACT)) + 1.2 * (double)k * 0x1p-23 * mag
                          + 1e-30;
+            if (kv) {
+                want = stored(st->kp, want, ACT);
+                tol += 2.0 * gm_tolerance(st->kp, want, ACT);
+            }
             if (!(fabs(got[r][j] - want) <= tol))
                 fail(c, what, layer, c->rows[r], j, want, got[r][j]);
         }
@@ -809,9 +971,9 @@ static gm_status check_attention(checker *c, uint64_t l, float **q, float **o)
     gm_status rc = GM_OK;
     for (int r = 0; r < CHECK_ROWS && rc == GM_OK && c->ok; r++) {
         uint64_t t = c->rows[r], first = t - t % st->seq, n = t % st->seq + 1;
-        rc = read_elems(c, lc.k, first * st->kd, n * st->kd, st->es, st->p, ACT, c->kseq);
+        rc = read_elems(c, lc.k, first * st->kd, n * st->kd, st->kes, st->kp, ACT, c->kseq);
         if (rc == GM_OK)
-            rc = read_elems(c, lc.v, first * st->kd, n * st->kd, st->es, st->p, ACT, c->vseq);
+            rc = read_elems(c, lc.v, first * st->kd, n * st->kd, st->kes, st->kp, ACT, c->vseq);
         for (uint64_t j = 0; j < st->heads && rc == GM_OK && c->ok; j++) {
             uint64_t g = j / (st->heads / st->kv_heads);
             double mx = -INFINITY, sum = 0.0, vmax = 0.0;
@@ -910,11 +1072,11 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         const loc outs[] = {lc.q, lc.k, lc.v};
         static const char *const names[] = {"q", "k", "v"};
         for (int i = 0; i < 3 && rc == GM_OK && c->ok; i++) {
-            rc = read_rows(c, outs[i], m_out(st, ms[i]), c->out);
+            rc = read_rows_in(c, outs[i], m_out(st, ms[i]), i ? st->kp : st->p, c->out);
             if (rc == GM_OK)
                 rc = fetch_columns(c, ms[i], l);
-            if (rc == GM_OK)
-                check_product(c, names[i], l, h, c->in, NULL, c->out, false);
+            if (rc == GM_OK && c->ok)
+                check_product(c, names[i], l, h, c->in, NULL, c->out, false, i && st->kp != st->p);
         }
         break;
     }
@@ -928,7 +1090,7 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         if (rc == GM_OK)
             rc = fetch_columns(c, M_O, l);
         if (rc == GM_OK)
-            check_product(c, "attn_resid", l, st->ad, c->in, c->in2, c->out, false);
+            check_product(c, "attn_resid", l, st->ad, c->in, c->in2, c->out, false, false);
         break;
     case S_NORM2:
         rc = read_rows(c, lc.mlp_in, h, c->out);
@@ -942,13 +1104,13 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         if (rc == GM_OK)
             rc = fetch_columns(c, M_GATE, l);
         if (rc == GM_OK)
-            check_product(c, "gate", l, h, c->in, NULL, c->out, false);
+            check_product(c, "gate", l, h, c->in, NULL, c->out, false, false);
         if (rc == GM_OK && c->ok)
             rc = read_rows(c, lc.up, st->I, c->out);
         if (rc == GM_OK && c->ok)
             rc = fetch_columns(c, M_UP, l);
         if (rc == GM_OK && c->ok)
-            check_product(c, "up", l, h, c->in, NULL, c->out, false);
+            check_product(c, "up", l, h, c->in, NULL, c->out, false, false);
         break;
     case S_SWIGLU:
         rc = read_rows(c, lc.act, st->I, c->out);
@@ -960,7 +1122,7 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         if (rc == GM_OK)
             rc = fetch_columns(c, M_DOWN, l);
         if (rc == GM_OK)
-            check_product(c, "block_output", l, st->I, c->in, c->in2, c->out, false);
+            check_product(c, "block_output", l, st->I, c->in, c->in2, c->out, false, false);
         break;
     }
     return rc;
@@ -1034,7 +1196,7 @@ static gm_status replay(checker *c, unsigned rep)
     if (rc == GM_OK && c->ok)
         rc = fetch_columns(c, M_LM, 0);
     if (rc == GM_OK && c->ok)
-        check_product(c, "logits", L, h, c->out, NULL, c->out2, true);
+        check_product(c, "logits", L, h, c->out, NULL, c->out2, true, false);
     return rc;
 }
 
@@ -1109,7 +1271,11 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
     /* c.w: a norm (h), or the checked columns of a product (at most h, ad or I inputs) */
     uint64_t inputs = st->h > st->ad ? st->h : st->ad;
     inputs = inputs > st->I ? inputs : st->I;
-    uint64_t mat = inputs * CHECK_COLS;
+    uint64_t mat = inputs * CHECK_COLS, int4_mat = 0;
+    /* int4: one whole matrix's codes and scales (fetch_int4_columns) */
+    for (int m = 0; m < N_M && st->int4; m++)
+        if (m_int4(st, m) && m_in(st, m) * m_out(st, m) > int4_mat)
+            int4_mat = m_in(st, m) * m_out(st, m);
     checker c = {.st = st, .note = note, .note_len = len, .ok = true, .seed = 0x3c6ef372fe94f82bull ^ rep};
     c.stage_bytes = (size_t)(wide < (1u << 20) ? (1u << 20) : wide) * 4;
     gm_status rc = gm_device_alloc(st->dev, GM_MEM_HOST, c.stage_bytes, &c.stage);
@@ -1126,6 +1292,10 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
     c.want = malloc((size_t)(wide > st->seq ? wide : st->seq) * sizeof(double));
     c.mag = malloc((size_t)wide * sizeof(double));
     have = have && c.w && c.cols && c.column && c.kseq && c.vseq && c.want && c.mag;
+    if (rc == GM_OK && st->int4)
+        rc = gm_device_alloc(st->dev, GM_MEM_HOST, (size_t)(int4_mat / 2), &c.codes);
+    if (rc == GM_OK && st->int4)
+        rc = gm_device_alloc(st->dev, GM_MEM_HOST, (size_t)(int4_mat / st->group * 2), &c.scales);
     if (rc == GM_OK && !have)
         rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
     /* The iteration's logits (sampled rows) before the replay. */
@@ -1160,6 +1330,8 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
     free(c.vseq);
     free(c.want);
     free(c.mag);
+    gm_device_free(st->dev, &c.codes);
+    gm_device_free(st->dev, &c.scales);
     gm_device_free(st->dev, &c.stage);
     return rc;
 }

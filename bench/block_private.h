@@ -16,7 +16,8 @@
 enum { W_QKV, W_O, W_UP, W_DOWN, N_WEIGHTS };
 enum { A_QKV, A_ATTN, A_RESID, A_MLP, N_ACTS };
 
-/* Seeds of gm_hashed_value: one per weight tensor, then the input. */
+/* Seeds of gm_hashed_value: one per weight tensor (BLOCK_SEED_WEIGHT + w),
+ * then the input. */
 #define BLOCK_SEED_WEIGHT 101u
 #define BLOCK_SEED_INPUT 211u
 #define BLOCK_ACT_SCALE (4.0f / 127.0f)   /* int8 activations: |v| up to 4 */
@@ -25,26 +26,35 @@ typedef struct {
     bool model;                     /* false (true: a whole model's state, bench/block_model.c) */
     gm_device *dev;
     gm_shape s;
+    gm_precision wp, kp;            /* the weights' and the KV cache's precisions (s.prec: the activations') */
+    uint64_t group;                 /* int4 weights: rows of a column per fp16 scale */
     bool chunked;                   /* CPU device: blocked products, chunked loops */
     uint64_t h, ffn, heads, dim, seq, layers, mb;
     uint64_t tokens_max;            /* mb * seq: rows of one micro-batch */
     uint64_t last_b0, last_nb;      /* the last micro-batch run: first sequence, count */
     float w_range[N_WEIGHTS];       /* weights are in [-range, range) */
     gm_buffer w[N_WEIGHTS], kv, inputs, act[N_ACTS], stats;
+    gm_buffer ws[N_WEIGHTS];        /* int4 weights: the scales (w holds the codes, two a byte) */
     /* --offload: every layer's weights in pinned host memory (host_w), two
      * layer slots on the device (w), layer l in slot l % 2; loaded[] names
      * the layer each slot holds (-1: none). */
     bool offload;
-    gm_buffer host_w[N_WEIGHTS];
+    gm_buffer host_w[N_WEIGHTS], host_ws[N_WEIGHTS];
     int64_t loaded[2];
     gm_program *p_linear, *p_attn, *p_block;
-    gm_kernel *k_linear, *k_attn, *k_init, *k_kv;
+    gm_kernel *k_linear, *k_attn, *k_init, *k_kv, *k_scales, *k_pack;
 } block_state;
 
-/* Widths of the weight matrices (in, out) and of the activations. */
+/* The name of weight w in the memory model ("w_qkv"), and the widths of
+ * the weight matrices (in, out) and of the activations. */
+const char *block_weight_name(int w);
 uint64_t block_weight_in(const block_state *st, int w);
 uint64_t block_weight_out(const block_state *st, int w);
 uint64_t block_act_width(const block_state *st, int a);
+/* One layer of weight w as stored: its bytes (int4: the codes) and, for
+ * int4, its scales' bytes (0 otherwise). Layer l starts at l times these. */
+uint64_t block_layer_bytes(const block_state *st, int w);
+uint64_t block_layer_scale_bytes(const block_state *st, int w);
 
 /* Enqueues layer `layer` of micro-batch (b0, nb) into activation slot
  * `slot`: the projections, attention over the KV cache, and (when
@@ -62,6 +72,15 @@ gm_status block_stream_weights(block_state *st);
 
 /* The CPU reference check of the state after an iteration. */
 gm_status block_verify(void *state, unsigned rep, bool *correct, char *note, size_t len);
+
+/* Checks an int4 matrix [k, n] as the device holds it (codes two a byte,
+ * fp16 scales) against the host's quantisation (gm_int4_quantize) of its
+ * weights gm_hashed_value(base + kk * n + j, seed, range): every weight of
+ * a small matrix, else a sample seeded by rng. On a difference returns
+ * false with a note naming `what` and the element. */
+bool block_int4_matches(const uint8_t *codes, const uint16_t *scales, uint64_t k, uint64_t n, uint64_t group,
+                        uint64_t base, unsigned seed, float range, uint64_t rng, const char *what, char *note,
+                        size_t len);
 
 /* Host copy of gm_hashed_value (kernels/gm_portable.h), bit for bit. */
 float gm_hashed_value(uint64_t i, uint32_t seed, float range);

@@ -73,14 +73,46 @@ gm_status gm_attention_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, 
     return dev->backend->launch(dev, 0, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
 }
 
-gm_status gm_build_layer_kernels(gm_device *dev, const char *variant, bool chunked, gm_program **p_linear,
-                                 gm_kernel **k_linear, gm_program **p_attn, gm_kernel **k_attn)
+gm_status gm_kv_store_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, const gm_buffer *src,
+                              const gm_buffer *cache, uint64_t tokens, unsigned int width, uint64_t src_row,
+                              uint64_t src_off, uint64_t dst_off, float scale)
 {
-    gm_status rc = dev->backend->program_build(dev, "linear", variant, NULL, p_linear);
+    gm_arg args[] = {gm_arg_buf(src),      gm_arg_buf(cache),    gm_arg_u64(&tokens),  gm_arg_u32(&width),
+                     gm_arg_u64(&src_row), gm_arg_u64(&src_off), gm_arg_u64(&dst_off), gm_arg_f32(&scale)};
+    size_t global, local;
+    gm_launch_geometry(dev, chunked, (size_t)(tokens * width), &global, &local);
+    return dev->backend->launch(dev, 0, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
+}
+
+gm_status gm_int4_init_enqueue(gm_device *dev, gm_kernel *k_scales, gm_kernel *k_pack, bool chunked,
+                               const gm_buffer *codes, uint64_t p_off, const gm_buffer *scales, uint64_t k,
+                               uint64_t n, uint64_t group, uint64_t base, unsigned int seed, float range)
+{
+    if (k > UINT32_MAX || n > UINT32_MAX || group > UINT32_MAX)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "matrix dimensions must fit 32 bits");
+    uint64_t s_off = 2 * p_off / group;
+    unsigned int ku = (unsigned int)k, nu = (unsigned int)n, g = (unsigned int)group;
+    gm_arg sa[] = {gm_arg_buf(scales), gm_arg_u64(&s_off), gm_arg_u32(&ku),   gm_arg_u32(&nu),
+                   gm_arg_u32(&g),     gm_arg_u64(&base),  gm_arg_u32(&seed), gm_arg_f32(&range)};
+    size_t global, local;
+    gm_launch_geometry(dev, chunked, (size_t)((k + group - 1) / group * n), &global, &local);
+    gm_status rc = dev->backend->launch(dev, 0, k_scales, global, local, sa, (int)(sizeof sa / sizeof sa[0]));
+    gm_arg pa[] = {gm_arg_buf(codes), gm_arg_u64(&p_off), gm_arg_buf(scales), gm_arg_u64(&s_off),
+                   gm_arg_u32(&ku),   gm_arg_u32(&nu),    gm_arg_u32(&g),     gm_arg_u64(&base),
+                   gm_arg_u32(&seed), gm_arg_f32(&range)};
+    gm_launch_geometry(dev, chunked, (size_t)(k * n / 2), &global, &local);
+    return rc == GM_OK ? dev->backend->launch(dev, 0, k_pack, global, local, pa, (int)(sizeof pa / sizeof pa[0])) : rc;
+}
+
+gm_status gm_build_layer_kernels(gm_device *dev, const char *linear_variant, const char *attn_variant, bool chunked,
+                                 gm_program **p_linear, gm_kernel **k_linear, gm_program **p_attn,
+                                 gm_kernel **k_attn)
+{
+    gm_status rc = dev->backend->program_build(dev, "linear", linear_variant, NULL, p_linear);
     if (rc == GM_OK)
         rc = dev->backend->kernel_get(dev, *p_linear, chunked ? "linear_blocked" : "linear_tiled", k_linear);
     if (rc == GM_OK)
-        rc = dev->backend->program_build(dev, "attention", variant, NULL, p_attn);
+        rc = dev->backend->program_build(dev, "attention", attn_variant, NULL, p_attn);
     if (rc == GM_OK)
         rc = dev->backend->kernel_get(dev, *p_attn, "attention_tiled", k_attn);
     return rc;

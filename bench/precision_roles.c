@@ -79,10 +79,11 @@ int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precis
     }
     if (!name)
         return 0;
-    bool linear = !strcmp(name, "linear"), kvcache = !strcmp(name, "kvcache");
+    bool linear = !strcmp(name, "linear"), kvcache = !strcmp(name, "kvcache"), block = !strcmp(name, "block");
     /* The roles a workload holds: linear weights and activations, kvcache
-     * a KV cache and activations, attention activations only; block (for
-     * now) one precision for all. */
+     * a KV cache and activations, attention activations only; block (and
+     * the whole model) all three: one precision, or 16-bit activations
+     * with int4 weights and/or an fp8 KV cache (the kernels built for it). */
     if (linear && w != act && act == GM_INT8 && w != GM_INT4) {
         snprintf(err, err_len, "linear: int8 activations take int8 or int4 weights, not %s", gm_precision_name(w));
         return -1;
@@ -91,14 +92,12 @@ int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precis
         snprintf(err, err_len, "kvcache: an int8 KV cache or int8 activations need one precision for both");
         return -1;
     }
-    if (!linear && !kvcache && strcmp(name, "attention") && (GM_PREC_IS_FP8(act) || GM_PREC_IS_FP8(w))) {
-        snprintf(err, err_len, "%s: no %s kernels yet (fp32, fp16, bf16, int8)", name,
-                 gm_precision_name(GM_PREC_IS_FP8(act) ? act : w));
-        return -1;
-    }
-    if (!linear && !kvcache && strcmp(name, "attention") && (w != act || kv != act)) {
-        snprintf(err, err_len, "%s: one precision for every role so far (--weight-precision %s, --kv-precision %s, "
-                 "activations %s)", name, gm_precision_name(w), gm_precision_name(kv), gm_precision_name(act));
+    bool sixteen = act == GM_FP16 || act == GM_BF16;
+    if (block && (w != act || kv != act)
+        && !(sixteen && (w == act || w == GM_INT4) && (kv == act || GM_PREC_IS_FP8(kv)))) {
+        snprintf(err, err_len, "block: roles differ only as int4 weights and/or an fp8 KV cache beside fp16 or bf16 "
+                 "activations (not weights %s, KV cache %s, activations %s)", gm_precision_name(w),
+                 gm_precision_name(kv), gm_precision_name(act));
         return -1;
     }
     return 0;

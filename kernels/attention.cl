@@ -16,6 +16,9 @@
  *   kv_batch, kv_row and k_off, v_off; o with o_batch, o_row, o_off).
  *   Head-major [bh, seq, dim]: heads = 1, batch = seq * dim, row = dim.
  *   Token-major [batch, seq, heads * dim] (the block workload): heads = H.
+ *   K and V are read as gm_kv_t: a KV cache in its own precision (a KV
+ *   role token in the variant, "bf16-kvfp8e4m3-grid": an fp8 cache beside
+ *   16-bit q and o), else gm_t.
  *
  * Every kernel covers its index space with GM_FOR_EACH, so any launch size
  * is correct.
@@ -78,8 +81,8 @@ GM_KERNEL attention_pv(GM_GLOBAL const float *GM_RESTRICT p, GM_GLOBAL const gm_
     }
 }
 
-GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_t *GM_RESTRICT k,
-                          GM_GLOBAL const gm_t *GM_RESTRICT v, GM_GLOBAL gm_t *GM_RESTRICT o,
+GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_kv_t *GM_RESTRICT k,
+                          GM_GLOBAL const gm_kv_t *GM_RESTRICT v, GM_GLOBAL gm_t *GM_RESTRICT o,
                           GM_GLOBAL float *GM_RESTRICT stats, unsigned int bh, unsigned int seq,
                           unsigned int dim, unsigned int causal, float scale_in, float scale_out,
                           unsigned int heads, gm_u64 q_batch, gm_u64 q_row, gm_u64 kv_batch, gm_u64 kv_row,
@@ -103,13 +106,13 @@ GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const g
             const size_t kj = kv_at + j * kv_row;
             float s = 0.0f;
             for (unsigned int d = 0; d < dim; d++)
-                s += GM_LOAD(q, q_at + d, scale_in) * GM_LOAD(k, k_off + kj + d, scale_in);
+                s += GM_LOAD(q, q_at + d, scale_in) * GM_KVLOAD(k, k_off + kj + d, scale_in);
             s *= inv_sqrt;
             const float m_new = fmax(m, s);
             const float correction = exp(m - m_new), e = exp(s - m_new);
             l = l * correction + e;
             for (unsigned int d = 0; d < dim; d++)
-                acc[d] = acc[d] * correction + e * GM_LOAD(v, v_off + kj + d, scale_in);
+                acc[d] = acc[d] * correction + e * GM_KVLOAD(v, v_off + kj + d, scale_in);
             m = m_new;
         }
         const float inv = 1.0f / l;

@@ -219,15 +219,46 @@ typedef gm_u8 gm_t;
 #error "a precision define (GM_FP32, GM_FP16, GM_BF16, GM_INT8, GM_FP8E4M3, GM_FP8E5M2) is required"
 #endif
 
+/* The scale of an int4 group whose largest magnitude is amax, before its
+ * rounding to fp16: absmax / 7, or 1 for an all-zero group. */
+GM_INLINE float gm_int4_scale_of(float amax) { return amax > 0.0f ? amax / 7.0f : 1.0f; }
+
+/*
+ * The int4 code of weight w in a group of fp16 scale sc: w / sc rounded to
+ * nearest even, clamped to [-8, 7], as src/lib/precision.c's
+ * gm_int4_quantize stores it. Exact whatever the division's accuracy
+ * (OpenCL allows 2.5 ulp): the rounded quotient is corrected by the
+ * remainder w - q * sc, exact in fp32 for the weights quantised here (8
+ * significant bits, the scale 11, the code 4).
+ */
+GM_INLINE int gm_int4_code(float w, float sc)
+{
+    float q = gm_rint(w / sc), d = w - q * sc, mid = 0.5f * sc;
+    const int odd = ((int)q & 1) != 0;
+    if (d > mid || (d == mid && odd))
+        q += 1.0f;
+    else if (d < -mid || (d == -mid && odd))
+        q -= 1.0f;
+    return (int)gm_clampf(q, -8.0f, 7.0f);
+}
+
 /*
  * Per-role storage: gm_w_t and GM_WLOAD(p, i, kk, j, scale) for weights
  * (element i = row kk, column j of a [k, n] matrix; int4 reads `wscale`,
- * `wgroup` and `n` from the kernel's parameters), gm_kv_t with GM_KVLOAD/GM_KVSTORE
- * for the KV cache. Without a role token they are the storage above.
+ * `wgroup`, `n` and `w_off` from the kernel's parameters), gm_kv_t with
+ * GM_KVLOAD/GM_KVSTORE for the KV cache. Without a role token they are the
+ * storage above.
+ *
+ * int4 matrices stored back to back (a layer stack, a model's weights):
+ * the matrix at byte w_off of the packed buffer has its scales at element
+ * 2 * w_off / wgroup of wscale, where every matrix before it has an input
+ * dimension that is a multiple of wgroup (its k * n / 2 bytes then carry
+ * k / wgroup * n scales); one matrix alone has w_off 0.
  */
 #if defined(GM_WINT4)
 typedef gm_u8 gm_w_t;
-#define GM_WLOAD(p, i, kk, j, scale) gm_int4_load((p), wscale, (i), (size_t)((kk) / wgroup) * n + (j))
+#define GM_WLOAD(p, i, kk, j, scale)                                                                   \
+    gm_int4_load((p), wscale, (i), (size_t)(2u * w_off / wgroup) + (size_t)((kk) / wgroup) * n + (j))
 #elif defined(GM_WFP8E4M3)
 typedef gm_u8 gm_w_t;
 #define GM_WLOAD(p, i, kk, j, scale) gm_fp8e4m3_to_float((p)[i])

@@ -3,7 +3,7 @@
 # (the same rule as gm_variant_defines in src/kernel_sources.c).
 PRECISIONS := fp32 fp16 bf16 int8
 # fp8 (OCP e4m3, e5m2): the workloads that have it so far. stream gets
-# them once its vector-access rewrite has landed; block with its own work.
+# them once its vector-access rewrite has landed.
 FP8 := fp8e4m3 fp8e5m2
 ACCESSES   := grid chunked
 
@@ -22,8 +22,16 @@ INT4_VARIANTS := $(foreach p,fp16 bf16,$(foreach a,$(ACCESSES),$(p)-wint4-$(a)))
 # An fp8 KV cache beside 16-bit activations (--kv-precision).
 KV_FP8_VARIANTS := $(foreach p,fp16 bf16,$(foreach k,$(FP8),$(foreach a,$(ACCESSES),$(p)-kv$(k)-$(a))))
 linear_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(INT4_VARIANTS)
-attention_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
 kvcache_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(KV_FP8_VARIANTS)
+# block and the whole model build each program with the role tokens it
+# reads: linear.cl the weights' (above), attention.cl and block.cl the KV
+# cache's, model.cl none. On CUDA they run the grid access only (a GPU
+# never prefers chunked), so their new variants are grid ones.
+LAYER_FP8 := $(filter %-grid,$(FP8_VARIANTS))
+LAYER_KV_FP8 := $(filter %-grid,$(KV_FP8_VARIANTS))
+attention_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(LAYER_KV_FP8)
+block_VARIANTS := $(STANDARD_VARIANTS) $(LAYER_FP8) $(LAYER_KV_FP8)
+model_VARIANTS := $(STANDARD_VARIANTS) $(LAYER_FP8)
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
 # Architectures every variant is compiled for (machine code), plus PTX for

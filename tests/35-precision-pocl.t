@@ -66,8 +66,9 @@ is "$RC $ERR" "2 gpumem bench: --precision int4: int4 is a weight precision only
     "int4 as every role's precision is refused"
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite stream --precision fp8e4m3
 is "$RC $ERR" "2 gpumem bench: stream: no fp8e4m3 kernels yet (fp32, fp16, bf16, int8)" "stream: no fp8 yet, said"
-run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload block --precision bf16 --weight-precision int4
-is "$RC" 2 "block: int4 weights refused"
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload block --precision fp32 --weight-precision int4
+is "$RC $ERR" "2 gpumem bench: block: roles differ only as int4 weights and/or an fp8 KV cache beside fp16 or bf16 activations (not weights int4, KV cache fp32, activations fp32)" \
+    "block: int4 weights beside fp32 activations refused"
 
 # The OOM search under a 4MiB cap, bf16 beside int4 weights + fp8 KV + bf16
 # activations: kvcache at 2 layers x 2 heads of 64, 16 tokens, holds

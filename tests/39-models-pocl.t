@@ -1,21 +1,25 @@
 #!/bin/sh
 # Whole models on the OpenCL device (bench/block_model.c): the block
 # workload with --model PRESET runs the tiny GQA/SwiGLU/RMSNorm model with
-# its LM head, verified in every precision; its memory model is exactly
-# `gpumem plan`'s for the same point, in inference and in training;
-# --mode train allocates the training state and steps AdamW (checked on a
-# sample), and says that the gradients are synthetic; a wrong output is a
-# mismatch row; the oom suite answers the largest batch that fine-tunes,
+# its LM head, verified in every precision (fp8e4m3 and fp8e5m2 too) and
+# with int4 weights and/or an fp8 KV cache beside 16-bit activations; its
+# memory model is exactly `gpumem plan`'s for the same point, in inference
+# and in training; --mode train allocates the training state and steps
+# AdamW (checked on a sample), and says that the gradients are synthetic;
+# a wrong output is a mismatch row; the oom suite answers the largest batch
+# that fine-tunes, and that serves with int4 weights and an fp8 KV cache,
 # with the model's prediction beside it. --mode is a list: one run gives
 # both modes, told apart by the `mode` column in the point's key (compare
 # joins them apart; a run of schema 3, without the column, is read as of
 # its one mode).
 . tests/lib.sh
-plan 28
+plan 35
 
 model="--model tiny-llama-gqa"
-plan_total() {   # MODE PRECISION BATCH SEQ
-    "$GPUMEM" plan $model --mode "$1" --precision "$2" --batch "$3" --seq "$4" --format csv |
+plan_total() {   # MODE PRECISION BATCH SEQ [ROLE OPTIONS]
+    m=$1 p=$2 b=$3 s=$4
+    shift 4
+    "$GPUMEM" plan $model --mode "$m" --precision "$p" --batch "$b" --seq "$s" "$@" --format csv |
         awk -F, '$2 == "total" { print $4 }'
 }
 
@@ -31,10 +35,37 @@ for p in fp32 bf16; do
         "$want" "inference $p: the workload's model is plan's total ($want bytes)"
 done
 
+# fp8 throughout, one byte an element.
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+    --precision fp8e4m3,fp8e5m2 --batch 2 --seq 32 --reps 2 --out "$TEST_TMP/fp8" --quiet
+is "$(csv_count "$TEST_TMP/fp8/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 2 \
+    "the whole model verifies in fp8e4m3 and fp8e5m2"
+want=$(plan_total inference fp8e5m2 2 32)
+is "$(csv_value "$TEST_TMP/fp8/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq 'fp8e5m2'" model_bytes)" \
+    "$want" "inference fp8e5m2: the workload's model is plan's total ($want bytes)"
+
+# int4 weights (groups of 16 rows: the intermediate size is 688) and an
+# fp8 KV cache beside 16-bit activations; each alone too.
+roles="--weight-precision int4 --kv-precision fp8e4m3 --group-size 16"
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+    --precision bf16 $roles --batch 2 --seq 32 --reps 2 --out "$TEST_TMP/roles" --quiet
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+    --precision fp16 --weight-precision int4 --group-size 16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/w4" --quiet
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+    --precision fp16 --kv-precision fp8e5m2 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/kv8" --quiet
+is "$(cat "$TEST_TMP/roles/results.csv" "$TEST_TMP/w4/results.csv" "$TEST_TMP/kv8/results.csv" | csv_count /dev/stdin '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{precision} =~ /^(bf16-wint4-kvfp8e4m3|fp16-wint4|fp16-kvfp8e5m2)$/')" 3 \
+    "int4 weights + an fp8e4m3 KV cache (bf16), int4 alone and an fp8e5m2 cache alone (fp16) verify"
+want=$(plan_total inference bf16 2 32 $roles)
+is "$(csv_value "$TEST_TMP/roles/results.csv" "\$_->{metric} eq 'time'" model_bytes)" "$want" \
+    "int4 weights + fp8 KV: codes, scales, the rest in bf16 and the cache are plan's total ($want bytes)"
+want=$(plan_total inference fp16 2 16 --kv-precision fp8e5m2)
+is "$(csv_value "$TEST_TMP/kv8/results.csv" "\$_->{metric} eq 'time'" model_bytes)" "$want" \
+    "an fp8 KV cache: plan's total ($want bytes)"
+
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode train \
-    --optimizer adamw --precision fp32,bf16,int8 --batch 2 --seq 16 --reps 3 --out "$TEST_TMP/train" --quiet
-is "$(csv_count "$TEST_TMP/train/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{note} eq "backward not computed: gradients synthetic"')" 2 \
-    "train fp32 and bf16: AdamW steps and the forward pass verify, the rows say the gradients are synthetic"
+    --optimizer adamw --precision fp32,bf16,int8,fp8e4m3 --batch 2 --seq 16 --reps 3 --out "$TEST_TMP/train" --quiet
+is "$(csv_count "$TEST_TMP/train/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{note} eq "backward not computed: gradients synthetic"')" 3 \
+    "train fp32, bf16 and fp8e4m3: AdamW steps and the forward pass verify, the rows say the gradients are synthetic"
 is "$(csv_count "$TEST_TMP/train/results.csv" '$_->{precision} eq "int8" && $_->{status} eq "unsupported" && $_->{note} =~ /backward not computed/')" 1 \
     "int8 training is refused"
 for p in fp32 bf16; do
@@ -51,6 +82,12 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB
     --workload block $model --mode train --precision fp32 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault2" --quiet
 is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^logits\[0\]\[0\]/')" 1 \
     "a corrupted logit is a mismatch row (train)"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --precision fp16,bf16 $roles --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault3" --quiet
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --precision fp8e4m3 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault4" --quiet
+is "$(cat "$TEST_TMP/fault3/results.csv" "$TEST_TMP/fault4/results.csv" | csv_count /dev/stdin '$_->{status} eq "mismatch" && $_->{note} =~ /^logits\[0\]\[0\] of the iteration/')" 3 \
+    "a corrupted logit is a mismatch row (int4 + fp8 KV in fp16 and bf16, fp8e4m3)"
 
 # kvcache with the whole model: KV caches of its 2 KV heads, 4 queries each.
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload kvcache $model \
@@ -98,6 +135,16 @@ ok $? "the oom suite finds a batch that fine-tunes"
 ok $? "the largest batch found is the memory model's prediction (or one less)"
 is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch" && $_->{note} =~ /backward not computed: gradients synthetic/')" 1 \
     "the oom row says the gradients are synthetic"
+
+# Serving under a 16MiB cap with int4 weights and an fp8 KV cache (bf16
+# runs batch 16 there at seq 128; the model says 24 for this).
+run_gpumem bench --backend opencl --suite oom --mem-limit 16MiB --workload block $model --precision bf16 $roles \
+    --seq 128 --pattern per-tensor --out "$TEST_TMP/oom4" --quiet
+found=$(csv_value "$TEST_TMP/oom4/results.csv" '$_->{metric} eq "max_batch" && $_->{precision} eq "bf16-wint4-kvfp8e4m3"' value)
+predicted=$(csv_value "$TEST_TMP/oom4/results.csv" '$_->{metric} eq "max_batch_model"' value)
+diag "int4 + fp8 KV + bf16, seq 128 under 16MiB: max_batch $found, the model says $predicted"
+[ -n "$predicted" ] && [ "${found:-0}" -ge 1 ] && [ "$found" -le "$predicted" ] && [ "$found" -ge $((predicted - 1)) ]
+ok $? "int4 + fp8 KV: the largest batch that serves is the memory model's prediction (or one less)"
 
 # Inference and training in one run, from a profile's section for this kind
 # of device as the quick profile's [oom.gpu] gives them.

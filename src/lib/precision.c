@@ -154,6 +154,10 @@ uint64_t gm_int4_scale_bytes(uint64_t k, uint64_t n, uint64_t group)
     return r;
 }
 
+uint16_t gm_int4_scale(float amax) { return gm_float_to_half(amax > 0.0f ? amax / 7.0f : 1.0f); }
+
+int gm_int4_code(float w, float scale) { return (int)fminf(fmaxf(rintf(w / scale), -8.0f), 7.0f); }
+
 void gm_int4_quantize(const float *w, size_t k, size_t n, size_t group, uint8_t *packed, uint16_t *scales)
 {
     memset(packed, 0, (size_t)gm_int4_packed_bytes(k, n));
@@ -163,13 +167,12 @@ void gm_int4_quantize(const float *w, size_t k, size_t n, size_t group, uint8_t 
             float amax = 0.0f;
             for (size_t kk = g * group; kk < end; kk++)
                 amax = fmaxf(amax, fabsf(w[kk * n + j]));
-            uint16_t sh = gm_float_to_half(amax > 0.0f ? amax / 7.0f : 1.0f);
+            uint16_t sh = gm_int4_scale(amax);
             scales[g * n + j] = sh;
             float sc = gm_half_to_float(sh);
             for (size_t kk = g * group; kk < end; kk++) {
-                float q = fminf(fmaxf(rintf(w[kk * n + j] / sc), -8.0f), 7.0f);
                 size_t i = kk * n + j;
-                packed[i / 2] |= (uint8_t)(((unsigned)(int)q & 0xfu) << (4 * (i & 1)));
+                packed[i / 2] |= (uint8_t)(((unsigned)gm_int4_code(w[i], sc) & 0xfu) << (4 * (i & 1)));
             }
         }
 }

@@ -68,6 +68,10 @@ float gm_fp8e5m2_to_float(uint8_t c);
 uint64_t gm_int4_packed_bytes(uint64_t k, uint64_t n);
 uint64_t gm_int4_scale_bytes(uint64_t k, uint64_t n, uint64_t group);
 void gm_int4_quantize(const float *w, size_t k, size_t n, size_t group, uint8_t *packed, uint16_t *scales);
+/* Its two steps: the fp16 scale of a group whose largest magnitude is
+ * amax, and the code of weight w in a group of (fp16) scale `scale`. */
+uint16_t gm_int4_scale(float amax);
+int gm_int4_code(float w, float scale);
 /* The dequantised weight W[kk, j]. */
 float gm_int4_load(const uint8_t *packed, const uint16_t *scales, size_t n, size_t group, size_t kk, size_t j);
 

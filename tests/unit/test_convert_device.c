@@ -4,10 +4,14 @@
  * to the host's (src/lib/precision.c): all 256 codes of e4m3 and e5m2
  * decoded, and a sweep of floats of every class (zero, fp32 and fp8
  * subnormals, normals, every halfway point between codes and one ulp
- * either side, saturation, overflow, inf, NaN) encoded.
+ * either side, saturation, overflow, inf, NaN) encoded. And the int4
+ * quantiser of block.cl: every weight the workloads hash (k / 128 - 1
+ * times a power of two) against every group scale they give, codes and
+ * scales as gm_int4_code and gm_int4_scale give them (ties included).
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
@@ -114,8 +118,93 @@ static void test_fp8_device_matches_host(void **state)
     printf("# %zu floats and 2 x 256 codes agree bit for bit\n", n);
 }
 
+/* Runs convert_int4_weights over n pairs (w[i], sc[i]); codes and scales come back. */
+static void run_int4(int chunked, const float *w, const float *sc, size_t n, int8_t *code, uint16_t *scale)
+{
+    gm_buffer dw = {0}, ds = {0}, dc = {0}, dh = {0}, h = {0};
+    size_t bytes[] = {n * 4, n * 4, n, n * 2};
+    gm_buffer *dbufs[] = {&dw, &ds, &dc, &dh};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, bytes[i], dbufs[i]), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n * 4, &h), GM_OK);
+    memcpy(h.host, w, n * 4);
+    assert_int_equal(dev.backend->copy(&dev, 0, &dw, 0, &h, 0, n * 4, false), GM_OK);
+    memcpy(h.host, sc, n * 4);
+    assert_int_equal(dev.backend->copy(&dev, 0, &ds, 0, &h, 0, n * 4, false), GM_OK);
+    gm_program *prog = NULL;
+    gm_kernel *k = NULL;
+    char variant[32];
+    if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant), NULL,
+                                   &prog) != GM_OK)
+        fail_msg("convert.%s: %s", variant, dev.err.msg);
+    if (dev.backend->kernel_get(&dev, prog, "convert_int4_weights", &k) != GM_OK)
+        fail_msg("convert_int4_weights: %s", dev.err.msg);
+    uint64_t n64 = n;
+    gm_arg args[] = {gm_arg_buf(&dw), gm_arg_buf(&ds), gm_arg_buf(&dc), gm_arg_buf(&dh), gm_arg_u64(&n64)};
+    size_t global, local;
+    gm_launch_geometry(&dev, chunked, n, &global, &local);
+    assert_int_equal(dev.backend->launch(&dev, 0, k, global, local, args, 5), GM_OK);
+    assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &dc, 0, n, false), GM_OK);
+    memcpy(code, h.host, n);
+    assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &dh, 0, n * 2, false), GM_OK);
+    memcpy(scale, h.host, n * 2);
+    dev.backend->kernel_release(&dev, k);
+    dev.backend->program_release(&dev, prog);
+    for (int i = 0; i < 4; i++)
+        gm_device_free(&dev, dbufs[i]);
+    gm_device_free(&dev, &h);
+}
+
+static void test_int4_device_matches_host(void **state)
+{
+    (void)state;
+    /* The hashed weights of the workloads at four ranges, and the fp16
+     * scales of the groups whose absmax is one of them. */
+    enum { RANGES = 4, VALUES = 256 * RANGES };
+    const float ranges[RANGES] = {1.0f, 0x1p-3f, 0x1p-7f, 0x1p-12f};
+    float values[VALUES], scales[VALUES];
+    size_t n_scales = 0;
+    for (int r = 0; r < RANGES; r++)
+        for (int k = 0; k < 256; k++) {
+            float v = (float)(k - 128) * (1.0f / 128.0f) * ranges[r];
+            values[r * 256 + k] = v;
+            float sc = gm_half_to_float(gm_int4_scale(fabsf(v)));
+            bool seen = false;
+            for (size_t i = 0; i < n_scales && !seen; i++)
+                seen = scales[i] == sc;
+            if (!seen)
+                scales[n_scales++] = sc;
+        }
+    size_t n = VALUES * n_scales;
+    float *w = malloc(n * sizeof *w), *sc = malloc(n * sizeof *sc);
+    int8_t *code = malloc(n);
+    uint16_t *scale = malloc(n * sizeof *scale);
+    assert_true(w && sc && code && scale);
+    for (size_t i = 0; i < n; i++) {
+        w[i] = values[i % VALUES];
+        sc[i] = scales[i / VALUES];
+    }
+    for (int chunked = 0; chunked < 2; chunked++) {
+        run_int4(chunked, w, sc, n, code, scale);
+        for (size_t i = 0; i < n; i++) {
+            if (code[i] != gm_int4_code(w[i], sc[i]))
+                fail_msg("int4 code of %a at scale %a: host %d, device %d", (double)w[i], (double)sc[i],
+                         gm_int4_code(w[i], sc[i]), code[i]);
+            if (i < VALUES && scale[i] != gm_int4_scale(fabsf(w[i])))
+                fail_msg("int4 scale of absmax %a: host 0x%04x, device 0x%04x", (double)fabsf(w[i]),
+                         gm_int4_scale(fabsf(w[i])), scale[i]);
+        }
+    }
+    free(w);
+    free(sc);
+    free(code);
+    free(scale);
+    printf("# %d weights x %zu scales: int4 codes and scales agree\n", VALUES, n_scales);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_fp8_device_matches_host)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_fp8_device_matches_host),
+                                       cmocka_unit_test(test_int4_device_matches_host)};
     return cmocka_run_group_tests(tests, open_device, close_device);
 }
