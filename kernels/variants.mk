@@ -2,8 +2,8 @@
 # compile test. A variant key's '-'-separated tokens become -DGM_<TOKEN>=1
 # (the same rule as gm_variant_defines in src/kernel_sources.c).
 PRECISIONS := fp32 fp16 bf16 int8
-# fp8 (OCP e4m3, e5m2): the workloads that have it so far. stream gets
-# them once its vector-access rewrite has landed; block with its own work.
+# fp8 (OCP e4m3, e5m2): the programs that have it so far (block comes
+# with its own work).
 FP8 := fp8e4m3 fp8e5m2
 ACCESSES   := grid chunked
 
@@ -24,6 +24,7 @@ KV_FP8_VARIANTS := $(foreach p,fp16 bf16,$(foreach k,$(FP8),$(foreach a,$(ACCESS
 linear_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(INT4_VARIANTS)
 attention_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
 kvcache_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(KV_FP8_VARIANTS)
+stream_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
 # Architectures every variant is compiled for (machine code), plus PTX for
