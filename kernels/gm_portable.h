@@ -199,8 +199,14 @@ GM_INLINE gm_u8 gm_float_to_fp8e5m2(float f) { return gm_float_to_fp8(f, 2u, 15,
  *     subnormal spacing 2^(-14 - M), rounds |y| to a multiple of it (to
  *     nearest even, in the adder); the code is that multiple;
  *   NaN: 0x7f; the sign is the float's.
- * gm_fp8_half_decode / gm_fp8_half_encode: one value (both backends);
- * OpenCL also has 16 at a time (gm_fp8x16_half_decode / _encode).
+ * gm_fp8_half_decode / gm_fp8_half_encode: one value (both backends).
+ * OpenCL also has 16 at a time (gm_fp8x16_half_decode / _encode), where
+ * the encoder lets the fp16 conversion do most of the work: truncated to
+ * fp16, with the last bit set where the truncation dropped bits (round
+ * to odd: then rounding on to M bits cannot round twice), rounded to M
+ * mantissa bits to nearest even by integer addition on the fp16 bits. In
+ * e5m2 the result is the top byte, sign and all (a finite overflow rounds
+ * up to 0x7c, infinity); e4m3's is capped at `top`.
  */
 #define GM_FP8_HALF_UNIT_E4M3 256.0f /* an e4m3 value in half units is value * 2^-8 */
 #if defined(GM_CUDA)
@@ -233,20 +239,27 @@ GM_INLINE gm_u8 gm_fp8_half_encode(float y, gm_u32 M, gm_u32 top)
 #if defined(GM_OPENCL)
 GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
 {
-    ushort16 x = upsample(c, (uchar16)0);   /* c << 8 */
-    if (e4m3)
-        x = select((x & (ushort)0x8000u) | ((x & (ushort)0x7f00u) >> (ushort)1), (ushort16)0x7e00u,
-                   (x & (ushort)0x7f00u) == (ushort)0x7f00u);
-    return vload_half16(0, (const __private half *)&x);
+    ushort16 h;
+    if (e4m3) {
+        /* sign-extended, moved up seven places: the sign lands in bit
+         * 15 and (again) in bit 14, which the mask clears */
+        h = as_ushort16(convert_short16(as_char16(c)) << (short)7) & (ushort)0xbfffu;
+        h = select(h, (ushort16)0x7e00u, (h & (ushort)0x3f80u) == (ushort)0x3f80u);   /* NaN */
+    } else {
+        h = convert_ushort16(c) << (ushort)8;
+    }
+    return vload_half16(0, (const __private half *)&h);
 }
 GM_INLINE uchar16 gm_fp8x16_half_encode(float16 y, gm_u32 M, gm_u32 top)
 {
-    uint16 u = as_uint16(y), a = u & 0x7fffffffu;
-    uint16 qn = (a + ((1u << (22u - M)) - 1u) + ((a >> (23u - M)) & 1u) - (112u << 23)) >> (23u - M);
-    float magic = as_float((136u - M) << 23);
-    uint16 qs = as_uint16(as_float16(a) + magic) - as_uint(magic);
-    uint16 q = select(min(qn, (uint16)top), qs, a < 0x38800000u);
-    return convert_uchar16(select(q | ((u >> 24) & 0x80u), (uint16)0x7fu, a > 0x7f800000u));
+    ushort16 h;
+    vstore_half16_rtz(y, 0, (__private half *)&h);
+    h |= as_ushort16(convert_short16(vload_half16(0, (const __private half *)&h) != y)) & (ushort)1u;
+    ushort s = (ushort)(10u - M);
+    ushort16 r = (h + (ushort)((1u << (9u - M)) - 1u) + ((h >> s) & (ushort)1u)) >> s;
+    if (M == 3u)   /* e4m3: the sign is in bit 8, the magnitude may pass top */
+        r = min(r & (ushort)0xffu, (ushort16)top) | ((r >> (ushort)1u) & (ushort)0x80u);
+    return convert_uchar16(select(r, (ushort16)0x7fu, (h & (ushort)0x7fffu) > (ushort)0x7c00u));
 }
 #endif
 
