@@ -148,13 +148,15 @@ GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
 {
     return convert_float16(((GM_GLOBAL const char16 *)p)[j]);
 }
-/* Quantise: clamp(rint(v), -127, 127), clamped first (rint commutes with
- * a clamp to integers), then rounded to nearest even by adding
- * 1.5 * 2^23: the sum's low byte is then the int8 itself. */
+/* Quantise: clamp(rint(v), -127, 127) as GM_STORE. fmax clamps below
+ * (NaN to -127, as GM_STORE's fmax gives; rint commutes with a clamp to
+ * integers); adding 1.5 * 2^23 rounds to nearest even, leaving the
+ * integer in the low bits of the sum; the saturating narrowing clamps
+ * above (a larger sum, infinity included, only grows the bits). */
 GM_INLINE uint4 gm_vpack_raw(gm_vf v)
 {
-    gm_vf x = fmin(fmax(v, -127.0f), 127.0f);
-    return as_uint4(convert_uchar16(as_uint16(x + 0x1.8p23f)));   /* modulo 256 */
+    int16 q = as_int16(fmax(v, -127.0f) + 0x1.8p23f) - 0x4b400000;
+    return as_uint4(convert_char16_sat(q));
 }
 #else
 GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
@@ -317,46 +319,65 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_
     for (size_t i = (n) / GM_VW * GM_VW + gm_global_id(); i < (n); i += gm_global_size())
 
 /*
- * Accumulation for read and dot. gm_vraw(p, j): vector j in raw units as
- * the values a sum adds up: int8's stored integers, which OpenCL adds in
- * 32-bit integer lanes (gm_vacc), exactly; otherwise gm_vrawf's floats.
- * gm_vacc_sum(acc): the lanes' total as a float.
+ * Accumulation for read (K = read) and dot (K = dot): gm_K_term(...) is
+ * vector j's contribution, a gm_K_acc (read: vector j of a in raw units;
+ * dot: its products with b's, or sums of them); GM_K_BLOCK of them are
+ * added into one accumulator before gm_K_sum folds its lanes into a
+ * float. int8 on OpenCL adds the stored integers exactly in integer
+ * lanes: read in 16-bit lanes (a block of 256 vectors adds at most 256
+ * values of magnitude <= 128 to a lane: within 2^15), dot in 32-bit lanes
+ * (a block of 2^16 vectors: at most 2^16 products of magnitude <= 2^14 to
+ * a lane, 2^30). Otherwise the floats of gm_vrawf.
  */
 #if defined(GM_OPENCL) && defined(GM_INT8)
-typedef int16 gm_vacc;
-GM_INLINE gm_vacc gm_vraw(GM_GLOBAL const gm_t *p, size_t j)
+typedef short16 gm_read_acc;
+#define GM_READ_BLOCK ((size_t)256)
+GM_INLINE gm_read_acc gm_read_term(GM_GLOBAL const gm_t *a, size_t j)
 {
-    return convert_int16(((GM_GLOBAL const char16 *)p)[j]);
+    return convert_short16(((GM_GLOBAL const char16 *)a)[j]);
 }
-GM_INLINE gm_vacc gm_vacc_zero(void) { return (gm_vacc)(0); }
-GM_INLINE float gm_vacc_sum(gm_vacc a) { return gm_hsum(convert_float16(a)); }
+GM_INLINE gm_read_acc gm_read_zero(void) { return (gm_read_acc)(0); }
+GM_INLINE float gm_read_sum(gm_read_acc s) { return gm_hsum(convert_float16(s)); }
+typedef int16 gm_dot_acc;
+#define GM_DOT_BLOCK ((size_t)65536)
+GM_INLINE gm_dot_acc gm_dot_term(GM_GLOBAL const gm_t *a, GM_GLOBAL const gm_t *b, size_t j)
+{
+    return convert_int16(((GM_GLOBAL const char16 *)a)[j]) * convert_int16(((GM_GLOBAL const char16 *)b)[j]);
+}
+GM_INLINE gm_dot_acc gm_dot_zero(void) { return (gm_dot_acc)(0); }
+GM_INLINE float gm_dot_sum(gm_dot_acc s) { return gm_hsum(convert_float16(s)); }
 #else
-typedef gm_vf gm_vacc;
-#define gm_vraw gm_vrawf
-#define gm_vacc_zero gm_vzero
-#define gm_vacc_sum gm_hsum
+typedef gm_vf gm_read_acc;
+typedef gm_vf gm_dot_acc;
+#define GM_READ_BLOCK ((size_t)65536)
+#define GM_DOT_BLOCK ((size_t)65536)
+#define gm_read_term(a, j) gm_vrawf((a), (j))
+#define gm_dot_term(a, b, j) (gm_vrawf((a), (j)) * gm_vrawf((b), (j)))
+#define gm_read_zero gm_vzero
+#define gm_dot_zero gm_vzero
+#define gm_read_sum gm_hsum
+#define gm_dot_sum gm_hsum
 #endif
-/* Vectors summed into one gm_vacc before it is folded into a float: a
- * lane then holds at most 2^16 terms, each (int8 products) at most 2^14,
- * well inside 32 bits. */
-#define GM_ACC_BLOCK ((size_t)65536)
 
 /*
- * GM_VSUM(total, j, nv, term): total (a float) += the sum of the lanes of
- * `term` (a gm_vacc expression in the vector index j) over this work
- * item's vectors. CHUNKED sums the two halves of its slice side by side:
- * two independent streams per core keep more loads in flight than one.
+ * GM_VSUM(total, j, nv, term, acc_t, zero, fold, block): total (a float)
+ * += the sum of the lanes of `term` (an acc_t expression in the vector
+ * index j) over this work item's vectors, `block` terms to an acc_t
+ * (from zero()) at a time, each folded into total by fold(). CHUNKED sums
+ * the two halves of its slice side by side: two independent streams per
+ * core keep more loads in flight than one. GM_READ_SUM / GM_DOT_SUM pass
+ * the accumulation of read and dot.
  */
 #if defined(GM_CHUNKED)
-#define GM_VSUM(total, j, nv, term)                                                       \
+#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block)                            \
     do {                                                                                  \
         const size_t gm_per_ = ((nv) + gm_global_size() - 1) / gm_global_size();          \
         const size_t gm_b_ = gm_global_id() * gm_per_ < (nv) ? gm_global_id() * gm_per_ : (nv); \
         const size_t gm_e_ = gm_b_ + gm_per_ < (nv) ? gm_b_ + gm_per_ : (nv);             \
         const size_t gm_h_ = (gm_e_ - gm_b_) / 2;                                         \
-        for (size_t gm_o_ = 0; gm_o_ < gm_h_; gm_o_ += GM_ACC_BLOCK) {                    \
-            const size_t gm_stop_ = gm_h_ - gm_o_ > GM_ACC_BLOCK ? gm_o_ + GM_ACC_BLOCK : gm_h_; \
-            gm_vacc gm_a1_ = gm_vacc_zero(), gm_a2_ = gm_vacc_zero();                     \
+        for (size_t gm_o_ = 0; gm_o_ < gm_h_; gm_o_ += (block)) {                         \
+            const size_t gm_stop_ = gm_h_ - gm_o_ > (block) ? gm_o_ + (block) : gm_h_;    \
+            acc_t gm_a1_ = zero(), gm_a2_ = zero();                                       \
             for (size_t gm_k_ = gm_o_; gm_k_ < gm_stop_; gm_k_++) {                       \
                 {                                                                         \
                     const size_t j = gm_b_ + gm_k_;                                       \
@@ -367,26 +388,30 @@ typedef gm_vf gm_vacc;
                     gm_a2_ += (term);                                                     \
                 }                                                                         \
             }                                                                             \
-            total += gm_vacc_sum(gm_a1_) + gm_vacc_sum(gm_a2_);                           \
+            total += fold(gm_a1_) + fold(gm_a2_);                                         \
         }                                                                                 \
         if ((gm_e_ - gm_b_) & 1u) {                                                       \
             const size_t j = gm_e_ - 1;                                                   \
-            total += gm_vacc_sum(term);                                                   \
+            total += fold(term);                                                          \
         }                                                                                 \
     } while (0)
 #else
-#define GM_VSUM(total, j, nv, term)                                                       \
+#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block)                            \
     do {                                                                                  \
-        const size_t gm_step_ = gm_global_size() * GM_ACC_BLOCK;                          \
+        const size_t gm_step_ = gm_global_size() * (block);                               \
         for (size_t gm_s_ = gm_global_id(); gm_s_ < (nv); gm_s_ += gm_step_) {            \
             const size_t gm_stop_ = (nv) - gm_s_ > gm_step_ ? gm_s_ + gm_step_ : (nv);    \
-            gm_vacc gm_a_ = gm_vacc_zero();                                               \
+            acc_t gm_a_ = zero();                                                         \
             for (size_t j = gm_s_; j < gm_stop_; j += gm_global_size())                   \
                 gm_a_ += (term);                                                          \
-            total += gm_vacc_sum(gm_a_);                                                  \
+            total += fold(gm_a_);                                                         \
         }                                                                                 \
     } while (0)
 #endif
+#define GM_READ_SUM(total, j, nv, term) \
+    GM_VSUM(total, j, nv, term, gm_read_acc, gm_read_zero, gm_read_sum, GM_READ_BLOCK)
+#define GM_DOT_SUM(total, j, nv, term) \
+    GM_VSUM(total, j, nv, term, gm_dot_acc, gm_dot_zero, gm_dot_sum, GM_DOT_BLOCK)
 
 GM_INLINE float gm_group_sum(GM_LOCAL float *scratch, float v)
 {
@@ -409,7 +434,7 @@ GM_KERNEL stream_read(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL float *GM_R
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
     const size_t nv = (size_t)n / GM_VW;
     float sum = 0.0f;
-    GM_VSUM(sum, j, nv, gm_vraw(a, j));
+    GM_READ_SUM(sum, j, nv, gm_read_term(a, j));
     sum *= GM_RAW_SCALE(scale);
     GM_TAIL(i, (size_t)n) sum += GM_LOAD(a, i, scale);
     float total = gm_group_sum(scratch, sum);
@@ -484,7 +509,7 @@ GM_KERNEL stream_dot(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
     const size_t nv = (size_t)n / GM_VW;
     float sum = 0.0f;
-    GM_VSUM(sum, j, nv, gm_vraw(a, j) * gm_vraw(b, j));
+    GM_DOT_SUM(sum, j, nv, gm_dot_term(a, b, j));
     sum *= GM_RAW_SCALE(scale) * GM_RAW_SCALE(scale);
     GM_TAIL(i, (size_t)n) sum += GM_LOAD(a, i, scale) * GM_LOAD(b, i, scale);
     float total = gm_group_sum(scratch, sum);
