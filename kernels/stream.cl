@@ -487,11 +487,21 @@ GM_KERNEL stream_scale(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_R
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
 }
 
+/* int8 on OpenCL adds the stored integers with saturation, clamped to
+ * -127 below: exactly the rounded float sum (integers add exactly). */
+#if defined(GM_OPENCL) && defined(GM_INT8)
+#define GM_VADD(c, a, b, j)                                                                 \
+    (((GM_GLOBAL char16 *)(c))[j] = max(convert_char16_sat(convert_short16(((GM_GLOBAL const char16 *)(a))[j]) \
+                                                           + convert_short16(((GM_GLOBAL const char16 *)(b))[j])), \
+                                        (char16)(-127)))
+#else
+#define GM_VADD(c, a, b, j) gm_vstore_raw((c), (j), gm_vrawf((a), (j)) + gm_vrawf((b), (j)))
+#endif
 GM_KERNEL stream_add(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
                      GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + gm_vrawf(b, j));
+    GM_FOR_EACH(j, nv) GM_VADD(c, a, b, j);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + GM_LOAD(b, i, scale), scale);
 }
 
