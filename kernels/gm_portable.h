@@ -246,7 +246,9 @@ GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
         h = as_ushort16(convert_short16(as_char16(c)) << (short)7) & (ushort)0xbfffu;
         h = select(h, (ushort16)0x7e00u, (h & (ushort)0x3f80u) == (ushort)0x3f80u);   /* NaN */
     } else {
-        h = convert_ushort16(c) << (ushort)8;
+        /* each half of the codes interleaved with zero bytes: c << 8 */
+        ushort8 lo = upsample(c.lo, (uchar8)0), hi = upsample(c.hi, (uchar8)0);
+        return (float16)(vload_half8(0, (const __private half *)&lo), vload_half8(0, (const __private half *)&hi));
     }
     return vload_half16(0, (const __private half *)&h);
 }
