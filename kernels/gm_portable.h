@@ -202,11 +202,13 @@ GM_INLINE gm_u8 gm_float_to_fp8e5m2(float f) { return gm_float_to_fp8(f, 2u, 15,
  * gm_fp8_half_decode / gm_fp8_half_encode: one value (both backends).
  * OpenCL also has 16 at a time (gm_fp8x16_half_decode / _encode), where
  * the encoder lets the fp16 conversion do most of the work: truncated to
- * fp16, with the last bit set where the truncation dropped bits (round
- * to odd: then rounding on to M bits cannot round twice), rounded to M
- * mantissa bits to nearest even by integer addition on the fp16 bits. In
- * e5m2 the result is the top byte, sign and all (a finite overflow rounds
- * up to 0x7c, infinity); e4m3's is capped at `top`.
+ * fp16 (of the conversions down and up, the one of smaller magnitude),
+ * with the last bit set where they differ, i.e. where the truncation
+ * dropped bits (round to odd: rounding on to M bits then cannot round
+ * twice), then rounded to M mantissa bits to nearest even by integer
+ * addition on the fp16 bits. In e5m2 the result is the top byte, sign and
+ * all (a finite overflow rounds up to 0x7c, infinity); e4m3's is capped
+ * at `top`.
  */
 #define GM_FP8_HALF_UNIT_E4M3 256.0f /* an e4m3 value in half units is value * 2^-8 */
 #if defined(GM_CUDA)
@@ -254,9 +256,10 @@ GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
 }
 GM_INLINE uchar16 gm_fp8x16_half_encode(float16 y, gm_u32 M, gm_u32 top)
 {
-    ushort16 h;
-    vstore_half16_rtz(y, 0, (__private half *)&h);
-    h |= as_ushort16(convert_short16(vload_half16(0, (const __private half *)&h) != y)) & (ushort)1u;
+    ushort16 hd, hu;   /* rounded down and up: the smaller magnitude is the truncation */
+    vstore_half16_rtn(y, 0, (__private half *)&hd);
+    vstore_half16_rtp(y, 0, (__private half *)&hu);
+    ushort16 h = min(hd, hu) | (as_ushort16(hd != hu) & (ushort)1u);
     ushort s = (ushort)(10u - M);
     ushort16 r = (h + (ushort)((1u << (9u - M)) - 1u) + ((h >> s) & (ushort)1u)) >> s;
     if (M == 3u)   /* e4m3: the sign is in bit 8, the magnitude may pass top */
