@@ -321,7 +321,7 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_
 /*
  * Accumulation for read (K = read) and dot (K = dot): gm_K_term(...) is
  * vector j's contribution, a gm_K_acc (read: vector j of a in raw units;
- * dot: its products with b's, or sums of them); GM_K_BLOCK of them are
+ * dot: its products with vector j of b); GM_K_BLOCK of them are
  * added into one accumulator before gm_K_sum folds its lanes into a
  * float. int8 on OpenCL adds the stored integers exactly in integer
  * lanes: read in 16-bit lanes (a block of 256 vectors adds at most 256
