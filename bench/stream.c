@@ -358,7 +358,11 @@ static int run_size(stream_state *s, size_t bytes, const int *accesses, int n_ac
         return fail_size(s, accesses, n_access, gm_row_status_of(st), note);
     }
     int rc = 0;
-    for (int p = 0; p < GM_PREC_COUNT && rc == 0; p++) {
+    /* Each round starts at another precision: a neighbour's burst, or
+     * what the previous points leave behind, does not always fall on the
+     * same one (precisions are compared with each other's bandwidth). */
+    for (int i = 0; i < GM_PREC_COUNT && rc == 0; i++) {
+        int p = (i + s->b->round) % GM_PREC_COUNT;
         if (!(s->b->opts->precisions & (1u << p)))
             continue;
         size_t n = bytes / gm_precision_size((gm_precision)p);

@@ -99,9 +99,18 @@ static bool check_element(const stream_data *d, int k, const void *out, size_t i
     gm_store(d->prec, tmp, 0, expected_value(d, k, i, &magnitude), STREAM_INT8_SCALE);
     double want = gm_load(d->prec, tmp, 0, STREAM_INT8_SCALE);
     double got = gm_load(d->prec, out, i, STREAM_INT8_SCALE);
-    /* One storage ulp of the result (rounding may land either side) plus
-     * fp32 rounding of the arithmetic, which may be fused on the device. */
-    double tol = gm_tolerance(d->prec, want, STREAM_INT8_SCALE) + 0x1p-22 * magnitude;
+    /* The device computes the same fp32 value as this reference, but for
+     * a + s * b, which it may fuse: within 2^-22 * magnitude (a few fp32
+     * roundings). Rounded to the storage format, the two may then land on
+     * adjacent values, one spacing apart: for the floats 2u * max(|want|,
+     * least normal) with the format's unit roundoff u (fp32 2^-24, fp16
+     * 2^-11, bf16 2^-8, fp8e4m3 2^-4, fp8e5m2 2^-3: gm_unit_roundoff);
+     * for int8 one quantisation step. Write, copy and scale have nothing
+     * to fuse: their results match exactly, well inside this bound. */
+    double u = gm_unit_roundoff(d->prec);
+    double spacing = u > 0 ? 2.0 * u * fmax(fabs(want), gm_least_normal(d->prec))
+                           : gm_tolerance(d->prec, want, STREAM_INT8_SCALE);
+    double tol = spacing + 0x1p-22 * magnitude;
     if (fabs(got - want) <= tol)
         return true;
     snprintf(note, len, "element %zu: expected %.9g, got %.9g", i, want, got);

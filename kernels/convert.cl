@@ -29,3 +29,42 @@ GM_KERNEL convert_int4_weights(GM_GLOBAL const float *GM_RESTRICT w, GM_GLOBAL c
         gm_half_store(scale, i, gm_int4_scale_of(fabs(w[i])));
     }
 }
+
+/*
+ * convert_fp8_half: the same outputs through gm_portable.h's half-unit
+ * conversions (e4m3 encodes f[i] * 2^-8, and its decoded half units are
+ * multiplied by 2^8 here, both exact): with `wide` (OpenCL only) sixteen
+ * at a time as the stream kernels convert, otherwise one at a time. n is
+ * a multiple of 16.
+ */
+GM_KERNEL convert_fp8_half(GM_GLOBAL const float *GM_RESTRICT f, GM_GLOBAL gm_u8 *GM_RESTRICT e4m3,
+                           GM_GLOBAL gm_u8 *GM_RESTRICT e5m2, GM_GLOBAL float *GM_RESTRICT d43,
+                           GM_GLOBAL float *GM_RESTRICT d52, gm_u64 n, int wide)
+{
+#if defined(GM_OPENCL)
+    if (wide) {
+        GM_FOR_EACH(v, (size_t)n / 16) {
+            float16 x = vload16(v, f);
+            vstore16(gm_fp8x16_half_encode(x * (1.0f / GM_FP8_HALF_UNIT_E4M3), 3u, 0x7eu), v, e4m3);
+            vstore16(gm_fp8x16_half_encode(x, 2u, 0x7cu), v, e5m2);
+            if (v < 16) {
+                uchar16 c = convert_uchar16((uint)v * 16u
+                                            + (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+                vstore16(gm_fp8x16_half_decode(c, 1) * GM_FP8_HALF_UNIT_E4M3, v, d43);
+                vstore16(gm_fp8x16_half_decode(c, 0), v, d52);
+            }
+        }
+        return;
+    }
+#else
+    (void)wide;
+#endif
+    GM_FOR_EACH(i, (size_t)n) {
+        e4m3[i] = gm_fp8_half_encode(f[i] * (1.0f / GM_FP8_HALF_UNIT_E4M3), 3u, 0x7eu);
+        e5m2[i] = gm_fp8_half_encode(f[i], 2u, 0x7cu);
+        if (i < 256) {
+            d43[i] = gm_fp8_half_decode((gm_u32)i, 1) * GM_FP8_HALF_UNIT_E4M3;
+            d52[i] = gm_fp8_half_decode((gm_u32)i, 0);
+        }
+    }
+}

@@ -178,6 +178,96 @@ GM_INLINE gm_u8 gm_float_to_fp8(float f, gm_u32 M, int bias, int saturate)
 GM_INLINE gm_u8 gm_float_to_fp8e4m3(float f) { return gm_float_to_fp8(f, 3u, 7, 1); }
 GM_INLINE gm_u8 gm_float_to_fp8e5m2(float f) { return gm_float_to_fp8(f, 2u, 15, 0); }
 
+/*
+ * fp8 in half units, for code that converts many values at a time (the
+ * stream kernels): the same codes and values as the conversions above,
+ * bit for bit, with fewer and branch-free steps. An e5m2 code is the top
+ * byte of an fp16; an e4m3 code's seven low bits, one place lower, are
+ * the low bits of the fp16 of its value times 2^-8 (fp16 and e4m3 share
+ * the layout of exponent and mantissa; the exponent biases differ by 8).
+ * So a code decodes through the fp16 hardware conversion (F16C on x86,
+ * cvt on CUDA) to its value in half units: e4m3's times 2^-8, e5m2's as
+ * they are. In those units both formats are fp16 rounded to M mantissa
+ * bits (e4m3: at most the code `top` 0x7e, 448 saturated; e5m2: 0x7c,
+ * infinity), so one encoder serves both:
+ *   |y| >= 2^-14 (normal): the float's bits, rounded to M mantissa bits
+ *     to nearest even by integer addition, rebiased from fp32's 127 to
+ *     fp16's 15, capped at `top` (the rounding carries into the exponent
+ *     as it should, and every larger value or infinity lands at or above
+ *     top);
+ *   |y| < 2^-14 (subnormal): |y| + 2^(9 - M), whose ulp is the format's
+ *     subnormal spacing 2^(-14 - M), rounds |y| to a multiple of it (to
+ *     nearest even, in the adder); the code is that multiple;
+ *   NaN: 0x7f; the sign is the float's.
+ * gm_fp8_half_decode / gm_fp8_half_encode: one value (both backends).
+ * OpenCL also has 16 at a time (gm_fp8x16_half_decode / _encode), where
+ * the encoder lets the fp16 conversion do most of the work: truncated to
+ * fp16 (of the conversions down and up, the one of smaller magnitude),
+ * with the last bit set where they differ, i.e. where the truncation
+ * dropped bits (round to odd: rounding on to M bits then cannot round
+ * twice), then rounded to M mantissa bits to nearest even by integer
+ * addition on the fp16 bits. In e5m2 the result is the top byte, sign and
+ * all (a finite overflow rounds up to 0x7c, infinity); e4m3's is capped
+ * at `top`.
+ */
+#define GM_FP8_HALF_UNIT_E4M3 256.0f /* an e4m3 value in half units is value * 2^-8 */
+#if defined(GM_CUDA)
+GM_INLINE float gm_half_bits_to_float(gm_u32 h) { return __half2float(__ushort_as_half((unsigned short)h)); }
+#else
+GM_INLINE float gm_half_bits_to_float(gm_u32 h)
+{
+    ushort bits = (ushort)h;
+    return vload_half(0, (const __private half *)&bits);
+}
+#endif
+/* The fp16 bits of code c's value in half units. */
+GM_INLINE gm_u32 gm_fp8_half_bits(gm_u32 c, int e4m3)
+{
+    gm_u32 x = (c & 0xffu) << 8;
+    if (!e4m3)
+        return x;
+    return (x & 0x7f00u) == 0x7f00u ? 0x7e00u : (x & 0x8000u) | ((x & 0x7f00u) >> 1);
+}
+GM_INLINE float gm_fp8_half_decode(gm_u32 c, int e4m3) { return gm_half_bits_to_float(gm_fp8_half_bits(c, e4m3)); }
+GM_INLINE gm_u8 gm_fp8_half_encode(float y, gm_u32 M, gm_u32 top)
+{
+    gm_u32 u = gm_float_as_u32(y), a = u & 0x7fffffffu;
+    gm_u32 qn = (a + ((1u << (22u - M)) - 1u) + ((a >> (23u - M)) & 1u) - (112u << 23)) >> (23u - M);
+    float magic = gm_u32_as_float((136u - M) << 23);   /* 2^(9 - M) */
+    gm_u32 qs = gm_float_as_u32(gm_u32_as_float(a) + magic) - gm_float_as_u32(magic);
+    gm_u32 q = a < 0x38800000u ? qs : (qn < top ? qn : top);
+    return (gm_u8)(a > 0x7f800000u ? 0x7fu : q | ((u >> 24) & 0x80u));
+}
+#if defined(GM_OPENCL)
+GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
+{
+    ushort16 h;
+    if (e4m3) {
+        /* sign-extended, moved up seven places: the sign lands in bit
+         * 15 and (again) in bit 14, which the mask clears */
+        h = as_ushort16(convert_short16(as_char16(c)) << (short)7) & (ushort)0xbfffu;
+        h = select(h, (ushort16)0x7e00u, (h & (ushort)0x3f80u) == (ushort)0x3f80u);   /* NaN */
+    } else {
+        /* each half of the codes interleaved with zero bytes: c << 8 */
+        ushort8 lo = upsample(c.lo, (uchar8)0), hi = upsample(c.hi, (uchar8)0);
+        return (float16)(vload_half8(0, (const __private half *)&lo), vload_half8(0, (const __private half *)&hi));
+    }
+    return vload_half16(0, (const __private half *)&h);
+}
+GM_INLINE uchar16 gm_fp8x16_half_encode(float16 y, gm_u32 M, gm_u32 top)
+{
+    ushort16 hd, hu;   /* rounded down and up: the smaller magnitude is the truncation */
+    vstore_half16_rtn(y, 0, (__private half *)&hd);
+    vstore_half16_rtp(y, 0, (__private half *)&hu);
+    ushort16 h = min(hd, hu) | (as_ushort16(hd != hu) & (ushort)1u);
+    ushort s = (ushort)(10u - M);
+    ushort16 r = (h + (ushort)((1u << (9u - M)) - 1u) + ((h >> s) & (ushort)1u)) >> s;
+    if (M == 3u)   /* e4m3: the sign is in bit 8, the magnitude may pass top */
+        r = min(r & (ushort)0xffu, (ushort16)top) | ((r >> (ushort)1u) & (ushort)0x80u);
+    return convert_uchar16(select(r, (ushort16)0x7fu, (h & (ushort)0x7fffu) > (ushort)0x7c00u));
+}
+#endif
+
 /* int4 weight kk, j of a [k, n] matrix: element i = kk * n + j, nibble
  * i & 1 of byte i / 2, times the fp16 scale of its group of rows. */
 #if defined(GM_CUDA)

@@ -13,15 +13,25 @@
  *   dot    partials[g] = sum of a * b over work group g   bytes: 2n
  *
  * Every precision moves 16 bytes per access: the arrays are walked as
- * vectors of GM_VW elements (fp32 4, fp16 and bf16 8, int8 16), each
- * loaded or stored as one 16-byte access and converted to and from fp32
- * in registers. The vectors are visited in the access pattern of the
+ * vectors of GM_VW elements (fp32 4, fp16 and bf16 8, int8 and fp8 16),
+ * each loaded or stored as one 16-byte access and converted to and from
+ * fp32 in registers. The vectors are visited in the access pattern of the
  * variant (GM_FOR_EACH over vector indices: grid-stride or one contiguous
  * slice per work item); the n % GM_VW elements past the last whole vector
  * (the tail) are handled one by one, grid-stride, by the first work items.
- * Each output element is the value the scalar definition above gives
- * (conversions round as gm_portable.h's scalar ones do; int8's scale, add
- * and triad exactly so for a power-of-two scale: see gm_vstore_raw).
+ *
+ * Raw units: the vectors convert to the floats that are cheapest to reach,
+ * GM_RAW_SCALE(scale) times smaller than the values: int8's integers (the
+ * unit is the tensor's scale), fp8e4m3's half units (2^8: gm_portable.h),
+ * the values themselves in every other precision. Read and dot multiply
+ * their sums by the unit once; scale, add and triad are linear, so they
+ * compute in raw units and store the raw result (gm_vstore_raw). For the
+ * floats the unit is a power of two and every output element is exactly
+ * the value the scalar definition above gives (conversions round as
+ * gm_portable.h's scalar ones do); int8 stores rint(f(qa, qb)) for the
+ * definition's rint(f(qa * scale, qb * scale) / scale), the same integers
+ * when scale is a power of two (as the stream suite's is), otherwise
+ * within one rounding before the rounding to an integer.
  *
  * Buffers must be 16-byte aligned (every backend's allocations are).
  * Reductions write one partial per work group; they assume a work-group
@@ -38,6 +48,24 @@
 #define GM_VW 16
 #endif
 
+#if defined(GM_INT8)
+#define GM_RAW_SCALE(scale) (scale)
+#elif defined(GM_FP8E4M3)
+#define GM_RAW_SCALE(scale) GM_FP8_HALF_UNIT_E4M3
+#else
+#define GM_RAW_SCALE(scale) 1.0f
+#endif
+/* fp8: the format's parameters for gm_portable.h's half-unit conversions. */
+#if defined(GM_FP8E4M3)
+#define GM_FP8_E4M3 1
+#define GM_FP8_M 3u
+#define GM_FP8_TOP 0x7eu
+#elif defined(GM_FP8E5M2)
+#define GM_FP8_E4M3 0
+#define GM_FP8_M 2u
+#define GM_FP8_TOP 0x7cu
+#endif
+
 GM_INLINE float gm_stream_write_value(size_t i)
 {
     return (float)((int)(i & 255u) - 128) * (1.0f / 128.0f);
@@ -45,9 +73,10 @@ GM_INLINE float gm_stream_write_value(size_t i)
 
 /*
  * gm_vf: GM_VW floats with elementwise +, * and += (scalar * vector too).
- * gm_vload(p, j, scale) / gm_vstore(p, j, v, scale): vector j of storage
- * array p (elements j * GM_VW ...), converted as GM_LOAD / GM_STORE do.
- * gm_vpack(v, scale): the 16 bytes gm_vstore would store, as a uint4.
+ * gm_vrawf(p, j): vector j of storage array p (elements j * GM_VW ...) in
+ * raw units. gm_vpack_raw(v): the 16 bytes that store the raw values v,
+ * rounded as GM_STORE rounds (int8: to an integer, clamped to +-127), as
+ * a uint4; gm_vstore_raw(p, j, v) stores them as vector j.
  * gm_hsum(v): the sum of the lanes. gm_write_vec(j): the write kernel's
  * values for vector j.
  */
@@ -58,21 +87,9 @@ typedef float4 gm_vf;
 typedef int4 gm_vi;
 #define GM_IOTA ((gm_vi)(0, 1, 2, 3))
 #define gm_convert_vf convert_float4
-GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
-{
-    (void)scale;
-    return ((GM_GLOBAL const float4 *)p)[j];
-}
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
-{
-    (void)scale;
-    return as_uint4(v);
-}
-GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
-{
-    (void)scale;
-    ((GM_GLOBAL float4 *)p)[j] = v;
-}
+GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j) { return ((GM_GLOBAL const float4 *)p)[j]; }
+GM_INLINE uint4 gm_vpack_raw(gm_vf v) { return as_uint4(v); }
+GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { ((GM_GLOBAL float4 *)p)[j] = v; }
 GM_INLINE float gm_hsum(gm_vf v) { return (v.s0 + v.s1) + (v.s2 + v.s3); }
 
 #elif defined(GM_FP16)
@@ -83,19 +100,10 @@ typedef int8 gm_vi;
 /* vload_half8 / vstore_half8_rte: one 16-byte access, converted in
  * registers (F16C instructions where the CPU has them); rounding to
  * nearest even as gm_half_store. */
-GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j) { return vload_half8(j, (GM_GLOBAL const half *)p); }
+GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { vstore_half8_rte(v, j, (GM_GLOBAL half *)p); }
+GM_INLINE uint4 gm_vpack_raw(gm_vf v)
 {
-    (void)scale;
-    return vload_half8(j, (GM_GLOBAL const half *)p);
-}
-GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
-{
-    (void)scale;
-    vstore_half8_rte(v, j, (GM_GLOBAL half *)p);
-}
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
-{
-    (void)scale;
     ushort8 bits;
     vstore_half8_rte(v, 0, (__private half *)&bits);
     return as_uint4(bits);
@@ -111,58 +119,53 @@ typedef float8 gm_vf;
 typedef int8 gm_vi;
 #define GM_IOTA ((gm_vi)(0, 1, 2, 3, 4, 5, 6, 7))
 #define gm_convert_vf convert_float8
-GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
 {
-    (void)scale;
     return as_float8(convert_uint8(((GM_GLOBAL const ushort8 *)p)[j]) << 16);
 }
 /* Round to nearest even; NaN stays a (quiet) NaN: gm_float_to_bf16. */
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale)
+GM_INLINE uint4 gm_vpack_raw(gm_vf v)
 {
-    (void)scale;
     uint8 u = as_uint8(v);
     uint8 r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     r = select(r, (u >> 16) | 0x40u, as_uint8(v != v));   /* NaN */
     return as_uint4(convert_ushort8(r));
 }
-GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
-{
-    ((GM_GLOBAL uint4 *)p)[j] = gm_vpack(v, scale);
-}
+GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { ((GM_GLOBAL uint4 *)p)[j] = gm_vpack_raw(v); }
 GM_INLINE float gm_hsum(gm_vf v)
 {
     float4 h = v.lo + v.hi;
     return (h.s0 + h.s1) + (h.s2 + h.s3);
 }
 
-#else /* GM_INT8 */
+#else /* one byte an element: int8, fp8e4m3, fp8e5m2 */
 typedef float16 gm_vf;
 typedef int16 gm_vi;
 #define GM_IOTA ((gm_vi)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
 #define gm_convert_vf convert_float16
-GM_INLINE gm_vf gm_vload(GM_GLOBAL const gm_t *p, size_t j, float scale)
+#if defined(GM_INT8)
+GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
 {
-    return convert_float16(((GM_GLOBAL const char16 *)p)[j]) * scale;
+    return convert_float16(((GM_GLOBAL const char16 *)p)[j]);
 }
-/* Quantise: clamp(rint(v / scale), -127, 127) as GM_STORE, computed as
- * v * (1 / scale) (the same quotient when scale is a power of two, as the
- * stream suite's is; otherwise within one rounding of it), clamped first
- * (rint commutes with a clamp to integers), then rounded to nearest even
- * by adding 1.5 * 2^23: the sum's low byte is then the int8 itself. */
-GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)   /* quantises v * mult */
+/* Quantise: clamp(rint(v), -127, 127) as GM_STORE. fmax clamps below
+ * (NaN to -127, as GM_STORE's fmax gives; rint commutes with a clamp to
+ * integers); adding 1.5 * 2^23 rounds to nearest even, leaving the
+ * integer in the low bits of the sum; the saturating narrowing clamps
+ * above (a larger sum, infinity included, only grows the bits). */
+GM_INLINE uint4 gm_vpack_raw(gm_vf v)
 {
-    gm_vf x = fmin(fmax(v * mult, -127.0f), 127.0f);
-    return as_uint4(convert_uchar16(as_uint16(x + 0x1.8p23f)));   /* modulo 256 */
+    int16 q = as_int16(fmax(v, -127.0f) + 0x1.8p23f) - 0x4b400000;
+    return as_uint4(convert_char16_sat(q));
 }
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
-GM_INLINE void gm_vstore(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float scale)
+#else
+GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
 {
-    ((GM_GLOBAL uint4 *)p)[j] = gm_vpack(v, scale);
+    return gm_fp8x16_half_decode(((GM_GLOBAL const uchar16 *)p)[j], GM_FP8_E4M3);
 }
-GM_INLINE void gm_vstore_mult(GM_GLOBAL gm_t *p, size_t j, gm_vf v, float mult)
-{
-    ((GM_GLOBAL uint4 *)p)[j] = gm_vpackm(v, mult);
-}
+GM_INLINE uint4 gm_vpack_raw(gm_vf v) { return as_uint4(gm_fp8x16_half_encode(v, GM_FP8_M, GM_FP8_TOP)); }
+#endif
+GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { ((GM_GLOBAL uint4 *)p)[j] = gm_vpack_raw(v); }
 GM_INLINE float gm_hsum(gm_vf v)
 {
     float8 h8 = v.lo + v.hi;
@@ -236,86 +239,79 @@ GM_INLINE gm_vf gm_write_vec(size_t j)
     return r;
 }
 
-/* Elements per 32-bit word, and one word's conversions (little-endian:
- * the lowest-addressed element is the word's low bits). */
+/* Elements per 32-bit word, and one word's conversions to and from raw
+ * units (little-endian: the lowest-addressed element is the word's low
+ * bits). */
 #define GM_PER_WORD (GM_VW / 4)
-GM_INLINE void gm_unpack_word(gm_u32 w, float *out, float scale)
+GM_INLINE void gm_unpack_word(gm_u32 w, float *out)
 {
 #if defined(GM_FP32)
-    (void)scale;
     out[0] = gm_u32_as_float(w);
 #elif defined(GM_FP16)
-    (void)scale;
     out[0] = __half2float(__ushort_as_half((unsigned short)(w & 0xffffu)));
     out[1] = __half2float(__ushort_as_half((unsigned short)(w >> 16)));
 #elif defined(GM_BF16)
-    (void)scale;
     out[0] = gm_u32_as_float(w << 16);
     out[1] = gm_u32_as_float(w & 0xffff0000u);
+#elif defined(GM_INT8)
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        out[b] = (float)((int)(w << (24 - 8 * b)) >> 24);
 #else
 #pragma unroll
     for (int b = 0; b < 4; b++)
-        out[b] = (float)((int)(w << (24 - 8 * b)) >> 24) * scale;
+        out[b] = gm_fp8_half_decode(w >> (8 * b), GM_FP8_E4M3);
 #endif
 }
-/* mult: int8's quantisation multiplier (1 / scale); unused otherwise */
-GM_INLINE gm_u32 gm_pack_word(const float *in, float mult)
+GM_INLINE gm_u32 gm_pack_word(const float *in)
 {
 #if defined(GM_FP32)
-    (void)mult;
     return gm_float_as_u32(in[0]);
 #elif defined(GM_FP16)
-    (void)mult;
     return (gm_u32)__half_as_ushort(__float2half_rn(in[0]))
            | (gm_u32)__half_as_ushort(__float2half_rn(in[1])) << 16;
 #elif defined(GM_BF16)
-    (void)mult;
     return (gm_u32)gm_float_to_bf16(in[0]) | (gm_u32)gm_float_to_bf16(in[1]) << 16;
 #else
-    /* times 1 / scale: see the OpenCL gm_vpack */
     gm_u32 w = 0;
 #pragma unroll
     for (int b = 0; b < 4; b++) {
-        int q = (int)gm_clampf(gm_rint(in[b] * mult), -127.0f, 127.0f);
-        w |= ((gm_u32)q & 0xffu) << (8 * b);
+#if defined(GM_INT8)
+        gm_u32 q = (gm_u32)(int)gm_clampf(gm_rint(in[b]), -127.0f, 127.0f);
+#else
+        gm_u32 q = gm_fp8_half_encode(in[b], GM_FP8_M, GM_FP8_TOP);
+#endif
+        w |= (q & 0xffu) << (8 * b);
     }
     return w;
 #endif
 }
-GM_INLINE gm_vf gm_vload(const gm_t *p, size_t j, float scale)
+GM_INLINE gm_vf gm_vrawf(const gm_t *p, size_t j)
 {
     uint4 q = ((const uint4 *)p)[j];
     gm_vf r;
-    gm_unpack_word(q.x, &r.v[0 * GM_PER_WORD], scale);
-    gm_unpack_word(q.y, &r.v[1 * GM_PER_WORD], scale);
-    gm_unpack_word(q.z, &r.v[2 * GM_PER_WORD], scale);
-    gm_unpack_word(q.w, &r.v[3 * GM_PER_WORD], scale);
+    gm_unpack_word(q.x, &r.v[0 * GM_PER_WORD]);
+    gm_unpack_word(q.y, &r.v[1 * GM_PER_WORD]);
+    gm_unpack_word(q.z, &r.v[2 * GM_PER_WORD]);
+    gm_unpack_word(q.w, &r.v[3 * GM_PER_WORD]);
     return r;
 }
-GM_INLINE uint4 gm_vpackm(gm_vf v, float mult)
+GM_INLINE uint4 gm_vpack_raw(gm_vf v)
 {
     uint4 q;
-    q.x = gm_pack_word(&v.v[0 * GM_PER_WORD], mult);
-    q.y = gm_pack_word(&v.v[1 * GM_PER_WORD], mult);
-    q.z = gm_pack_word(&v.v[2 * GM_PER_WORD], mult);
-    q.w = gm_pack_word(&v.v[3 * GM_PER_WORD], mult);
+    q.x = gm_pack_word(&v.v[0 * GM_PER_WORD]);
+    q.y = gm_pack_word(&v.v[1 * GM_PER_WORD]);
+    q.z = gm_pack_word(&v.v[2 * GM_PER_WORD]);
+    q.w = gm_pack_word(&v.v[3 * GM_PER_WORD]);
     return q;
 }
-GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpackm(v, 1.0f / scale); }
-/* nvcc refuses unused static functions: each precision defines the stores
- * its kernels use (see gm_vstore_raw). */
-#if !defined(GM_INT8)
-GM_INLINE void gm_vstore(gm_t *p, size_t j, gm_vf v, float scale)
-{
-    ((uint4 *)p)[j] = gm_vpack(v, scale);
-}
-#else
-GM_INLINE void gm_vstore_mult(gm_t *p, size_t j, gm_vf v, float mult)
-{
-    ((uint4 *)p)[j] = gm_vpackm(v, mult);
-}
+GM_INLINE void gm_vstore_raw(gm_t *p, size_t j, gm_vf v) { ((uint4 *)p)[j] = gm_vpack_raw(v); }
 #endif
-#endif
+
+/* gm_vpack(v, scale): the 16 bytes that store the values v (not raw):
+ * int8 quantises v * (1 / scale), the same integers as v / scale for a
+ * power-of-two scale. */
+GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_RAW_SCALE(scale)) * v); }
 
 /* GM_TAIL(i, n): this work item's share of the elements past the last
  * whole vector, one by one. */
@@ -323,52 +319,65 @@ GM_INLINE void gm_vstore_mult(gm_t *p, size_t j, gm_vf v, float mult)
     for (size_t i = (n) / GM_VW * GM_VW + gm_global_id(); i < (n); i += gm_global_size())
 
 /*
- * Accumulation for read and dot. gm_vraw(p, j): vector j as the values a
- * sum adds up, unscaled: for int8 the stored integers (the sum is
- * multiplied by the scale once, at the end: GM_RAW_SCALE), which OpenCL
- * adds in 32-bit integer lanes (gm_vacc), exactly; otherwise gm_vload's
- * floats. gm_vacc_sum(acc): the lanes' total as a float.
+ * Accumulation for read (K = read) and dot (K = dot): gm_K_term(...) is
+ * vector j's contribution, a gm_K_acc (read: vector j of a in raw units;
+ * dot: its products with vector j of b); GM_K_BLOCK of them are
+ * added into one accumulator before gm_K_sum folds its lanes into a
+ * float. int8 on OpenCL adds the stored integers exactly in integer
+ * lanes: read in 16-bit lanes (a block of 256 vectors adds at most 256
+ * values of magnitude <= 128 to a lane: within 2^15), dot in 32-bit lanes
+ * (a block of 2^16 vectors: at most 2^16 products of magnitude <= 2^14 to
+ * a lane, 2^30). Otherwise the floats of gm_vrawf.
  */
-#if defined(GM_INT8)
-#define GM_RAW_SCALE(scale) (scale)
-#else
-#define GM_RAW_SCALE(scale) 1.0f
-#endif
 #if defined(GM_OPENCL) && defined(GM_INT8)
-typedef int16 gm_vacc;
-GM_INLINE gm_vacc gm_vraw(GM_GLOBAL const gm_t *p, size_t j)
+typedef short16 gm_read_acc;
+#define GM_READ_BLOCK ((size_t)256)
+GM_INLINE gm_read_acc gm_read_term(GM_GLOBAL const gm_t *a, size_t j)
 {
-    return convert_int16(((GM_GLOBAL const char16 *)p)[j]);
+    return convert_short16(((GM_GLOBAL const char16 *)a)[j]);
 }
-GM_INLINE gm_vacc gm_vacc_zero(void) { return (gm_vacc)(0); }
-GM_INLINE float gm_vacc_sum(gm_vacc a) { return gm_hsum(convert_float16(a)); }
+GM_INLINE gm_read_acc gm_read_zero(void) { return (gm_read_acc)(0); }
+GM_INLINE float gm_read_sum(gm_read_acc s) { return gm_hsum(convert_float16(s)); }
+typedef int16 gm_dot_acc;
+#define GM_DOT_BLOCK ((size_t)65536)
+GM_INLINE gm_dot_acc gm_dot_term(GM_GLOBAL const gm_t *a, GM_GLOBAL const gm_t *b, size_t j)
+{
+    return convert_int16(((GM_GLOBAL const char16 *)a)[j]) * convert_int16(((GM_GLOBAL const char16 *)b)[j]);
+}
+GM_INLINE gm_dot_acc gm_dot_zero(void) { return (gm_dot_acc)(0); }
+GM_INLINE float gm_dot_sum(gm_dot_acc s) { return gm_hsum(convert_float16(s)); }
 #else
-typedef gm_vf gm_vacc;
-#define gm_vraw(p, j) gm_vload((p), (j), 1.0f)
-#define gm_vacc_zero gm_vzero
-#define gm_vacc_sum gm_hsum
+typedef gm_vf gm_read_acc;
+typedef gm_vf gm_dot_acc;
+#define GM_READ_BLOCK ((size_t)65536)
+#define GM_DOT_BLOCK ((size_t)65536)
+#define gm_read_term(a, j) gm_vrawf((a), (j))
+#define gm_dot_term(a, b, j) (gm_vrawf((a), (j)) * gm_vrawf((b), (j)))
+#define gm_read_zero gm_vzero
+#define gm_dot_zero gm_vzero
+#define gm_read_sum gm_hsum
+#define gm_dot_sum gm_hsum
 #endif
-/* Vectors summed into one gm_vacc before it is folded into a float: a
- * lane then holds at most 2^16 terms, each (int8 products) at most 2^14,
- * well inside 32 bits. */
-#define GM_ACC_BLOCK ((size_t)65536)
 
 /*
- * GM_VSUM(total, j, nv, term): total (a float) += the sum of the lanes of
- * `term` (a gm_vacc expression in the vector index j) over this work
- * item's vectors. CHUNKED sums the two halves of its slice side by side:
- * two independent streams per core keep more loads in flight than one.
+ * GM_VSUM(total, j, nv, term, acc_t, zero, fold, block): total (a float)
+ * += the sum of the lanes of `term` (an acc_t expression in the vector
+ * index j) over this work item's vectors, `block` terms to an acc_t
+ * (from zero()) at a time, each folded into total by fold(). CHUNKED sums
+ * the two halves of its slice side by side: two independent streams per
+ * core keep more loads in flight than one. GM_READ_SUM / GM_DOT_SUM pass
+ * the accumulation of read and dot.
  */
 #if defined(GM_CHUNKED)
-#define GM_VSUM(total, j, nv, term)                                                       \
+#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block)                            \
     do {                                                                                  \
         const size_t gm_per_ = ((nv) + gm_global_size() - 1) / gm_global_size();          \
         const size_t gm_b_ = gm_global_id() * gm_per_ < (nv) ? gm_global_id() * gm_per_ : (nv); \
         const size_t gm_e_ = gm_b_ + gm_per_ < (nv) ? gm_b_ + gm_per_ : (nv);             \
         const size_t gm_h_ = (gm_e_ - gm_b_) / 2;                                         \
-        for (size_t gm_o_ = 0; gm_o_ < gm_h_; gm_o_ += GM_ACC_BLOCK) {                    \
-            const size_t gm_stop_ = gm_h_ - gm_o_ > GM_ACC_BLOCK ? gm_o_ + GM_ACC_BLOCK : gm_h_; \
-            gm_vacc gm_a1_ = gm_vacc_zero(), gm_a2_ = gm_vacc_zero();                     \
+        for (size_t gm_o_ = 0; gm_o_ < gm_h_; gm_o_ += (block)) {                         \
+            const size_t gm_stop_ = gm_h_ - gm_o_ > (block) ? gm_o_ + (block) : gm_h_;    \
+            acc_t gm_a1_ = zero(), gm_a2_ = zero();                                       \
             for (size_t gm_k_ = gm_o_; gm_k_ < gm_stop_; gm_k_++) {                       \
                 {                                                                         \
                     const size_t j = gm_b_ + gm_k_;                                       \
@@ -379,43 +388,30 @@ typedef gm_vf gm_vacc;
                     gm_a2_ += (term);                                                     \
                 }                                                                         \
             }                                                                             \
-            total += gm_vacc_sum(gm_a1_) + gm_vacc_sum(gm_a2_);                           \
+            total += fold(gm_a1_) + fold(gm_a2_);                                         \
         }                                                                                 \
         if ((gm_e_ - gm_b_) & 1u) {                                                       \
             const size_t j = gm_e_ - 1;                                                   \
-            total += gm_vacc_sum(term);                                                   \
+            total += fold(term);                                                          \
         }                                                                                 \
     } while (0)
 #else
-#define GM_VSUM(total, j, nv, term)                                                       \
+#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block)                            \
     do {                                                                                  \
-        const size_t gm_step_ = gm_global_size() * GM_ACC_BLOCK;                          \
+        const size_t gm_step_ = gm_global_size() * (block);                               \
         for (size_t gm_s_ = gm_global_id(); gm_s_ < (nv); gm_s_ += gm_step_) {            \
             const size_t gm_stop_ = (nv) - gm_s_ > gm_step_ ? gm_s_ + gm_step_ : (nv);    \
-            gm_vacc gm_a_ = gm_vacc_zero();                                               \
+            acc_t gm_a_ = zero();                                                         \
             for (size_t j = gm_s_; j < gm_stop_; j += gm_global_size())                   \
                 gm_a_ += (term);                                                          \
-            total += gm_vacc_sum(gm_a_);                                                  \
+            total += fold(gm_a_);                                                         \
         }                                                                                 \
     } while (0)
 #endif
-
-/*
- * Scale, add and triad are linear in their inputs, so they run in raw
- * units too (gm_vrawf: gm_vraw as floats) and gm_vstore_raw stores
- * GM_RAW_SCALE(scale) times the result: for int8, rint(f(qa, qb) * scale
- * * (1 / scale)) rather than rint(f(qa * scale, qb * scale) / scale),
- * the same integers when scale is a power of two (as the stream suite's
- * is: every step but f's own rounding is exact), otherwise within an ulp
- * before the rounding to an integer. Other precisions: gm_vload and
- * gm_vstore.
- */
-#define gm_vrawf(p, j) gm_vload((p), (j), 1.0f)
-#if defined(GM_INT8)
-#define gm_vstore_raw(p, j, v, scale) gm_vstore_mult((p), (j), (v), (scale) * (1.0f / (scale)))
-#else
-#define gm_vstore_raw(p, j, v, scale) gm_vstore((p), (j), (v), (scale))
-#endif
+#define GM_READ_SUM(total, j, nv, term) \
+    GM_VSUM(total, j, nv, term, gm_read_acc, gm_read_zero, gm_read_sum, GM_READ_BLOCK)
+#define GM_DOT_SUM(total, j, nv, term) \
+    GM_VSUM(total, j, nv, term, gm_dot_acc, gm_dot_zero, gm_dot_sum, GM_DOT_BLOCK)
 
 GM_INLINE float gm_group_sum(GM_LOCAL float *scratch, float v)
 {
@@ -438,7 +434,7 @@ GM_KERNEL stream_read(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL float *GM_R
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
     const size_t nv = (size_t)n / GM_VW;
     float sum = 0.0f;
-    GM_VSUM(sum, j, nv, gm_vraw(a, j));
+    GM_READ_SUM(sum, j, nv, gm_read_term(a, j));
     sum *= GM_RAW_SCALE(scale);
     GM_TAIL(i, (size_t)n) sum += GM_LOAD(a, i, scale);
     float total = gm_group_sum(scratch, sum);
@@ -487,15 +483,25 @@ GM_KERNEL stream_scale(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_R
                        unsigned long n, float s, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, s * gm_vrawf(a, j), scale);
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, s * gm_vrawf(a, j));
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
 }
 
+/* int8 on OpenCL adds the stored integers with saturation, clamped to
+ * -127 below: exactly the rounded float sum (integers add exactly). */
+#if defined(GM_OPENCL) && defined(GM_INT8)
+#define GM_VADD(c, a, b, j)                                                                 \
+    (((GM_GLOBAL char16 *)(c))[j] = max(convert_char16_sat(convert_short16(((GM_GLOBAL const char16 *)(a))[j]) \
+                                                           + convert_short16(((GM_GLOBAL const char16 *)(b))[j])), \
+                                        (char16)(-127)))
+#else
+#define GM_VADD(c, a, b, j) gm_vstore_raw((c), (j), gm_vrawf((a), (j)) + gm_vrawf((b), (j)))
+#endif
 GM_KERNEL stream_add(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
                      GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + gm_vrawf(b, j), scale);
+    GM_FOR_EACH(j, nv) GM_VADD(c, a, b, j);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + GM_LOAD(b, i, scale), scale);
 }
 
@@ -503,7 +509,7 @@ GM_KERNEL stream_triad(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t
                        GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float s, float scale)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j), scale);
+    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j));
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + s * GM_LOAD(b, i, scale), scale);
 }
 
@@ -513,7 +519,7 @@ GM_KERNEL stream_dot(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *
     GM_LOCAL_DECL float scratch[GM_WG_MAX];
     const size_t nv = (size_t)n / GM_VW;
     float sum = 0.0f;
-    GM_VSUM(sum, j, nv, gm_vraw(a, j) * gm_vraw(b, j));
+    GM_DOT_SUM(sum, j, nv, gm_dot_term(a, b, j));
     sum *= GM_RAW_SCALE(scale) * GM_RAW_SCALE(scale);
     GM_TAIL(i, (size_t)n) sum += GM_LOAD(a, i, scale) * GM_LOAD(b, i, scale);
     float total = gm_group_sum(scratch, sum);

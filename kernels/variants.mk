@@ -2,8 +2,7 @@
 # compile test. A variant key's '-'-separated tokens become -DGM_<TOKEN>=1
 # (the same rule as gm_variant_defines in src/kernel_sources.c).
 PRECISIONS := fp32 fp16 bf16 int8
-# fp8 (OCP e4m3, e5m2): the workloads that have it so far. stream gets
-# them once its vector-access rewrite has landed.
+# fp8 (OCP e4m3, e5m2): every stream kernel and workload.
 FP8 := fp8e4m3 fp8e5m2
 ACCESSES   := grid chunked
 
@@ -32,6 +31,7 @@ LAYER_KV_FP8 := $(filter %-grid,$(KV_FP8_VARIANTS))
 attention_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(LAYER_KV_FP8)
 block_VARIANTS := $(STANDARD_VARIANTS) $(LAYER_FP8) $(LAYER_KV_FP8)
 model_VARIANTS := $(STANDARD_VARIANTS) $(LAYER_FP8)
+stream_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
 # Architectures every variant is compiled for (machine code), plus PTX for

@@ -1,25 +1,27 @@
 #!/bin/sh
-# Every stream kernel in every precision and both access patterns runs for
+# Every stream kernel in every precision (fp8 included) and both access patterns runs for
 # real on the OpenCL device (PoCL on the CPU) and is verified; the run
 # folder holds the documented files and columns.
 . tests/lib.sh
-plan 15
+plan 17
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
-    --precision fp32,fp16,bf16,int8 --access both --sizes 1MiB,1572868 --reps 2 --warmup 1 \
+    --precision fp32,fp16,bf16,int8,fp8e4m3,fp8e5m2 --access both --sizes 1MiB,1572868 --reps 2 --warmup 1 \
     --out "$out" --quiet
 is "$RC" 0 "stream on OpenCL: exit status 0"
 [ -n "$ERR" ] && diag "$ERR"
 
-# 7 kernels x 4 precisions x 2 access patterns x 2 sizes, two metrics each.
-is "$(csv_count "$out/results.csv" '$_->{status} eq "ok"')" 224 "every point ok (224 rows)"
+# 7 kernels x 6 precisions x 2 access patterns x 2 sizes, two metrics each
+# (1572868 bytes: a tail past the last whole 16-byte vector in every
+# precision but fp32).
+is "$(csv_count "$out/results.csv" '$_->{status} eq "ok"')" 336 "every point ok (336 rows)"
 is "$(csv_count "$out/results.csv" '$_->{status} ne "ok"')" 0 "no row failed"
-is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{unit} eq "GB/s" && $_->{value} > 0')" 112 \
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{unit} eq "GB/s" && $_->{value} > 0')" 168 \
     "a positive bandwidth for every point"
-is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{min} <= $_->{value} && $_->{value} <= $_->{max}')" 112 \
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{min} <= $_->{value} && $_->{value} <= $_->{max}')" 168 \
     "min <= median <= max"
-for p in fp32 fp16 bf16 int8; do
+for p in fp32 fp16 bf16 int8 fp8e4m3 fp8e5m2; do
     is "$(csv_count "$out/results.csv" "\$_->{precision} eq '$p' && \$_->{metric} eq 'bandwidth'")" 28 "$p: 28 verified points"
 done
 is "$(head -1 "$out/results.csv")" \
@@ -29,7 +31,7 @@ is "$(head -1 "$out/samples.csv")" \
     "schema_version,run_id,backend,device,device_id,suite,workload,variant,pattern,precision,weight_precision,kv_precision,activation_precision,model,mode,batch,seq_len,bytes,model_bytes,measured_bytes,metric,unit,rep,value,round" \
     "samples.csv has the documented columns"
 # Every repetition of every metric is in samples.csv.
-is "$(csv_count "$out/samples.csv" '1')" 448 "samples.csv holds every repetition (224 rows x 2 reps)"
+is "$(csv_count "$out/samples.csv" '1')" 672 "samples.csv holds every repetition (336 rows x 2 reps)"
 perl -MJSON::PP -e '
     local $/; open my $f, "<", $ARGV[0] or die; my $m = decode_json(<$f>);
     for my $k (qw(run_id suite_version command_line start_time end_time host device)) { die "no $k\n" unless defined $m->{$k} }

@@ -1,13 +1,13 @@
 #!/bin/sh
 # Precisions beyond fp32/fp16/bf16/int8 on the OpenCL device: fp8 (OCP
-# e4m3, e5m2) in linear, attention and kvcache, verified against a CPU
+# e4m3, e5m2) in linear, attention, kvcache and the stream kernels, verified against a CPU
 # reference with the same rounding (tolerances: bench/linear.c check(),
 # src/lib/precision.c gm_tolerance: 2 units of the format's unit roundoff
 # at the result, plus k * 2^-23 * sum|x w| for the fp32 reduction); int4
 # weights with fp16 group scales in linear; a precision per role, in the
 # rows (schema 3), in the memory model and in `gpumem plan`.
 . tests/lib.sh
-plan 22
+plan 23
 
 out=$TEST_TMP/fp8
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload linear,attention,kvcache \
@@ -28,6 +28,19 @@ GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST
     --reps 1 --out "$TEST_TMP/fp8fault" --quiet
 is "$RC" 1 "fp8: a wrong output makes the run exit 1"
 is "$(csv_count "$TEST_TMP/fp8fault/results.csv" '$_->{status} eq "mismatch"')" 10 "fp8: every point is a mismatch row"
+
+# Every stream kernel in both fp8 formats and both access patterns, 16
+# codes an access, over 1048579 bytes (three past the last whole vector:
+# the tail), verified element by element (tolerance: one spacing of the
+# format, 2u * |value| with u = 2^-4 for e4m3, 2^-3 for e5m2, plus the
+# fp32 arithmetic; bench/stream_check.c). Fault-injected: 31-stream-verify.
+out=$TEST_TMP/fp8stream
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream --precision fp8e4m3,fp8e5m2 \
+    --access both --sizes 1048579 --reps 2 --out "$out" --quiet
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{status} eq "ok" && $_->{value} > 0')" 28 \
+    "stream: every kernel verifies in fp8e4m3 and fp8e5m2, grid and chunked"
+is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{bytes} == 1048579 && $_->{model_bytes} == 3 * 1048579')" 28 \
+    "stream: fp8 arrays of one byte an element"
 
 # int4 weights, bf16 activations, groups of 32 rows (hidden 80: the last group has 16).
 out=$TEST_TMP/int4
@@ -64,8 +77,6 @@ is "$(head -1 "$out/results.csv" | cut -d, -f10-13)" "precision,weight_precision
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --precision int4
 is "$RC $ERR" "2 gpumem bench: --precision int4: int4 is a weight precision only (use --weight-precision int4)" \
     "int4 as every role's precision is refused"
-run_gpumem bench --backend opencl --mem-limit 64MiB --suite stream --precision fp8e4m3
-is "$RC $ERR" "2 gpumem bench: stream: no fp8e4m3 kernels yet (fp32, fp16, bf16, int8)" "stream: no fp8 yet, said"
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload block --precision fp32 --weight-precision int4
 is "$RC $ERR" "2 gpumem bench: block: roles differ only as int4 weights and/or an fp8 KV cache beside fp16 or bf16 activations (not weights int4, KV cache fp32, activations fp32)" \
     "block: int4 weights beside fp32 activations refused"

@@ -219,11 +219,25 @@ float gm_load(gm_precision p, const void *src, size_t i, float scale)
     return NAN;
 }
 
+/* Mantissa bits of each float format (0: an integer format). */
+static const int mant_bits[GM_PREC_COUNT] = {23, 10, 7, 0, 3, 2, 0};
+
+double gm_unit_roundoff(gm_precision p)
+{
+    return mant_bits[p] ? ldexp(1.0, -mant_bits[p] - 1) : 0.0;
+}
+
+double gm_least_normal(gm_precision p)
+{
+    static const double least[GM_PREC_COUNT] = {0x1p-126, 0x1p-14, 0x1p-126, 0, 0x1p-6, 0x1p-14, 0};
+    return least[p];
+}
+
 double gm_tolerance(gm_precision p, double e, float scale)
 {
-    /* Mantissa bits and the least normal of each float format: below it
-     * the spacing is that of the subnormals, least_normal * 2^-mant. */
-    static const int mant_bits[GM_PREC_COUNT] = {23, 10, 7, 0, 3, 2, 0};
+    /* Below this magnitude the bound stops shrinking: each format's least
+     * normal (the subnormals' spacing is least_normal * 2^-mant), fp16's
+     * for fp32 and bf16 too. */
     static const double least_normal[GM_PREC_COUNT] = {0x1p-14, 0x1p-14, 0x1p-14, 0, 0x1p-6, 0x1p-14, 0};
     if (p == GM_INT8 || p == GM_INT4)
         return (double)scale * 1.001;

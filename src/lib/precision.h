@@ -43,6 +43,14 @@ void gm_store(gm_precision p, void *dst, size_t i, float v, float scale);
 /* Loads element i of src as float. */
 float gm_load(gm_precision p, const void *src, size_t i, float scale);
 
+/* The unit roundoff u = 2^-(mantissa bits + 1) of a float format (fp32
+ * 2^-24, fp16 2^-11, bf16 2^-8, fp8e4m3 2^-4, fp8e5m2 2^-3; 0 for int8
+ * and int4), and its least normal magnitude: a value e rounds to within
+ * u * max(|e|, least normal) (overflow aside), and adjacent values lie
+ * at most 2u * max(|e|, least normal) apart. */
+double gm_unit_roundoff(gm_precision p);
+double gm_least_normal(gm_precision p);
+
 /* The largest difference two correct results may show in precision p for
  * an expected value e: one unit in the last place of the storage format
  * (and one quantisation step for int8), to allow for fused multiply-add. */

@@ -4,10 +4,12 @@
  * to the host's (src/lib/precision.c): all 256 codes of e4m3 and e5m2
  * decoded, and a sweep of floats of every class (zero, fp32 and fp8
  * subnormals, normals, every halfway point between codes and one ulp
- * either side, saturation, overflow, inf, NaN) encoded. And the int4
- * quantiser of block.cl: every weight the workloads hash (k / 128 - 1
- * times a power of two) against every group scale they give, codes and
- * scales as gm_int4_code and gm_int4_scale give them (ties included).
+ * either side, saturation, overflow, inf, NaN) encoded; the same for the
+ * half-unit conversions the stream kernels use, one and sixteen at a time.
+ * And the int4 quantiser of block.cl: every weight the workloads hash
+ * (k / 128 - 1 times a power of two) against every group scale they give,
+ * codes and scales as gm_int4_code and gm_int4_scale give them (ties
+ * included).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,27 +52,41 @@ static size_t sweep(float *f, size_t max)
     return n;
 }
 
-static void test_fp8_device_matches_host(void **state)
+/* The sweep's floats on the device, and the buffers a conversion kernel
+ * writes (n codes of each format, 256 decoded values of each). */
+typedef struct {
+    size_t n;
+    gm_buffer df, c43, c52, d43, d52, hf, hc43, hc52, h43, h52;
+} convert_bufs;
+
+static void bufs_open(convert_bufs *b, const float *f, size_t n)
 {
-    (void)state;
-    enum { MAX = 1 << 19 };
-    float *f = malloc(MAX * sizeof *f);
-    assert_non_null(f);
-    size_t n = sweep(f, MAX);
-    gm_buffer df = {0}, d43 = {0}, d52 = {0}, c43 = {0}, c52 = {0}, hf = {0}, h43 = {0}, h52 = {0}, hc43 = {0},
-              hc52 = {0};
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n * 4, &df), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n, &c43), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n, &c52), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 256 * 4, &d43), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 256 * 4, &d52), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n * 4, &hf), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n, &hc43), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n, &hc52), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, 256 * 4, &h43), GM_OK);
-    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, 256 * 4, &h52), GM_OK);
-    memcpy(hf.host, f, n * 4);
-    assert_int_equal(dev.backend->copy(&dev, 0, &df, 0, &hf, 0, n * 4, false), GM_OK);
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    struct { gm_buffer *buf; gm_mem_kind kind; size_t bytes; } all[] = {
+        {&b->df, GM_MEM_DEVICE, n * 4},   {&b->c43, GM_MEM_DEVICE, n},      {&b->c52, GM_MEM_DEVICE, n},
+        {&b->d43, GM_MEM_DEVICE, 256 * 4}, {&b->d52, GM_MEM_DEVICE, 256 * 4}, {&b->hf, GM_MEM_HOST, n * 4},
+        {&b->hc43, GM_MEM_HOST, n},       {&b->hc52, GM_MEM_HOST, n},       {&b->h43, GM_MEM_HOST, 256 * 4},
+        {&b->h52, GM_MEM_HOST, 256 * 4},
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        assert_int_equal(gm_device_alloc(&dev, all[i].kind, all[i].bytes, all[i].buf), GM_OK);
+    memcpy(b->hf.host, f, n * 4);
+    assert_int_equal(dev.backend->copy(&dev, 0, &b->df, 0, &b->hf, 0, n * 4, false), GM_OK);
+}
+
+static void bufs_close(convert_bufs *b)
+{
+    gm_buffer *all[] = {&b->df, &b->c43, &b->c52, &b->d43, &b->d52, &b->hf, &b->hc43, &b->hc52, &b->h43, &b->h52};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gm_device_free(&dev, all[i]);
+}
+
+/* Runs convert.cl's `kernel` (convert_fp8, or convert_fp8_half with
+ * `wide`) in both access patterns and compares every output with the
+ * host's conversions. */
+static void check_kernel(convert_bufs *b, const float *f, const char *kernel, int wide)
+{
     for (int chunked = 0; chunked < 2; chunked++) {
         gm_program *prog = NULL;
         gm_kernel *k = NULL;
@@ -78,42 +94,58 @@ static void test_fp8_device_matches_host(void **state)
         if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant),
                                        NULL, &prog) != GM_OK)
             fail_msg("convert.%s: %s", variant, dev.err.msg);
-        assert_int_equal(dev.backend->kernel_get(&dev, prog, "convert_fp8", &k), GM_OK);
-        uint64_t n64 = n;
-        gm_arg args[] = {gm_arg_buf(&df), gm_arg_buf(&c43), gm_arg_buf(&c52), gm_arg_buf(&d43), gm_arg_buf(&d52),
-                         gm_arg_u64(&n64)};
+        assert_int_equal(dev.backend->kernel_get(&dev, prog, kernel, &k), GM_OK);
+        uint64_t n64 = b->n;
+        unsigned wide32 = (unsigned)wide;
+        gm_arg args[] = {gm_arg_buf(&b->df),  gm_arg_buf(&b->c43), gm_arg_buf(&b->c52),
+                         gm_arg_buf(&b->d43), gm_arg_buf(&b->d52), gm_arg_u64(&n64),
+                         gm_arg_u32(&wide32)};
         size_t global, local;
-        gm_launch_geometry(&dev, chunked, n, &global, &local);
-        assert_int_equal(dev.backend->launch(&dev, 0, k, global, local, args, 6), GM_OK);
-        assert_int_equal(dev.backend->copy(&dev, 0, &hc43, 0, &c43, 0, n, false), GM_OK);
-        assert_int_equal(dev.backend->copy(&dev, 0, &hc52, 0, &c52, 0, n, false), GM_OK);
-        assert_int_equal(dev.backend->copy(&dev, 0, &h43, 0, &d43, 0, 1024, false), GM_OK);
-        assert_int_equal(dev.backend->copy(&dev, 0, &h52, 0, &d52, 0, 1024, false), GM_OK);
+        gm_launch_geometry(&dev, chunked, wide ? b->n / 16 : b->n, &global, &local);
+        assert_int_equal(dev.backend->launch(&dev, 0, k, global, local, args, strcmp(kernel, "convert_fp8") ? 7 : 6),
+                         GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &b->hc43, 0, &b->c43, 0, b->n, false), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &b->hc52, 0, &b->c52, 0, b->n, false), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &b->h43, 0, &b->d43, 0, 1024, false), GM_OK);
+        assert_int_equal(dev.backend->copy(&dev, 0, &b->h52, 0, &b->d52, 0, 1024, false), GM_OK);
         for (unsigned c = 0; c < 256; c++) {
             float want[2] = {gm_fp8e4m3_to_float((uint8_t)c), gm_fp8e5m2_to_float((uint8_t)c)};
-            const float *got[2] = {h43.host, h52.host};
+            const float *got[2] = {b->h43.host, b->h52.host};
             for (int fmt = 0; fmt < 2; fmt++) {
-                uint32_t a, b;
-                memcpy(&a, &want[fmt], 4);
-                memcpy(&b, &got[fmt][c], 4);
+                uint32_t x, y;
+                memcpy(&x, &want[fmt], 4);
+                memcpy(&y, &got[fmt][c], 4);
                 /* NaN: any NaN (OpenCL need not keep payloads) */
-                if (a != b && !(isnan(want[fmt]) && isnan(got[fmt][c])))
-                    fail_msg("%s decode 0x%02x: host 0x%08x, device 0x%08x", fmt ? "e5m2" : "e4m3", c, a, b);
+                if (x != y && !(isnan(want[fmt]) && isnan(got[fmt][c])))
+                    fail_msg("%s wide %d: %s decode 0x%02x: host 0x%08x, device 0x%08x", kernel, wide,
+                             fmt ? "e5m2" : "e4m3", c, x, y);
             }
         }
-        const uint8_t *g43 = hc43.host, *g52 = hc52.host;
-        for (size_t i = 0; i < n; i++) {
+        const uint8_t *g43 = b->hc43.host, *g52 = b->hc52.host;
+        for (size_t i = 0; i < b->n; i++) {
             if (g43[i] != gm_float_to_fp8e4m3(f[i]))
-                fail_msg("e4m3(%a): host 0x%02x, device 0x%02x", (double)f[i], gm_float_to_fp8e4m3(f[i]), g43[i]);
+                fail_msg("%s wide %d: e4m3(%a): host 0x%02x, device 0x%02x", kernel, wide, (double)f[i],
+                         gm_float_to_fp8e4m3(f[i]), g43[i]);
             if (g52[i] != gm_float_to_fp8e5m2(f[i]))
-                fail_msg("e5m2(%a): host 0x%02x, device 0x%02x", (double)f[i], gm_float_to_fp8e5m2(f[i]), g52[i]);
+                fail_msg("%s wide %d: e5m2(%a): host 0x%02x, device 0x%02x", kernel, wide, (double)f[i],
+                         gm_float_to_fp8e5m2(f[i]), g52[i]);
         }
         dev.backend->kernel_release(&dev, k);
         dev.backend->program_release(&dev, prog);
     }
-    gm_buffer *all[] = {&df, &c43, &c52, &d43, &d52, &hf, &hc43, &hc52, &h43, &h52};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gm_device_free(&dev, all[i]);
+}
+
+static void test_fp8_device_matches_host(void **state)
+{
+    (void)state;
+    enum { MAX = 1 << 19 };
+    float *f = malloc(MAX * sizeof *f);
+    assert_non_null(f);
+    size_t n = sweep(f, MAX);
+    convert_bufs b;
+    bufs_open(&b, f, n);
+    check_kernel(&b, f, "convert_fp8", 0);
+    bufs_close(&b);
     free(f);
     printf("# %zu floats and 2 x 256 codes agree bit for bit\n", n);
 }
@@ -202,9 +234,29 @@ static void test_int4_device_matches_host(void **state)
     printf("# %d weights x %zu scales: int4 codes and scales agree\n", VALUES, n_scales);
 }
 
+/* The half-unit conversions (the stream kernels'), one at a time and
+ * sixteen at a time, over the same sweep (padded with zeros to whole
+ * vectors of 16). */
+static void test_fp8_half_units_match_host(void **state)
+{
+    (void)state;
+    enum { MAX = 1 << 19 };
+    float *f = calloc(MAX, sizeof *f);
+    assert_non_null(f);
+    size_t n = (sweep(f, MAX - 16) + 15) / 16 * 16;
+    convert_bufs b;
+    bufs_open(&b, f, n);
+    check_kernel(&b, f, "convert_fp8_half", 0);
+    check_kernel(&b, f, "convert_fp8_half", 1);
+    bufs_close(&b);
+    free(f);
+    printf("# half units, one and sixteen at a time: %zu floats and 2 x 256 codes agree bit for bit\n", n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_fp8_device_matches_host),
-                                       cmocka_unit_test(test_int4_device_matches_host)};
+                                       cmocka_unit_test(test_int4_device_matches_host),
+                                       cmocka_unit_test(test_fp8_half_units_match_host)};
     return cmocka_run_group_tests(tests, open_device, close_device);
 }

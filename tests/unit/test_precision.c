@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -248,6 +249,40 @@ static void test_int4(void **state)
     assert_int_equal(gm_precision_bits(GM_FP8E4M3), 8);
 }
 
+/* gm_unit_roundoff and gm_least_normal against the conversions: at 1 and
+ * at the least normal the next value up lies 2u above, the point halfway
+ * rounds to even (down); below the least normal the subnormals keep its
+ * spacing. fp32 against float.h. */
+static float round_trip(gm_precision p, float v)
+{
+    unsigned char buf[4];
+    gm_store(p, buf, 0, v, 1.0f);
+    return gm_load(p, buf, 0, 1.0f);
+}
+
+static void test_unit_roundoff(void **state)
+{
+    (void)state;
+    assert_true(gm_unit_roundoff(GM_FP32) == FLT_EPSILON / 2);
+    assert_true(gm_least_normal(GM_FP32) == FLT_MIN);
+    const gm_precision floats[] = {GM_FP16, GM_BF16, GM_FP8E4M3, GM_FP8E5M2};
+    const double want_u[] = {0x1p-11, 0x1p-8, 0x1p-4, 0x1p-3};
+    for (size_t f = 0; f < sizeof floats / sizeof floats[0]; f++) {
+        gm_precision p = floats[f];
+        double u = gm_unit_roundoff(p), ln = gm_least_normal(p);
+        assert_true(u == want_u[f]);
+        for (int at = 0; at < 2; at++) {
+            float x = at ? (float)ln : 1.0f, step = (float)(2 * u) * x;
+            assert_true(round_trip(p, x) == x);
+            assert_true(round_trip(p, x + step) == x + step);
+            assert_true(round_trip(p, x + step / 2) == x);
+        }
+        float below = (float)(ln - 2 * u * ln);   /* the largest subnormal */
+        assert_true(round_trip(p, below) == below);
+    }
+    assert_true(gm_unit_roundoff(GM_INT8) == 0 && gm_unit_roundoff(GM_INT4) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,7 +290,7 @@ int main(void)
         cmocka_unit_test(test_half_roundtrip_all), cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_int8_and_tolerance), cmocka_unit_test(test_names),
         cmocka_unit_test(test_fp8_decode_all), cmocka_unit_test(test_fp8_encode_sweep),
-        cmocka_unit_test(test_int4),
+        cmocka_unit_test(test_int4),          cmocka_unit_test(test_unit_roundoff),
     };
     return cmocka_run_group_tests_name("precision", tests, NULL, NULL);
 }
