@@ -2,7 +2,7 @@
 # gpumem plan prints the memory model: one tensor a line and a last line
 # `total <bytes>` that is the exact sum, per precision.
 . tests/lib.sh
-plan 29
+plan 31
 
 run_gpumem plan --workload linear --batch 2 --seq 8 --hidden 16 --out-features 4 --precision fp32,int8
 is "$RC" 0 "plan linear: exit status 0"
@@ -58,6 +58,13 @@ fit=$(printf '%s' "$OUT" | perl -MJSON::PP -0777 -ne '$j = decode_json($_); $f =
 like "$fit" "^[1-9][0-9]* [1-9][0-9]*\$" "--fit 24GiB --format json: a largest batch and sequence length"
 run_gpumem plan --model tiny-llama-gqa --mode train --precision fp32,bf16 --seq 128 --fit 64MiB
 is "$(printf '%s\n' "$OUT" | grep -c '^fit 64MiB ')" 2 "--fit answers per precision"
+
+# int8 trains nowhere; every other storage precision does (fp8 included).
+run_gpumem plan --model llama-2-7b --mode train --precision int8
+is "$RC:$ERR" "2:gpumem plan: --precision int8 with --mode train: training keeps its weights in one of fp32, fp16, bf16, fp8e4m3, fp8e5m2" \
+    "int8 training: exit status 2, the message naming the precisions that train"
+run_gpumem plan --model llama-2-7b --mode train --precision fp8e4m3 --format csv
+is "$RC" 0 "fp8 training is planned"
 
 # Bad input: one line naming the file and the field, exit 2.
 printf '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4}\n' >"$TEST_TMP/missing.json"

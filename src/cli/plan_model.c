@@ -190,7 +190,14 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
     if (args.fit && args.fit_device && (rc = device_budget(&args.fit_bytes)) != 0)
         return rc;
     if (args.plan.mode == GM_PLAN_TRAIN && (args.precisions & (1u << GM_INT8))) {
-        fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps fp32, fp16 or bf16 weights\n");
+        /* Every precision but int8 and int4 (a weight precision only) trains. */
+        char trains[160] = "";
+        for (int p = 0, n = 0; p < GM_PREC_COUNT; p++)
+            if (p != GM_INT8 && p != GM_INT4)
+                n += snprintf(trains + n, sizeof trains - (size_t)n, "%s%s", n ? ", " : "",
+                              gm_precision_name((gm_precision)p));
+        fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps its weights in one of %s\n",
+                trains);
         return GM_EXIT_USAGE;
     }
     if (args.plan.mode == GM_PLAN_TRAIN && (args.plan.weight_prec || args.plan.kv_prec || args.plan.act_prec)) {
