@@ -16,7 +16,10 @@
  * the order q, k, v, o, gate, up, down of each layer), their fp16 scales
  * in the same order (weight_scales_fp16), quantised on the device from
  * the same hashes (block.cl); the embedding, norms and LM head stay in
- * the activations' precision (weights, lm_head). An fp8 KV cache: K and V
+ * the activations' precision (weights, lm_head), but for an untied head
+ * with --int4-lm-head (gm_shape.int4_lm_head): its codes and scales then
+ * follow the layers' (model.cl's model_lm_head_int4 dequantises them on
+ * load). An fp8 KV cache: K and V
  * are projected into the phase buffer (free between Q and the attention
  * output) and converted into the cache, one at a time.
  *
@@ -98,6 +101,7 @@ typedef struct {
     gm_precision p, kp;             /* the activations' (and weights' but int4) and the KV cache's */
     size_t es, kes;
     bool int4;                      /* the layer matrices in int4 (B_W4, B_WS) */
+    bool int4_head;                 /* the LM head too, after them */
     uint64_t group;                 /* int4: rows of a column per scale */
     uint64_t int4_layer;            /* int4: bytes of one layer's codes */
     bool chunked, train, master, blas, tied;
@@ -111,7 +115,8 @@ typedef struct {
     unsigned steps;                 /* AdamW steps taken */
     gm_buffer buf[N_B];
     gm_program *p_linear, *p_attn, *p_model, *p_block;
-    gm_kernel *k_linear, *k_attn, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_adamw;
+    gm_kernel *k_linear, *k_attn, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_lm4,
+        *k_adamw;
     gm_kernel *k_kv, *k_scales, *k_pack;        /* block.cl: an fp8 KV cache, int4 weights */
 } model_state;
 
@@ -173,13 +178,16 @@ static int model_tensors(const gm_shape *s, gm_tensor *out, int *ids)
         gm_tensor_list_add(&l, (name), (role), (elems), (size));                                           \
     } while (0)
     if (wp == GM_INT4) {
-        /* mem_plan's int4 weights: the layers' codes and scales; the rest
-         * (other, with the LM head) in the activations' precision. */
+        /* mem_plan's int4 weights: the layers' codes and scales (and the
+         * head's after them with --int4-lm-head); the rest (other, with
+         * an LM head left out of them) in the activations' precision. */
         uint64_t packed, scales, other;
-        gm_plan_int4_weights(a, gm_group_size(s), e, &packed, &scales, &other);
+        bool head = s->int4_lm_head && lm;
+        gm_plan_int4_weights(a, gm_group_size(s), head, e, &packed, &scales, &other);
         l.overflow |= packed == UINT64_MAX || scales == UINT64_MAX || other == UINT64_MAX;
         ADD(B_W4, "weights_int4", GM_ROLE_WEIGHT, packed, 1);
         ADD(B_WS, "weight_scales_fp16", GM_ROLE_WEIGHT, scales, 1);
+        lm = head ? 0 : lm;
         ADD(B_W, "weights_other", GM_ROLE_WEIGHT, other / e - lm, e);
     } else {
         ADD(B_W, "weights", GM_ROLE_WEIGHT, P - lm, e);
@@ -252,10 +260,11 @@ static uint64_t m_out(const model_state *st, int m)
     }
 }
 
-/* Is matrix m stored in int4 (a layer's projection, with int4 weights)? */
+/* Is matrix m stored in int4 (a layer's projection, with int4 weights;
+ * the LM head with --int4-lm-head)? */
 static bool m_int4(const model_state *st, int m)
 {
-    return st->int4 && m < N_LAYER_M && m != M_NORM1 && m != M_NORM2;
+    return (st->int4 && m < N_LAYER_M && m != M_NORM1 && m != M_NORM2) || (m == M_LM && st->int4_head);
 }
 
 /* The index of matrix m's first parameter in the model (embedding, the
@@ -279,9 +288,12 @@ static uint64_t m_param(const model_state *st, int m, uint64_t layer)
 /* Where matrix m of `layer` starts: its buffer and offset, in elements
  * (int4 codes: bytes; their scales follow from it, gm_portable.h). With
  * int4 weights the weights tensor holds the embedding, each layer's two
- * norms and the final norm. */
+ * norms and the final norm; an int4 LM head follows the last layer's
+ * codes. */
 static loc m_loc(model_state *st, int m, uint64_t layer)
 {
+    if (m == M_LM && st->int4_head)
+        return (loc){&st->buf[B_W4], st->L * st->int4_layer};
     if (m == M_LM && !st->tied)
         return (loc){&st->buf[B_LM], 0};
     if (!st->int4)
@@ -478,6 +490,13 @@ static gm_status lm_head(model_state *st)
     }
     unsigned int hidden = (unsigned int)st->h, vocab = (unsigned int)st->V, tied = st->tied;
     float sx = ACT, sw = m_scale(st, st->tied ? M_EMB : M_LM);
+    if (st->int4_head) {
+        unsigned int group = (unsigned int)st->group;
+        gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(w.buf), gm_arg_buf(&st->buf[B_WS]),
+                         gm_arg_buf(&st->buf[B_LOGITS]), gm_arg_u64(&rows), gm_arg_u32(&hidden), gm_arg_u32(&vocab),
+                         gm_arg_u64(&x.off), gm_arg_u64(&w.off), gm_arg_u32(&group), gm_arg_f32(&sx)};
+        return launch(st, st->k_lm4, (size_t)(rows * st->V), args, 11);
+    }
     gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(w.buf), gm_arg_buf(&st->buf[B_LOGITS]), gm_arg_u64(&rows),
                      gm_arg_u32(&hidden), gm_arg_u32(&vocab), gm_arg_u64(&x.off), gm_arg_u64(&w.off),
                      gm_arg_u32(&tied), gm_arg_f32(&sx), gm_arg_f32(&sw)};
@@ -544,8 +563,9 @@ void block_model_teardown(void *state)
         return;
     for (int i = 0; i < N_B; i++)
         gm_device_free(st->dev, &st->buf[i]);
-    gm_kernel *ks[] = {st->k_linear, st->k_attn, st->k_init, st->k_fill,  st->k_master, st->k_embed, st->k_norm,
-                       st->k_swiglu, st->k_lse,  st->k_lm,   st->k_adamw, st->k_kv,     st->k_scales, st->k_pack};
+    gm_kernel *ks[] = {st->k_linear, st->k_attn, st->k_init, st->k_fill,   st->k_master, st->k_embed,
+                       st->k_norm,   st->k_swiglu, st->k_lse, st->k_lm,  st->k_lm4,    st->k_adamw,
+                       st->k_kv,     st->k_scales, st->k_pack};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i])
             st->dev->backend->kernel_release(st->dev, ks[i]);
@@ -577,9 +597,9 @@ static gm_status build(model_state *st)
     }
     static const char *const names[] = {"model_init", "model_fill_f32", "model_master_init", "model_embed",
                                         "model_rmsnorm", "model_swiglu", "model_lse", "model_lm_head",
-                                        "model_adamw"};
+                                        "model_lm_head_int4", "model_adamw"};
     gm_kernel **ks[] = {&st->k_init, &st->k_fill, &st->k_master, &st->k_embed, &st->k_norm,
-                        &st->k_swiglu, &st->k_lse, &st->k_lm, &st->k_adamw};
+                        &st->k_swiglu, &st->k_lse, &st->k_lm, &st->k_lm4, &st->k_adamw};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == GM_OK; i++)
         rc = dev->backend->kernel_get(dev, st->p_model, names[i], ks[i]);
     return rc;
@@ -629,6 +649,9 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     if (s->train && (wp != s->prec || kp != s->prec))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train runs one precision for every role (plan "
                               "counts training so)");
+    char head_why[300];
+    if (gm_int4_lm_head_check("block", s, head_why, sizeof head_why))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s", head_why);
     uint64_t group = gm_group_size(s), ad = a->heads * a->head_dim;
     if (wp == GM_INT4 && (a->hidden % group || ad % group || a->ffn % group || a->hidden % 2))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: int4 weights need hidden (%llu), heads * head_dim "
@@ -657,6 +680,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->kp = kp;
     st->kes = gm_precision_size(kp);
     st->int4 = wp == GM_INT4;
+    st->int4_head = st->int4 && s->int4_lm_head && !a->tied;
     st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
     st->train = s->train;
@@ -734,7 +758,8 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
     double ke = (double)gm_precision_size(gm_kv_prec(s)), wbytes = P * e;
     if (gm_weight_prec(s) == GM_INT4) {
         uint64_t packed, scales, other;
-        gm_plan_int4_weights(a, gm_group_size(s), gm_precision_size(s->prec), &packed, &scales, &other);
+        gm_plan_int4_weights(a, gm_group_size(s), s->int4_lm_head, gm_precision_size(s->prec), &packed, &scales,
+                             &other);
         wbytes = (double)packed + (double)scales + (double)other;
     }
     double pairs = ((double)s->seq + 1) / 2;       /* causal: keys per query */
@@ -836,10 +861,13 @@ static gm_status fetch_int4_columns(checker *c, int m, uint64_t layer, uint64_t 
                                     sbytes, false);
     if (rc != GM_OK)
         return rc;
-    static const char *const names[] = {"", "q_proj", "k_proj", "v_proj", "o_proj", "", "gate_proj", "up_proj",
-                                        "down_proj"};
+    static const char *const names[N_M] = {[M_Q] = "q_proj", [M_K] = "k_proj", [M_V] = "v_proj", [M_O] = "o_proj",
+                                           [M_GATE] = "gate_proj", [M_UP] = "up_proj", [M_DOWN] = "down_proj"};
     char what[48];
-    snprintf(what, sizeof what, "layer %llu %s", (unsigned long long)layer, names[m]);
+    if (m == M_LM)
+        snprintf(what, sizeof what, "lm_head");
+    else
+        snprintf(what, sizeof what, "layer %llu %s", (unsigned long long)layer, names[m]);
     if (!block_int4_matches(c->codes.host, c->scales.host, k, n, st->group, m_param(st, m, layer), SEED_W,
                             st->range[m], 0x13198a2e03707344ull ^ layer ^ ((uint64_t)m << 32), what, c->note,
                             c->note_len)) {

@@ -153,8 +153,8 @@ static void int4_matrix(uint64_t in, uint64_t outf, uint64_t count, uint64_t gro
     *elems = add(*elems, mul(count, e));
 }
 
-void gm_plan_int4_weights(const gm_arch *a, uint64_t group, size_t other_elem, uint64_t *packed, uint64_t *scales,
-                          uint64_t *other)
+void gm_plan_int4_weights(const gm_arch *a, uint64_t group, bool lm_head, size_t other_elem, uint64_t *packed,
+                          uint64_t *scales, uint64_t *other)
 {
     uint64_t q = a->heads * a->head_dim, kv = a->kv_heads * a->head_dim, L = a->layers, elems = 0;
     uint64_t experts = a->experts ? a->experts : 1;
@@ -167,6 +167,9 @@ void gm_plan_int4_weights(const gm_arch *a, uint64_t group, size_t other_elem, u
     int4_matrix(q, a->hidden, L, group, packed, scales, &elems);
     int4_matrix(a->hidden, a->ffn, mul3(a->gated_mlp ? 2 : 1, experts, L), group, packed, scales, &elems);
     int4_matrix(a->ffn, a->hidden, mul(experts, L), group, packed, scales, &elems);
+    /* The LM head h x V (input h), when untied and asked for. */
+    if (lm_head && !a->tied)
+        int4_matrix(a->hidden, a->vocab, 1, group, packed, scales, &elems);
     uint64_t P = gm_arch_params(a);
     *other = mul(P >= elems ? P - elems : 0, other_elem);
 }
@@ -192,6 +195,8 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     gm_precision pa = o->act_prec ? (gm_precision)(o->act_prec - 1) : o->prec;
     if (pa == GM_INT4 || pk == GM_INT4 || (o->mode == GM_PLAN_TRAIN && pw == GM_INT4))
         return -1;
+    if (o->int4_lm_head && (pw != GM_INT4 || a->tied))
+        return -1;
     size_t e = gm_precision_size(pa);
     uint64_t T = o->tp, D = o->gpus / o->tp, b = o->batch, s = o->seq;
     /* Tensor parallelism (Megatron-LM, Shoeybi et al. 2019) splits every
@@ -204,7 +209,7 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     if (o->mode == GM_PLAN_INFERENCE) {
         if (pw == GM_INT4) {
             uint64_t packed, scales, other;
-            gm_plan_int4_weights(a, o->group_size, e, &packed, &scales, &other);
+            gm_plan_int4_weights(a, o->group_size, o->int4_lm_head, e, &packed, &scales, &other);
             n = push(out, n, "weights_int4", GM_PLAN_WEIGHTS, share(packed, T));
             n = push(out, n, "weight_scales_fp16", GM_PLAN_WEIGHTS, share(scales, T));
             n = push(out, n, "weights_other", GM_PLAN_WEIGHTS, share(other, T));

@@ -49,9 +49,11 @@ typedef struct {
      * precision + 1. int4 weights: the layers' matrices packed two a byte
      * with one fp16 scale per group_size rows (0: 128) along the input
      * dimension; embeddings, LM head, norms, biases and routers in the
-     * activations' precision. */
+     * activations' precision, the LM head in int4 too with int4_lm_head
+     * (an untied head only: a tied one is the embedding). */
     unsigned weight_prec, kv_prec, act_prec;
     uint64_t group_size;
+    bool int4_lm_head;
 } gm_plan_opts;
 
 /* Defaults: inference, fp32, batch 1, seq 512, last logits, tiled, AdamW,
@@ -68,14 +70,16 @@ typedef struct {
 
 /* The bytes one GPU holds at its peak, one item per tensor group. Returns
  * the count (<= GM_PLAN_MAX_ITEMS); -1 if the options are inconsistent
- * (tp does not divide gpus, int8 training). */
+ * (tp does not divide gpus, int8 training, int4_lm_head without int4
+ * weights or with a tied head). */
 int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
 
 /* Bytes of the whole model's weights with the layers' matrices in int4
- * (packed and their fp16 group scales) and the other parameters at
- * `other_elem` bytes, before any tensor-parallel split. */
-void gm_plan_int4_weights(const gm_arch *a, uint64_t group, size_t other_elem, uint64_t *packed, uint64_t *scales,
-                          uint64_t *other);
+ * (packed and their fp16 group scales), and with `lm_head` the untied LM
+ * head [h, V] too (after them), the other parameters at `other_elem`
+ * bytes, before any tensor-parallel split. */
+void gm_plan_int4_weights(const gm_arch *a, uint64_t group, bool lm_head, size_t other_elem, uint64_t *packed,
+                          uint64_t *scales, uint64_t *other);
 
 /* Sum of n items, saturating. */
 uint64_t gm_plan_sum(const gm_plan_item *it, int n);

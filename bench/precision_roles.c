@@ -34,16 +34,23 @@ gm_precision gm_sweep_prec(const gm_shape *s)
     return s->sweep_prec ? (gm_precision)(s->sweep_prec - 1) : s->prec;
 }
 
+/* Does the point run an int4 LM head? */
+static bool int4_lm_head(const gm_shape *s)
+{
+    return s->int4_lm_head && gm_weight_prec(s) == GM_INT4 && gm_shape_has_arch(s);
+}
+
 const char *gm_roles_label(const gm_shape *s)
 {
-    static char labels[GM_PREC_COUNT][GM_PREC_COUNT][GM_PREC_COUNT][40];
+    static char labels[GM_PREC_COUNT][GM_PREC_COUNT][GM_PREC_COUNT][2][48];
     gm_precision a = s->prec, w = gm_weight_prec(s), k = gm_kv_prec(s);
-    char *l = labels[a][w][k];
+    bool head = int4_lm_head(s);
+    char *l = labels[a][w][k][head];
     if (!l[0]) {
         char buf[48];
         gm_role_variant(a, w, k, false, buf, sizeof buf);
         buf[strlen(buf) - strlen("-grid")] = '\0';
-        snprintf(l, sizeof labels[0][0][0], "%s", buf);
+        snprintf(l, sizeof labels[0][0][0][0], "%s%s", buf, head ? "-lmint4" : "");
     }
     return l;
 }
@@ -103,8 +110,30 @@ int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precis
     return 0;
 }
 
+int gm_int4_lm_head_check(const char *name, const gm_shape *s, char *err, size_t err_len)
+{
+    if (!s->int4_lm_head)
+        return 0;
+    if (gm_weight_prec(s) != GM_INT4)
+        snprintf(err, err_len, "--int4-lm-head needs --weight-precision int4 (the head joins the layers' int4 "
+                 "weights)");
+    else if (!gm_shape_has_arch(s))
+        snprintf(err, err_len, "--int4-lm-head needs a whole model: --model PRESET or a config.json (a models.ini "
+                 "shape has no LM head)");
+    else if (s->arch.tied)
+        snprintf(err, err_len, "--int4-lm-head: %s ties its LM head to the embedding, which stays in the "
+                 "activations' precision (only an untied head is quantised)", s->arch.name);
+    else if (name && strcmp(name, "block") != 0)
+        snprintf(err, err_len, "--int4-lm-head: %s has no LM head (block runs the whole model)", name);
+    else
+        return 0;
+    return -1;
+}
+
 int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len)
 {
+    if (gm_int4_lm_head_check(NULL, &o->shape, err, err_len))
+        return -1;
     if (!strcmp(suite, "swap")) {
         /* Its offload point runs block in the first precision listed. */
         if (o->precisions && !(o->precisions & GM_PREC_DEFAULT_MASK)) {
@@ -124,7 +153,8 @@ int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, si
                 continue;
             gm_shape s = o->shape;
             gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
-            if (gm_roles_check(gm_workloads[w]->name, s.prec, gm_weight_prec(&s), gm_kv_prec(&s), err, err_len))
+            if (gm_roles_check(gm_workloads[w]->name, s.prec, gm_weight_prec(&s), gm_kv_prec(&s), err, err_len)
+                || gm_int4_lm_head_check(gm_workloads[w]->name, &s, err, err_len))
                 return -1;
         }
     }

@@ -30,7 +30,8 @@ void gm_shape_set_roles(gm_shape *s, const gm_shape *base, gm_precision p);
 /* The --precision value the point came from (the worker's protocol). */
 gm_precision gm_sweep_prec(const gm_shape *s);
 /* The `precision` column of a point's rows: the activations' precision,
- * then -w<weights> and -kv<KV cache> where those differ ("bf16-wint4"). */
+ * then -w<weights> and -kv<KV cache> where those differ, and -lmint4 for
+ * an int4 LM head ("bf16-wint4", "bf16-wint4-kvfp8e4m3-lmint4"). */
 const char *gm_roles_label(const gm_shape *s);
 
 /* The point columns a row takes from its shape: precision and each
@@ -45,6 +46,14 @@ const char *gm_role_variant(gm_precision act, gm_precision weight, gm_precision 
 /* 0 if workload `name` (NULL: any) can run activations act, weights w and KV
  * cache kv; else -1 with one line in err. */
 int gm_roles_check(const char *name, gm_precision act, gm_precision w, gm_precision kv, char *err, size_t err_len);
+
+/* 0 if shape s (roles set, or the options' base shape with its
+ * overrides) may take --int4-lm-head (s->int4_lm_head) in workload `name`
+ * (NULL: any), or does not ask for it; else -1 with one line in err. It
+ * needs int4 weights and a whole model (--model PRESET or a config.json)
+ * with an untied LM head (a tied one is the embedding, which stays in the
+ * activations' precision), run by block. */
+int gm_int4_lm_head_check(const char *name, const gm_shape *s, char *err, size_t err_len);
 
 /* The same over every workload and precision a run of `suite` would take
  * (stream: its precisions only). */

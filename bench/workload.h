@@ -60,6 +60,9 @@ typedef struct {
     unsigned weight_prec, kv_prec, act_prec;
     unsigned sweep_prec;    /* the point's --precision value + 1 (gm_shape_set_roles) */
     uint64_t group_size;    /* int4 weights: rows of W per fp16 scale (0: 128) */
+    /* int4 weights: a whole model's (untied) LM head in int4 too, not in
+     * the activations' precision (gm_int4_lm_head_check says where). */
+    bool int4_lm_head;
 } gm_shape;
 
 /* Does s carry a whole architecture (--model PRESET)? */

@@ -5,7 +5,9 @@
  * inputs and sy for the output. W is stored as gm_w_t (a weight role token
  * in the variant, e.g. "bf16-wint4-chunked"; else gm_t): int4 weights are
  * dequantised on load with the fp16 scales `wscale`, one per `wgroup` rows of
- * a column (w_off must then be 0; wscale and wgroup are ignored otherwise).
+ * a column (w_off is then in bytes and the matrix's scales start at element
+ * 2 * w_off / wgroup of wscale, gm_portable.h's GM_WLOAD; wscale and wgroup
+ * are ignored otherwise).
  *
  * Both kernels take element offsets into x, w, y and r (a layer's slice of
  * a stacked tensor) and an epilogue applied to each fp32 result before it

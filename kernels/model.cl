@@ -3,7 +3,8 @@
  * (bench/block_model.c): embedding, RMSNorm, SwiGLU, the LM head, the
  * attention's log-sum-exp kept for backward, and the AdamW step. Matrix
  * products are linear.cl's and attention is attention.cl's attention_tiled.
- * Every offset is in elements; int8 tensors carry a per-tensor scale.
+ * Every offset is in elements (int4 codes: bytes); int8 tensors carry a
+ * per-tensor scale.
  */
 
 /* The token id of row t: a fixed hash of t modulo the vocabulary. The host
@@ -108,6 +109,27 @@ GM_KERNEL model_lm_head(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_
         for (unsigned int k = 0; k < hidden; k++)
             acc += GM_LOAD(x, x_off + r * hidden + k, sx)
                    * GM_LOAD(w, w_off + (tied ? j * hidden + k : (size_t)k * vocab + j), sw);
+        logits[idx] = acc;
+    }
+}
+
+/* model_lm_head with an int4 head (--int4-lm-head): the [hidden, vocab]
+ * head's codes, two a byte, at byte w_off of w4, and its fp16 scales, one
+ * per `group` rows of a column, from element 2 * w_off / group of ws (the
+ * layers' int4 matrices before it, gm_portable.h), dequantised on load. */
+GM_KERNEL model_lm_head_int4(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_u8 *GM_RESTRICT w4,
+                             GM_GLOBAL const gm_u16 *GM_RESTRICT ws, GM_GLOBAL float *GM_RESTRICT logits,
+                             gm_u64 rows, unsigned int hidden, unsigned int vocab, gm_u64 x_off, gm_u64 w_off,
+                             unsigned int group, float sx)
+{
+    GM_GLOBAL const gm_u8 *w = w4 + w_off;
+    const size_t s_off = (size_t)(2u * w_off / group);
+    GM_FOR_EACH(idx, (size_t)rows * vocab) {
+        const size_t r = idx / vocab, j = idx % vocab;
+        float acc = 0.0f;
+        for (unsigned int k = 0; k < hidden; k++)
+            acc += GM_LOAD(x, x_off + r * hidden + k, sx)
+                   * gm_int4_load(w, ws, (size_t)k * vocab + j, s_off + (size_t)(k / group) * vocab + j);
         logits[idx] = acc;
     }
 }

@@ -2,7 +2,7 @@
 # gpumem plan prints the memory model: one tensor a line and a last line
 # `total <bytes>` that is the exact sum, per precision.
 . tests/lib.sh
-plan 29
+plan 41
 
 run_gpumem plan --workload linear --batch 2 --seq 8 --hidden 16 --out-features 4 --precision fp32,int8
 is "$RC" 0 "plan linear: exit status 0"
@@ -58,6 +58,42 @@ fit=$(printf '%s' "$OUT" | perl -MJSON::PP -0777 -ne '$j = decode_json($_); $f =
 like "$fit" "^[1-9][0-9]* [1-9][0-9]*\$" "--fit 24GiB --format json: a largest batch and sequence length"
 run_gpumem plan --model tiny-llama-gqa --mode train --precision fp32,bf16 --seq 128 --fit 64MiB
 is "$(printf '%s\n' "$OUT" | grep -c '^fit 64MiB ')" 2 "--fit answers per precision"
+
+# The LM head in int4 too (--int4-lm-head). Llama-3-8B, int4 weights (G
+# 128), fp8 KV cache, bf16 activations, seq 512: 5772538880 bytes with the
+# head in bf16 (tests/35-precision-pocl.t); its h 4096 x V 128256 weights
+# leave the bf16 weights (2 bytes each) for codes (half a byte each) and
+# one fp16 scale per 128 rows of each of the 128256 columns.
+roles="--model llama-3-8b --weight-precision int4 --kv-precision fp8e4m3 --activation-precision bf16 --seq 512"
+run_gpumem plan $roles --format csv
+without=$(printf '%s\n' "$OUT" | awk -F, '$2 == "total" { print $4 }')
+run_gpumem plan $roles --int4-lm-head --format csv
+with=$(printf '%s\n' "$OUT" | awk -F, '$2 == "total" { print $4 }')
+is "$without:$with" "5772538880:4992742400" "Llama-3-8B int4 + fp8 KV + bf16: 5772538880 bytes, 4992742400 with an int4 head"
+is "$((without - with))" "$((4096 * 128256 * 2 - 4096 * 128256 / 2 - 2 * (4096 / 128) * 128256))" \
+    "the int4 head saves its bf16 bytes less its codes and scales (779796480 bytes)"
+is "$(printf '%s\n' "$OUT" | awk -F, '$2 == "weights" { printf "%s=%s ", $3, $4 }')" \
+    "weights_int4=$((3489660928 + 4096 * 128256 / 2)) weight_scales_fp16=$((109051904 + 2 * 32 * 128256)) weights_other=$((2101878784 - 4096 * 128256 * 2)) " \
+    "the head's codes and scales join the layers', its bf16 weights leave the rest"
+like "$(printf '%s\n' "$OUT" | sed -n 2p)" "^bf16-wint4-kvfp8e4m3-lmint4," "the plan's precision says -lmint4, as the bench rows do"
+run_gpumem plan $roles --int4-lm-head
+like "$OUT" "^# roles weights=int4 lm_head=int4 kv_cache=fp8e4m3 activations=bf16 group_size=128\$" \
+    "the text plan names the head's precision"
+run_gpumem plan --model llama-3-8b --precision bf16 --int4-lm-head
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--int4-lm-head without int4 weights: exit status 2, one line"
+like "$ERR" "--int4-lm-head needs --weight-precision int4" "the message names what it needs"
+run_gpumem plan --model gpt2 --weight-precision int4 --activation-precision fp16 --int4-lm-head
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--int4-lm-head with a tied head (GPT-2): exit status 2, one line"
+like "$ERR" "gpt2 ties its LM head to the embedding" "the message says the head is the embedding"
+run_gpumem plan --workload block --model gpt-125m --weight-precision int4 --activation-precision bf16 --int4-lm-head
+is "$RC" 2 "--int4-lm-head with a models.ini shape (no LM head): exit status 2"
+
+# int8 trains nowhere; every other storage precision does (fp8 included).
+run_gpumem plan --model llama-2-7b --mode train --precision int8
+is "$RC:$ERR" "2:gpumem plan: --precision int8 with --mode train: training keeps its weights in one of fp32, fp16, bf16, fp8e4m3, fp8e5m2" \
+    "int8 training: exit status 2, the message naming the precisions that train"
+run_gpumem plan --model llama-2-7b --mode train --precision fp8e4m3 --format csv
+is "$RC" 0 "fp8 training is planned"
 
 # Bad input: one line naming the file and the field, exit 2.
 printf '{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4}\n' >"$TEST_TMP/missing.json"

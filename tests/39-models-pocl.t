@@ -2,9 +2,9 @@
 # Whole models on the OpenCL device (bench/block_model.c): the block
 # workload with --model PRESET runs the tiny GQA/SwiGLU/RMSNorm model with
 # its LM head, verified in every precision (fp8e4m3 and fp8e5m2 too) and
-# with int4 weights and/or an fp8 KV cache beside 16-bit activations; its
-# memory model is exactly `gpumem plan`'s for the same point, in inference
-# and in training; --mode train allocates the training state and steps
+# with int4 weights (the LM head too, with --int4-lm-head) and/or an fp8
+# KV cache beside 16-bit activations; its memory model is exactly `gpumem
+# plan`'s for the same point, in inference and in training; --mode train allocates the training state and steps
 # AdamW (checked on a sample), and says that the gradients are synthetic;
 # a wrong output is a mismatch row; the oom suite answers the largest batch
 # that fine-tunes, and that serves with int4 weights and an fp8 KV cache,
@@ -13,7 +13,7 @@
 # joins them apart; a run of schema 3, without the column, is read as of
 # its one mode).
 . tests/lib.sh
-plan 35
+plan 41
 
 model="--model tiny-llama-gqa"
 plan_total() {   # MODE PRECISION BATCH SEQ [ROLE OPTIONS]
@@ -61,6 +61,33 @@ is "$(csv_value "$TEST_TMP/roles/results.csv" "\$_->{metric} eq 'time'" model_by
 want=$(plan_total inference fp16 2 16 --kv-precision fp8e5m2)
 is "$(csv_value "$TEST_TMP/kv8/results.csv" "\$_->{metric} eq 'time'" model_bytes)" "$want" \
     "an fp8 KV cache: plan's total ($want bytes)"
+
+# The LM head in int4 too (--int4-lm-head): model_lm_head_int4 dequantises
+# it on load; the check reads its codes and scales back against the host's
+# quantisation and recomputes the logits from them. The head (h 256 x V
+# 1024, untied) leaves the bf16 weights, 2 bytes a weight, for codes, half
+# a byte a weight, and one fp16 scale per 16 rows of each column.
+head="--weight-precision int4 --group-size 16 --int4-lm-head"
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+    --precision bf16,fp16 $head --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/head" --quiet
+is "$(csv_count "$TEST_TMP/head/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{precision} =~ /^(bf16|fp16)-wint4-lmint4$/')" 2 \
+    "an int4 LM head verifies beside int4 layers (bf16, fp16), its rows' precision saying -lmint4"
+want=$(plan_total inference bf16 2 16 $head)
+is "$(csv_value "$TEST_TMP/head/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq 'bf16-wint4-lmint4'" model_bytes)" \
+    "$want" "int4 LM head: the workload's model is plan's total ($want bytes)"
+is "$(($(plan_total inference bf16 2 16 --weight-precision int4 --group-size 16) - want))" \
+    "$((256 * 1024 * 2 - 256 * 1024 / 2 - 2 * (256 / 16) * 1024))" \
+    "int4 LM head: plan saves the head's bf16 bytes less its codes and fp16 scales (360448 bytes)"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --precision bf16 $head --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/headfault" --quiet
+is "$(csv_count "$TEST_TMP/headfault/results.csv" '$_->{status} eq "mismatch" && $_->{precision} eq "bf16-wint4-lmint4" && $_->{note} =~ /^logits\[0\]\[0\] of the iteration/')" 1 \
+    "int4 LM head: a corrupted logit is a mismatch row"
+printf '{"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 1, "num_key_value_heads": 2, "vocab_size": 256, "tie_word_embeddings": true}\n' \
+    >"$TEST_TMP/tied.json"
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model "$TEST_TMP/tied.json" \
+    --precision bf16 $head --batch 1 --seq 8 --reps 1 --out "$TEST_TMP/tiedhead" --quiet
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--int4-lm-head with a tied head: exit status 2, one line"
+like "$ERR" "tied\\.json ties its LM head to the embedding" "the message says the head is the embedding"
 
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode train \
     --optimizer adamw --precision fp32,bf16,int8,fp8e4m3 --batch 2 --seq 16 --reps 3 --out "$TEST_TMP/train" --quiet

@@ -85,6 +85,7 @@ int gm_cmd_plan(int argc, char **argv)
         m.plan.kv_prec = s.kv_prec;
         m.plan.act_prec = s.act_prec;
         m.plan.group_size = s.group_size;
+        m.plan.int4_lm_head = s.int4_lm_head;
         return gm_plan_model_main(args.model, &m);
     }
     if (!w) {
@@ -110,7 +111,8 @@ int gm_cmd_plan(int argc, char **argv)
         gm_shape ps = s;
         gm_shape_set_roles(&ps, &s, (gm_precision)p);
         char why[300];
-        if (gm_roles_check(w->name, ps.prec, gm_weight_prec(&ps), gm_kv_prec(&ps), why, sizeof why)) {
+        if (gm_roles_check(w->name, ps.prec, gm_weight_prec(&ps), gm_kv_prec(&ps), why, sizeof why)
+            || gm_int4_lm_head_check(w->name, &ps, why, sizeof why)) {
             fprintf(stderr, "gpumem plan: %s\n", why);
             return GM_EXIT_USAGE;
         }

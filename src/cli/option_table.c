@@ -396,6 +396,13 @@ APPLY(apply_group_size)
     return 0;
 }
 
+APPLY(apply_int4_lm_head)
+{
+    (void)opt, (void)v, (void)err, (void)err_len;
+    (d->bench ? &d->bench->shape : &d->plan->shape)->int4_lm_head = true;
+    return 0;
+}
+
 APPLY(apply_reps)
 {
     return set_uint(opt, v, &d->bench->reps, err, err_len);
@@ -859,6 +866,8 @@ const gm_option gm_option_table[] = {
      "every point", "--precision", VALUES(precision_values), .apply = apply_role_precision},
     {"group-size", GM_OPTARG_NUMBER, "N", B | P, "int4 weights", "weights per fp16 scale along the input "
      "dimension", "128", NUM(1, 1u << 20), .apply = apply_group_size},
+    {"int4-lm-head", GM_OPTARG_FLAG, NULL, B | P, "int4 weights, whole model", "the untied LM head in int4 too "
+     "(else in the activations' precision, as GPTQ and AWQ checkpoints keep it)", NULL, .apply = apply_int4_lm_head},
     /* bench: swap */
     {"blocks", GM_OPTARG_RANGE, "RANGE", B, "swap", "transfer block sizes, e.g. 4KiB:1GiB:x4", "4KiB:64MiB",
      .apply = apply_blocks},

@@ -50,14 +50,25 @@ static size_t kv_size(const gm_plan_opts *o, const plan_result *r)
 }
 
 /* The plan's precision as the rows of a bench name it: "bf16", or with
- * its roles where they differ ("bf16-wint4-kvfp8e4m3"). */
-static const char *label(const gm_plan_opts *o, const plan_result *r)
+ * its roles where they differ ("bf16-wint4-kvfp8e4m3", "-lmint4" after
+ * them for an int4 LM head). */
+static const char *label(const gm_arch *a, const gm_plan_opts *o, const plan_result *r)
 {
     gm_shape s = {0};
     s.prec = role_of(o->act_prec, r->prec);
     s.weight_prec = (unsigned)role_of(o->weight_prec, r->prec) + 1;
     s.kv_prec = (unsigned)role_of(o->kv_prec, r->prec) + 1;
+    s.arch = *a;
+    s.int4_lm_head = o->int4_lm_head;
     return gm_roles_label(&s);
+}
+
+/* The LM head's precision: int4 with --int4-lm-head, else the weights'
+ * but for int4 weights, which leave it in the activations' precision. */
+static gm_precision lm_head_prec(const gm_plan_opts *o, const plan_result *r)
+{
+    gm_precision w = role_of(o->weight_prec, r->prec);
+    return w == GM_INT4 && !o->int4_lm_head ? role_of(o->act_prec, r->prec) : w;
 }
 
 static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
@@ -65,12 +76,12 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
     char size[32], size2[32];
     printf("# kv_bytes_per_token %llu\n", (unsigned long long)gm_arch_kv_bytes_per_token(a, kv_size(o, r)));
     if (o->weight_prec || o->kv_prec || o->act_prec)
-        printf("# roles weights=%s kv_cache=%s activations=%s group_size=%llu\n",
-               gm_precision_name(role_of(o->weight_prec, r->prec)), gm_precision_name(role_of(o->kv_prec, r->prec)),
-               gm_precision_name(role_of(o->act_prec, r->prec)),
+        printf("# roles weights=%s lm_head=%s kv_cache=%s activations=%s group_size=%llu\n",
+               gm_precision_name(role_of(o->weight_prec, r->prec)), gm_precision_name(lm_head_prec(o, r)),
+               gm_precision_name(role_of(o->kv_prec, r->prec)), gm_precision_name(role_of(o->act_prec, r->prec)),
                (unsigned long long)(o->group_size ? o->group_size : 128));
     printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", gm_plan_mode_names[o->mode],
-           label(o, r), (unsigned long long)o->batch, (unsigned long long)o->seq,
+           label(a, o, r), (unsigned long long)o->batch, (unsigned long long)o->seq,
            (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
     if (o->mode == GM_PLAN_TRAIN)
         printf(" optimizer=%s recompute=%s zero=%d\n", optim_names[o->optimizer], recompute_names[o->recompute],
@@ -93,20 +104,20 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
     printf("total %llu  %s\n", (unsigned long long)r->total, gm_format_size(r->total, size, sizeof size));
     if (args->fit) {
         printf("fit %s %s: max_batch %llu at seq %llu; max_seq %llu at batch %llu\n",
-               gm_format_size(args->fit_bytes, size, sizeof size), label(o, r),
+               gm_format_size(args->fit_bytes, size, sizeof size), label(a, o, r),
                (unsigned long long)r->max_batch, (unsigned long long)o->seq, (unsigned long long)r->max_seq,
                (unsigned long long)o->batch);
         if (r->max_batch == 0 && r->max_seq == 0)
             printf("fit %s %s: nothing fits: %s at batch 1, seq 1\n", gm_format_size(args->fit_bytes, size, sizeof size),
-                   label(o, r), gm_format_size(r->min_total, size2, sizeof size2));
+                   label(a, o, r), gm_format_size(r->min_total, size2, sizeof size2));
     }
 }
 
 /* CSV: tidy, one figure a row: precision,kind,name,value,unit. kind is a
  * role, "subtotal", "total" or "fit". */
-static void print_csv(const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
+static void print_csv(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
 {
-    const char *p = label(o, r);
+    const char *p = label(a, o, r);
     for (int i = 0; i < r->n; i++)
         printf("%s,%s,%s,%llu,bytes\n", p, gm_plan_role_name(r->items[i].role), r->items[i].name,
                (unsigned long long)r->items[i].bytes);
@@ -131,7 +142,7 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
     for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++)
         if (r->subtotal[role])
             json_object_set_new(sub, gm_plan_role_name(role), json_integer((json_int_t)r->subtotal[role]));
-    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", label(o, r),
+    json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", label(a, o, r),
                           "mode", gm_plan_mode_names[o->mode], "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq,
                           "gpus", (json_int_t)o->gpus, "tensor_parallel", (json_int_t)o->tp, "zero", o->zero,
                           "attention", o->naive ? "naive" : "tiled", "items", items, "subtotals", sub, "total",
@@ -144,6 +155,7 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
     } else {
         json_object_set_new(j, "logits", json_string(o->logits_all ? "all" : "last"));
         json_object_set_new(j, "weight_precision", json_string(gm_precision_name(role_of(o->weight_prec, r->prec))));
+        json_object_set_new(j, "lm_head_precision", json_string(gm_precision_name(lm_head_prec(o, r))));
         json_object_set_new(j, "kv_precision", json_string(gm_precision_name(role_of(o->kv_prec, r->prec))));
         json_object_set_new(j, "activation_precision", json_string(gm_precision_name(role_of(o->act_prec, r->prec))));
         if (role_of(o->weight_prec, r->prec) == GM_INT4)
@@ -190,12 +202,25 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
     if (args.fit && args.fit_device && (rc = device_budget(&args.fit_bytes)) != 0)
         return rc;
     if (args.plan.mode == GM_PLAN_TRAIN && (args.precisions & (1u << GM_INT8))) {
-        fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps fp32, fp16 or bf16 weights\n");
+        /* Every precision but int8 and int4 (a weight precision only) trains. */
+        char trains[160] = "";
+        for (int p = 0, n = 0; p < GM_PREC_COUNT; p++)
+            if (p != GM_INT8 && p != GM_INT4)
+                n += snprintf(trains + n, sizeof trains - (size_t)n, "%s%s", n ? ", " : "",
+                              gm_precision_name((gm_precision)p));
+        fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps its weights in one of %s\n",
+                trains);
         return GM_EXIT_USAGE;
     }
     if (args.plan.mode == GM_PLAN_TRAIN && (args.plan.weight_prec || args.plan.kv_prec || args.plan.act_prec)) {
         fprintf(stderr, "gpumem plan: --weight-precision, --kv-precision and --activation-precision are for "
                 "--mode inference (training: --precision)\n");
+        return GM_EXIT_USAGE;
+    }
+    gm_shape head = {.prec = GM_FP32, .weight_prec = args.plan.weight_prec, .arch = a,
+                     .int4_lm_head = args.plan.int4_lm_head};
+    if (gm_int4_lm_head_check(NULL, &head, err, sizeof err)) {
+        fprintf(stderr, "gpumem plan: %s\n", err);
         return GM_EXIT_USAGE;
     }
     if (args.plan.gpus % args.plan.tp) {
@@ -249,7 +274,7 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
         if (args.format == GM_PLAN_TEXT)
             print_text(&a, &o, &r, &args);
         else if (args.format == GM_PLAN_CSV)
-            print_csv(&o, &r, &args);
+            print_csv(&a, &o, &r, &args);
         else
             json_array_append_new(plans, json_plan(&a, &o, &r, &args));
     }
