@@ -3,13 +3,14 @@
 
 #include "lib/csv_table.h"
 #include "lib/stats.h"
+#include "run/point_key.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    char *key;              /* the point and metric, fields joined by \x1f */
+    char *key;              /* the point and metric: gm_point_key_join */
     double *v;              /* samples of the rounds so far */
     size_t n, cap;
     bool failed;            /* a failed row of this key was written */
@@ -42,19 +43,9 @@ unsigned gm_round_reps(unsigned reps, int round, int rounds)
     return share ? share : 1;
 }
 
-enum { KEY_FIELDS = 10 };
-
-/* The key of the fields suite, workload, variant, pattern, precision,
- * mode, batch, seq_len, bytes, metric as results.csv writes them. */
-static void make_key(const char *const *f, char *out, size_t len)
-{
-    size_t at = 0;
-    out[0] = '\0';
-    for (int i = 0; i < KEY_FIELDS && at < len; i++)
-        at += (size_t)snprintf(out + at, len - at, "%s%s", i ? "\x1f" : "", f[i] ? f[i] : "");
-}
-
-static void row_key(const gm_row *r, char *out, size_t len)
+/* The point key (run/point_key.h) of a row as results.csv writes it.
+ * Returns 0, or -1 when it does not fit in len. */
+static int row_key(const gm_row *r, char *out, size_t len)
 {
     char num[3][24];
     uint64_t v[3] = {r->batch, r->seq_len, r->bytes};
@@ -64,9 +55,11 @@ static void row_key(const gm_row *r, char *out, size_t len)
         else
             num[i][0] = '\0';
     }
-    const char *f[KEY_FIELDS] = {r->suite, r->workload, r->variant, r->pattern, r->precision,
-                                 r->mode,  num[0],      num[1],     num[2],     r->metric};
-    make_key(f, out, len);
+    const char *f[GM_POINT_KEY_FIELDS] = {r->suite, r->workload, r->variant, r->pattern, r->precision,
+                                          r->mode,  num[0],      num[1],     num[2],     r->metric};
+    for (int i = 0; i < GM_POINT_KEY_FIELDS; i++)
+        f[i] = f[i] ? f[i] : "";
+    return gm_point_key_join(f, out, len);
 }
 
 /* The entry of key, added when missing; NULL when out of memory. */
@@ -115,19 +108,24 @@ static int load_file(struct gm_round_pool *pool, const char *path, bool samples,
     gm_csv_table t;
     if (gm_csv_table_load(path, &t, err, err_len) != 0)
         return -1;
-    const char *names[KEY_FIELDS + 1] = {"suite", "workload", "variant", "pattern", "precision", "mode",
-                                         "batch", "seq_len",  "bytes",   "metric",  samples ? "value" : "status"};
-    int cols[KEY_FIELDS + 1];
-    int rc = gm_csv_table_columns(&t, path, names, cols, KEY_FIELDS + 1, err, err_len);
+    const char *names[GM_POINT_KEY_FIELDS + 1];
+    memcpy(names, gm_point_key_columns, sizeof gm_point_key_columns);
+    names[GM_POINT_KEY_FIELDS] = samples ? "value" : "status";
+    int cols[GM_POINT_KEY_FIELDS + 1];
+    int rc = gm_csv_table_columns(&t, path, names, cols, GM_POINT_KEY_FIELDS + 1, err, err_len);
     for (int i = 0; rc == 0 && i < t.n_rows; i++) {
-        const char *f[KEY_FIELDS];
-        for (int c = 0; c < KEY_FIELDS; c++)
+        const char *f[GM_POINT_KEY_FIELDS];
+        for (int c = 0; c < GM_POINT_KEY_FIELDS; c++)
             f[c] = t.fields[i][cols[c]];
-        const char *last = t.fields[i][cols[KEY_FIELDS]];
+        const char *last = t.fields[i][cols[GM_POINT_KEY_FIELDS]];
         if (!samples && strcmp(last, "ok") == 0)
             continue;
         char key[1024];
-        make_key(f, key, sizeof key);
+        if (gm_point_key_join(f, key, sizeof key) != 0) {
+            snprintf(err, err_len, "%s: a point key longer than %zu bytes", path, sizeof key);
+            rc = -1;
+            break;
+        }
         pool_entry *e = entry_of(pool, key);
         double v = samples ? strtod(last, NULL) : 0;
         if (!e || (samples ? entry_add(e, &v, 1) : 0) != 0) {
@@ -161,7 +159,11 @@ static int out_of_memory(gm_bench *b)
 int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
 {
     char key[1024];
-    row_key(row, key, sizeof key);
+    if (row_key(row, key, sizeof key) != 0) {
+        b->output_failed = true;
+        snprintf(b->error, sizeof b->error, "a point key longer than %zu bytes", sizeof key);
+        return -1;
+    }
     pool_entry *e = entry_of(b->pool, key);
     if (!e)
         return out_of_memory(b);

@@ -3,7 +3,7 @@
 #include "analysis/compare.h"
 #include "lib/json.h"
 #include "analysis/metric_direction.h"
-#include "analysis/point_key.h"
+#include "run/point_key.h"
 #include "analysis/stats_compare.h"
 
 #include <sys/stat.h>

@@ -24,7 +24,7 @@
 #ifndef GM_FLEET_H
 #define GM_FLEET_H
 
-#include "analysis/point_key.h"
+#include "run/point_key.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,8 @@
  * The key of a measured point: the columns of results.csv and samples.csv
  * that name it, suite..bytes (the mode among them) and then the metric. `compare` joins runs on
  * it and `fleet` merges GPUs on it; both name a point to people with
- * gm_point_label.
+ * gm_point_label. bench --rounds pools each point's samples under it
+ * (bench/rounds.c).
  */
 #ifndef GM_POINT_KEY_H
 #define GM_POINT_KEY_H

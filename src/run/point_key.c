@@ -1,5 +1,5 @@
 /* Point keys and their names (point_key.h). */
-#include "analysis/point_key.h"
+#include "run/point_key.h"
 
 #include "lib/csv.h"
 #include "lib/units.h"
