@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "opencl_fixture.h"
-#include "bench/runnable.h"
+#include "workload_point.h"
 
 /* Runs one implementation at shape s and returns its output (n floats). */
 static float *run(gm_shape s, const char *impl, size_t n)
@@ -22,28 +22,12 @@ static float *run(gm_shape s, const char *impl, size_t n)
     const gm_workload *r = &gm_workload_attention;
     r->adapt(&s, impl);
     gm_shape_complete(&s);
-    gm_tensor t[GM_MAX_TENSORS];
-    int nt = gm_workload_find("attention")->tensors(&s, t);
-    assert_true(nt > 0);
-    gm_bench_opts o;
-    gm_opts_init(&o);
-    gm_pattern_env env;
-    gm_pattern_env_init(&env, &dev, &o);
-    gm_pattern pat;
-    assert_int_equal(gm_pattern_begin(&pat, &env, GM_PATTERN_PER_TENSOR, t, nt), GM_OK);
-    void *state = NULL;
-    if (r->setup(&dev, &pat, &s, impl, &state) != GM_OK)
-        fail_msg("%s set-up: %s", impl, dev.err.msg);
+    workload_point p;
+    workload_point_run(&p, r, &s, impl);
     float *out = malloc(n * sizeof *out);
     assert_non_null(out);
-    assert_int_equal(r->enqueue(state), GM_OK);
-    assert_int_equal(dev.backend->synchronize(&dev, 0), GM_OK);
-    assert_int_equal(r->output(state, out, n), GM_OK);
-    r->teardown(state);
-    gm_pattern_end(&pat);
-    gm_pattern_env_release(&env);
-    gm_opts_release(&o);
-    assert_int_equal(dev.live_bytes, 0);
+    assert_int_equal(r->output(p.state, out, n), GM_OK);
+    workload_point_end(&p);
     return out;
 }
 

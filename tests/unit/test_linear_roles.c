@@ -17,8 +17,7 @@
 #include <cmocka.h>
 
 #include "opencl_fixture.h"
-#include "bench/precision_roles.h"
-#include "bench/runnable.h"
+#include "workload_point.h"
 
 static void run(gm_precision act, gm_precision w, uint64_t group, const char *impl)
 {
@@ -34,30 +33,14 @@ static void run(gm_precision act, gm_precision w, uint64_t group, const char *im
     gm_shape_set_roles(&s, &base, act);
     s.prec = act;
     gm_shape_complete(&s);
-    gm_tensor t[GM_MAX_TENSORS];
-    int nt = r->tensors(&s, t);
-    assert_true(nt > 0);
-    gm_bench_opts o;
-    gm_opts_init(&o);
-    gm_pattern_env env;
-    gm_pattern_env_init(&env, &dev, &o);
-    gm_pattern pat;
-    assert_int_equal(gm_pattern_begin(&pat, &env, GM_PATTERN_PER_TENSOR, t, nt), GM_OK);
-    void *state = NULL;
-    if (r->setup(&dev, &pat, &s, impl, &state) != GM_OK)
-        fail_msg("%s %s: set-up: %s", impl, gm_roles_label(&s), dev.err.msg);
-    assert_int_equal(r->enqueue(state), GM_OK);
-    assert_int_equal(dev.backend->synchronize(&dev, 0), GM_OK);
+    workload_point p;
+    workload_point_run(&p, r, &s, impl);
     bool correct = false;
     char note[256] = "";
-    assert_int_equal(r->verify(state, 0, &correct, note, sizeof note), GM_OK);
+    assert_int_equal(r->verify(p.state, 0, &correct, note, sizeof note), GM_OK);
     if (!correct)
         fail_msg("%s %s: %s", impl, gm_roles_label(&s), note);
-    r->teardown(state);
-    gm_pattern_end(&pat);
-    gm_pattern_env_release(&env);
-    gm_opts_release(&o);
-    assert_int_equal(dev.live_bytes, 0);
+    workload_point_end(&p);
 }
 
 static void test_both_kernels(void **state)
