@@ -79,6 +79,21 @@ static int emit_failed_probe(gm_bench *b, gm_row row, const gm_probe_result *r)
     return gm_bench_emit(b, &row, NULL, 0);
 }
 
+/* The next probe of a gallop-then-bisect search for the largest value
+ * that fits: lo fits (0: none yet), hi does not (or lies past the end),
+ * hi - lo > 1. Until a failure is seen it gallops up from lo (lo + 1,
+ * lo + 2, lo + 4, ...), until a fit is seen down from hi, then it bisects;
+ * *step doubles at each gallop. The result lies strictly between lo and
+ * hi, so the search ends. */
+static uint64_t gallop_next(uint64_t lo, uint64_t hi, bool fit_seen, bool fail_seen, uint64_t *step)
+{
+    if (fit_seen && fail_seen)
+        return lo + (hi - lo) / 2;
+    uint64_t c = !fail_seen ? (hi - lo > *step ? lo + *step : hi - 1) : (hi - lo > *step ? hi - *step : lo + 1);
+    *step *= 2;
+    return c;
+}
+
 /* The largest single allocation, exact to 1MiB: the first probe asks for
  * what the device says is free (under the cap, and at most the driver's
  * largest allocation and the usable total), then the search gallops from
@@ -98,20 +113,12 @@ static int largest_alloc(gm_bench *b, gm_worker *w)
     start /= MIB;
     start = start < 1 ? 1 : start >= hi ? hi - 1 : start;
     int probes = 0, rc = 0;
-    bool galloping = true, first_fit = false;
+    bool fit_seen = false, fail_seen = false;
     uint64_t step = 1;
     gm_row row = {.suite = "oom", .workload = "alloc", .pattern = "per-tensor", .metric = "largest_alloc",
                   .unit = "bytes"};
     while (hi - lo > 1 && rc == 0) {
-        uint64_t mid;
-        if (probes == 0) {
-            mid = start;
-        } else if (galloping) {
-            mid = first_fit ? (hi - lo > step ? lo + step : hi - 1) : (hi - lo > step ? hi - step : lo + 1);
-            step *= 2;
-        } else {
-            mid = lo + (hi - lo) / 2;
-        }
+        uint64_t mid = probes == 0 ? start : gallop_next(lo, hi, fit_seen, fail_seen, &step);
         gm_probe_result r;
         gm_worker_alloc(w, mid * MIB, &r);
         probes++;
@@ -126,10 +133,8 @@ static int largest_alloc(gm_bench *b, gm_worker *w)
             if (r.outcome != GM_PROBE_OOM)
                 rc = emit_lost_probe(b, row, &r);
         }
-        if (probes == 1)
-            first_fit = fits;
-        else if (fits != first_fit)
-            galloping = false;      /* bracketed: bisect */
+        fit_seen |= fits;
+        fail_seen |= !fits;
     }
     char note[300], a[32], m[32], c[32], f[32];
     snprintf(note, sizeof note, "%d probes in %.2f s from %s free; advertised total %s, largest allocation %s%s%s%s",
@@ -294,14 +299,8 @@ static int search_model(search *sr, uint64_t free_b, uint64_t *guess_out, uint64
             uint64_t p = pred < lo ? lo : pred > top ? top : pred;
             c = p > lo ? p : p + 1;
             expect_fit = c == p;
-        } else if (!hi) {
-            c = step > MAX_BATCH - lo ? MAX_BATCH : lo + step;
-            step *= 2;
-        } else if (!lo && !fit_seen) {
-            c = hi > step ? hi - step : 1;
-            step *= 2;
         } else {
-            c = lo + (hi - lo) / 2;
+            c = gallop_next(lo, hi ? hi : MAX_BATCH + 1, fit_seen, hi != 0, &step);
         }
         bool fits;
         st = probe(sr, c, &fits, res);
