@@ -26,6 +26,8 @@ for t in $targets; do
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TEST_TMP/$t.log")
     ok $((rc != 0 || ${runs:-0} == 0)) "$t: no crash, leak or undefined behaviour in ${seconds}s (${runs:-0} executions)"
     echo "# $t executions: ${runs:-0}"
-    [ "$rc" -ne 0 ] && diag "$(grep -A30 -m1 'ERROR\|runtime error' "$TEST_TMP/$t.log")"
+    # The first report, or (none: killed from outside, say) the exit status and the log's end.
+    [ "$rc" -ne 0 ] && diag "$t exit status $rc: $(grep -A30 -m1 'ERROR\|runtime error' "$TEST_TMP/$t.log" ||
+        tail -15 "$TEST_TMP/$t.log")"
 done
 done_testing
