@@ -161,12 +161,22 @@ static gm_row point_row(const stream_state *s, int k, gm_precision p, int access
 static gm_arg buf_arg(const gm_buffer *buf) { return (gm_arg){GM_ARG_BUFFER, buf, NULL, 0}; }
 static gm_arg val_arg(const void *v, size_t size) { return (gm_arg){GM_ARG_VALUE, NULL, v, size}; }
 
+/* Whether the kernels that write an array store past the caches (see
+ * gm_store16 in kernels/stream.cl): where the arrays a kernel moves do not
+ * fit in the last-level cache together, or its size is unknown. Below it
+ * the stores stay in the cache, whose bandwidth the small sizes measure. */
+static unsigned streaming_stores(const gm_device *dev, uint64_t bytes_moved)
+{
+    return dev->info.llc_bytes == 0 || bytes_moved > dev->info.llc_bytes;
+}
+
 static gm_status launch(stream_state *s, int k, gm_precision p, int access, size_t n, size_t global,
                         size_t local)
 {
     const unsigned long n_arg = n;
     const float scalar = STREAM_SCALAR, scale = STREAM_INT8_SCALE;
-    gm_arg args[6];
+    const unsigned streaming = streaming_stores(s->dev, (uint64_t)kinfo[k].arrays_moved * s->bytes);
+    gm_arg args[7];
     int na = 0;
     if (k != K_WRITE)
         args[na++] = buf_arg(&s->a);
@@ -178,6 +188,8 @@ static gm_status launch(stream_state *s, int k, gm_precision p, int access, size
         args[na++] = val_arg(&scalar, sizeof scalar);
     if (k != K_COPY)
         args[na++] = val_arg(&scale, sizeof scale);
+    if (!kinfo[k].reduces)
+        args[na++] = val_arg(&streaming, sizeof streaming);
     return s->dev->backend->launch(s->dev, 0, s->kern[p][access][k], global, local, args, na);
 }
 

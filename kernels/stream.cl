@@ -76,11 +76,31 @@ GM_INLINE float gm_stream_write_value(size_t i)
  * gm_vrawf(p, j): vector j of storage array p (elements j * GM_VW ...) in
  * raw units. gm_vpack_raw(v): the 16 bytes that store the raw values v,
  * rounded as GM_STORE rounds (int8: to an integer, clamped to +-127), as
- * a uint4; gm_vstore_raw(p, j, v) stores them as vector j.
+ * a uint4; gm_vstore_raw(p, j, v, store) stores them as vector j
+ * with `store` (gm_store16 or gm_store16_nt).
  * gm_hsum(v): the sum of the lanes. gm_write_vec(j): the write kernel's
  * values for vector j.
  */
 #if defined(GM_OPENCL)
+
+/* gm_store16(p, j, v): stores the 16 bytes v as vector j of p.
+ * gm_store16_nt: the same past the caches where the compiler can (a
+ * non-temporal store: the line is not read before it is written, and the
+ * caches keep what they hold). Kernels choose one with GM_FOR_EACH_STORE. */
+GM_INLINE void gm_store16(GM_GLOBAL uint4 *p, size_t j, uint4 v) { p[j] = v; }
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_nontemporal_store)
+#define GM_NT_STORE 1
+#endif
+#endif
+GM_INLINE void gm_store16_nt(GM_GLOBAL uint4 *p, size_t j, uint4 v)
+{
+#if defined(GM_NT_STORE)
+    __builtin_nontemporal_store(v, &p[j]);
+#else
+    p[j] = v;
+#endif
+}
 
 #if defined(GM_FP32)
 typedef float4 gm_vf;
@@ -89,7 +109,6 @@ typedef int4 gm_vi;
 #define gm_convert_vf convert_float4
 GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j) { return ((GM_GLOBAL const float4 *)p)[j]; }
 GM_INLINE uint4 gm_vpack_raw(gm_vf v) { return as_uint4(v); }
-GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { ((GM_GLOBAL float4 *)p)[j] = v; }
 GM_INLINE float gm_hsum(gm_vf v) { return (v.s0 + v.s1) + (v.s2 + v.s3); }
 
 #elif defined(GM_FP16)
@@ -101,7 +120,6 @@ typedef int8 gm_vi;
  * registers (F16C instructions where the CPU has them); rounding to
  * nearest even as gm_half_store. */
 GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j) { return vload_half8(j, (GM_GLOBAL const half *)p); }
-GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { vstore_half8_rte(v, j, (GM_GLOBAL half *)p); }
 GM_INLINE uint4 gm_vpack_raw(gm_vf v)
 {
     ushort8 bits;
@@ -131,7 +149,6 @@ GM_INLINE uint4 gm_vpack_raw(gm_vf v)
     r = select(r, (u >> 16) | 0x40u, as_uint8(v != v));   /* NaN */
     return as_uint4(convert_ushort8(r));
 }
-GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { ((GM_GLOBAL uint4 *)p)[j] = gm_vpack_raw(v); }
 GM_INLINE float gm_hsum(gm_vf v)
 {
     float4 h = v.lo + v.hi;
@@ -165,7 +182,6 @@ GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
 }
 GM_INLINE uint4 gm_vpack_raw(gm_vf v) { return as_uint4(gm_fp8x16_half_encode(v, GM_FP8_M, GM_FP8_TOP)); }
 #endif
-GM_INLINE void gm_vstore_raw(GM_GLOBAL gm_t *p, size_t j, gm_vf v) { ((GM_GLOBAL uint4 *)p)[j] = gm_vpack_raw(v); }
 GM_INLINE float gm_hsum(gm_vf v)
 {
     float8 h8 = v.lo + v.hi;
@@ -184,6 +200,10 @@ GM_INLINE gm_vf gm_write_vec(size_t j)
 }
 
 #else /* GM_CUDA */
+
+/* Plain stores both: a GPU writes whole lines without reading them first. */
+GM_INLINE void gm_store16(uint4 *p, size_t j, uint4 v) { p[j] = v; }
+GM_INLINE void gm_store16_nt(uint4 *p, size_t j, uint4 v) { p[j] = v; }
 
 struct gm_vf {
     float v[GM_VW];
@@ -305,13 +325,28 @@ GM_INLINE uint4 gm_vpack_raw(gm_vf v)
     q.w = gm_pack_word(&v.v[3 * GM_PER_WORD]);
     return q;
 }
-GM_INLINE void gm_vstore_raw(gm_t *p, size_t j, gm_vf v) { ((uint4 *)p)[j] = gm_vpack_raw(v); }
 #endif
+
+#define gm_vstore_raw(p, j, v, store) store((GM_GLOBAL uint4 *)(p), (j), gm_vpack_raw(v))
 
 /* gm_vpack(v, scale): the 16 bytes that store the values v (not raw):
  * int8 quantises v * (1 / scale), the same integers as v / scale for a
  * power-of-two scale. */
 GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_RAW_SCALE(scale)) * v); }
+
+/* GM_FOR_EACH_STORE(j, n, streaming, BODY): GM_FOR_EACH(j, n) BODY(j, store),
+ * with `store` gm_store16_nt where `streaming` (a kernel argument the host
+ * sets where the arrays do not fit in the last-level cache anyway:
+ * bench/stream.c), else gm_store16. Two loops: a store that may or may not
+ * be non-temporal would be compiled as a plain one. */
+#define GM_FOR_EACH_STORE(j, n, streaming, BODY) \
+    do {                                        \
+        if (streaming) {                        \
+            GM_FOR_EACH(j, n) BODY(j, gm_store16_nt); \
+        } else {                                \
+            GM_FOR_EACH(j, n) BODY(j, gm_store16); \
+        }                                       \
+    } while (0)
 
 /* GM_TAIL(i, n): this work item's share of the elements past the last
  * whole vector, one by one. */
@@ -447,7 +482,7 @@ GM_KERNEL stream_read(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL float *GM_R
  * store copies its entry, so that the kernel's cost is its stores in
  * every precision. */
 #define GM_PERIOD (256 / GM_VW)
-GM_KERNEL stream_write(GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
+GM_KERNEL stream_write(GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale, unsigned int streaming)
 {
     GM_LOCAL_DECL uint4 period[GM_PERIOD];
     for (size_t t = gm_local_id(); t < GM_PERIOD; t += gm_local_size())
@@ -459,13 +494,14 @@ GM_KERNEL stream_write(GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float sca
 #else
     uint4 *c4 = (uint4 *)c;
 #endif
-    GM_FOR_EACH(j, nv) c4[j] = period[j & (GM_PERIOD - 1)];
+#define GM_WRITE_VEC(j, store) store(c4, j, period[(j) & (GM_PERIOD - 1)])
+    GM_FOR_EACH_STORE(j, nv, streaming, GM_WRITE_VEC);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, gm_stream_write_value(i), scale);
 }
 
 /* A copy moves the bits: no conversion, so every precision is exact. */
 GM_KERNEL stream_copy(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RESTRICT c,
-                      unsigned long n)
+                      unsigned long n, unsigned int streaming)
 {
     const size_t nv = (size_t)n / GM_VW;
 #if defined(GM_OPENCL)
@@ -475,41 +511,44 @@ GM_KERNEL stream_copy(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RE
     const uint4 *a4 = (const uint4 *)a;
     uint4 *c4 = (uint4 *)c;
 #endif
-    GM_FOR_EACH(j, nv) c4[j] = a4[j];
+#define GM_COPY_VEC(j, store) store(c4, j, a4[j])
+    GM_FOR_EACH_STORE(j, nv, streaming, GM_COPY_VEC);
     GM_TAIL(i, (size_t)n) c[i] = a[i];
 }
 
 GM_KERNEL stream_scale(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RESTRICT c,
-                       unsigned long n, float s, float scale)
+                       unsigned long n, float s, float scale, unsigned int streaming)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, s * gm_vrawf(a, j));
+#define GM_SCALE_VEC(j, store) gm_vstore_raw(c, j, s * gm_vrawf(a, j), store)
+    GM_FOR_EACH_STORE(j, nv, streaming, GM_SCALE_VEC);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
 }
 
 /* int8 on OpenCL adds the stored integers with saturation, clamped to
  * -127 below: exactly the rounded float sum (integers add exactly). */
 #if defined(GM_OPENCL) && defined(GM_INT8)
-#define GM_VADD(c, a, b, j)                                                                 \
-    (((GM_GLOBAL char16 *)(c))[j] = max(convert_char16_sat(convert_short16(((GM_GLOBAL const char16 *)(a))[j]) \
+#define GM_ADD_VEC(j, store)                                                                     \
+    store((GM_GLOBAL uint4 *)c, (j), as_uint4(max(convert_char16_sat(convert_short16(((GM_GLOBAL const char16 *)(a))[j]) \
                                                            + convert_short16(((GM_GLOBAL const char16 *)(b))[j])), \
-                                        (char16)(-127)))
+                                        (char16)(-127))))
 #else
-#define GM_VADD(c, a, b, j) gm_vstore_raw((c), (j), gm_vrawf((a), (j)) + gm_vrawf((b), (j)))
+#define GM_ADD_VEC(j, store) gm_vstore_raw(c, (j), gm_vrawf(a, (j)) + gm_vrawf(b, (j)), store)
 #endif
 GM_KERNEL stream_add(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
-                     GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale)
+                     GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float scale, unsigned int streaming)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) GM_VADD(c, a, b, j);
+    GM_FOR_EACH_STORE(j, nv, streaming, GM_ADD_VEC);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + GM_LOAD(b, i, scale), scale);
 }
 
 GM_KERNEL stream_triad(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
-                       GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float s, float scale)
+                       GM_GLOBAL gm_t *GM_RESTRICT c, unsigned long n, float s, float scale, unsigned int streaming)
 {
     const size_t nv = (size_t)n / GM_VW;
-    GM_FOR_EACH(j, nv) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j));
+#define GM_TRIAD_VEC(j, store) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j), store)
+    GM_FOR_EACH_STORE(j, nv, streaming, GM_TRIAD_VEC);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + s * GM_LOAD(b, i, scale), scale);
 }
 

@@ -161,12 +161,14 @@ static void test_kernels_and_events(void **state)
     alloc_ok(GM_MEM_HOST, n * 4, &h);
     unsigned long n_arg = n;
     float scale = 1.0f;
+    unsigned streaming = 1;
     gm_arg args[] = {{GM_ARG_BUFFER, &c, NULL, 0},
                      {GM_ARG_VALUE, NULL, &n_arg, sizeof n_arg},
-                     {GM_ARG_VALUE, NULL, &scale, sizeof scale}};
+                     {GM_ARG_VALUE, NULL, &scale, sizeof scale},
+                     {GM_ARG_VALUE, NULL, &streaming, sizeof streaming}};
     gm_event *e0 = NULL, *e1 = NULL;
     assert_int_equal(be->event_record(&dev, 0, &e0), GM_OK);
-    assert_int_equal(be->launch(&dev, 0, k, 4096, 256, args, 3), GM_OK);
+    assert_int_equal(be->launch(&dev, 0, k, 4096, 256, args, 4), GM_OK);
     assert_int_equal(be->event_record(&dev, 0, &e1), GM_OK);
     double ms = -1;
     assert_int_equal(be->event_elapsed_ms(&dev, e0, e1, &ms), GM_OK);
