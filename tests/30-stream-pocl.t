@@ -3,7 +3,7 @@
 # real on the OpenCL device (PoCL on the CPU) and is verified; the run
 # folder holds the documented files and columns.
 . tests/lib.sh
-plan 17
+plan 19
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
@@ -41,6 +41,22 @@ perl -MJSON::PP -e '
 ' "$out/meta.json" 2>"$TEST_TMP/json.err"
 ok $? "meta.json parses and holds host, device, versions, times and the cap"
 [ -s "$TEST_TMP/json.err" ] && diag "$(cat "$TEST_TMP/json.err")"
+
+# Arrays past the last-level cache: the kernels that write store past the
+# caches (kernels/stream.cl gm_store16_nt); every one still verifies, the
+# tail included (20 bytes past the cache: 5 fp32 elements past it).
+llc=$(perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or die; print decode_json(<$f>)->{device}{llc_bytes} // 0' "$out/meta.json")
+if [ "${llc:-0}" -gt 0 ] && [ "$llc" -le $((64 << 20)) ]; then
+    run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream --kernels write,copy,scale,add,triad \
+        --precision fp32,bf16,int8,fp8e4m3 --access both --sizes $((llc + 20)) --reps 1 --warmup 0 \
+        --out "$TEST_TMP/past" --quiet
+    is "$RC" 0 "arrays past the ${llc}-byte last-level cache: exit status 0"
+    is "$(csv_count "$TEST_TMP/past/results.csv" '$_->{status} eq "ok" && $_->{metric} eq "bandwidth"')" 40 \
+        "every store kernel verifies with streaming stores (5 kernels x 4 precisions x 2 access patterns)"
+else
+    skip "last-level cache unknown or over 64MiB (${llc:-0} bytes): arrays past it do not fit the test's cap"
+    skip "as above"
+fi
 
 # A run that cannot fit under its cap records oom rows and goes on.
 run_gpumem bench --backend opencl --mem-limit 8MiB --suite stream --sizes 1MiB,4MiB --precision fp32 \
