@@ -342,10 +342,8 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_
 #define GM_FOR_EACH_STORE(j, n, streaming, BODY) \
     do {                                        \
         if (streaming) {                        \
-            _Pragma("unroll 4")                 \
             GM_FOR_EACH(j, n) BODY(j, gm_store16_nt); \
         } else {                                \
-            _Pragma("unroll 4")                 \
             GM_FOR_EACH(j, n) BODY(j, gm_store16); \
         }                                       \
     } while (0)
