@@ -21,7 +21,8 @@
 # from its fastest repetition), all in fp32.
 # Exits 1 if a median ratio misses its goal (read >= 1.0 x clpeak, triad
 # >= 0.9 x OpenMP, triad and copy >= 1.0 x BabelStream) or a peer gave no
-# figure; 2 on a bad setting or a failed peer.
+# figure; 2 on a bad setting, or when our run (wrong output included) or
+# BabelStream fails.
 # Run from the repo root (make peers). Settings: PEERS_SIZE (bytes per
 # array, default 256MiB), PEERS_REPS (default 10, at least 2),
 # PEERS_ROUNDS (default 5), PEERS_BACKEND/PEERS_DEVICE (default opencl/0),
@@ -75,8 +76,13 @@ babel_gbs() {
 
 # One measurement each; the figures land in $tmp/<name>.<round>.
 run_ours() {
+    st=0
     ./gpumem bench --backend "$backend" --device "$device" --suite stream --precision fp32 \
-        --kernels read,copy,triad --sizes "$size" --reps "$reps" --out "$tmp/run$1" --quiet >/dev/null
+        --kernels read,copy,triad --sizes "$size" --reps "$reps" --out "$tmp/run$1" --quiet >/dev/null || st=$?
+    if [ "$st" -ne 0 ]; then
+        echo "peers: gpumem bench failed (exit $st, its message above): nothing is judged" >&2
+        exit 2
+    fi
     echo "$(ours read "$tmp/run$1") $(ours_best triad "$tmp/run$1") $(ours_best copy "$tmp/run$1")" >"$tmp/ours.$1"
 }
 run_clpeak() {
