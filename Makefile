@@ -3,6 +3,10 @@
 #   make bench    install what is missing (as root), build, run the quick profile, plot it
 #   make stress   the stress checks as TAP (STRESS_ARGS=...)
 #   make plots RUN=DIR   render a run folder's plots
+#   make peers    our fp32 bandwidth side by side with clpeak, an OpenMP triad
+#                 and a BabelStream the user built (BABELSTREAM=path; PEERS_*)
+#   make precisions  every stream kernel in every precision against fp32 on
+#                 one device, in rounds (PREC_*: see bench/precisions.sh)
 #   make test     build and run the TAP tests with prove
 #   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz     build the fuzz targets (tests/fuzz/fuzz_*.c) and run each for
@@ -69,7 +73,7 @@ ALL_CFLAGS = $(GM_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD)/gen/kernel_blobs.o
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
-.PHONY: all bench plots stress test check install uninstall clean deps cuda-kernels peers unit-tests fuzz fuzz-targets
+.PHONY: all bench plots stress test check install uninstall clean deps cuda-kernels peers precisions unit-tests fuzz fuzz-targets
 all: gpumem
 
 # ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
@@ -231,6 +235,9 @@ uninstall:
 peers: gpumem
 	@scripts/deps.sh peers
 	bench/peers.sh
+
+precisions: gpumem
+	bench/precisions.sh
 
 clean:
 	rm -rf build build-san build-nocuda build-san-nocuda build-fuzz gpumem

@@ -790,7 +790,7 @@ const gm_option gm_option_table[] = {
     {"serial", GM_OPTARG_FLAG, NULL, B, NULL, "with several devices: one after another", NULL, .apply = apply_serial},
     {"suite", GM_OPTARG_LIST, "LIST", B, NULL, "suites to run", "stream", VALUES(suite_values), .apply = apply_suite},
     {"precision", GM_OPTARG_LIST, "LIST", B, NULL, "precisions (every role; int4 only as --weight-precision; "
-     "fp8: workloads and oom)", "fp32,fp16,bf16,int8", VALUES(precision_values),
+     "fp8: stream, workloads and oom)", "fp32,fp16,bf16,int8", VALUES(precision_values),
      .apply = apply_precision},
     {"reps", GM_OPTARG_NUMBER, "N", B, NULL, "timed repetitions per point (each verified)", "5", NUM(1, 100000),
      .apply = apply_reps},
