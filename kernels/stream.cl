@@ -19,6 +19,9 @@
  * variant (GM_FOR_EACH over vector indices: grid-stride or one contiguous
  * slice per work item); the n % GM_VW elements past the last whole vector
  * (the tail) are handled one by one, grid-stride, by the first work items.
+ * The kernels that write c take `streaming`: set (by the host, where the
+ * arrays do not fit in the last-level cache), their vector stores go past
+ * the caches where the device can (GM_FOR_EACH_STORE).
  *
  * Raw units: the vectors convert to the floats that are cheapest to reach,
  * GM_RAW_SCALE(scale) times smaller than the values: int8's integers (the
