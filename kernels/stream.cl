@@ -398,24 +398,27 @@ typedef gm_vf gm_dot_acc;
 #endif
 
 /*
- * GM_VSUM(total, j, nv, term, acc_t, zero, fold, block): total (a float)
- * += the sum of the lanes of `term` (an acc_t expression in the vector
- * index j) over this work item's vectors, `block` terms to an acc_t
- * (from zero()) at a time, each folded into total by fold(). CHUNKED sums
- * the two halves of its slice side by side: two independent streams per
- * core keep more loads in flight than one. GM_READ_SUM / GM_DOT_SUM pass
- * the accumulation of read and dot.
+ * GM_VSUM(total, j, nv, term, acc_t, zero, fold, block, parts): total (a
+ * float) += the sum of the lanes of `term` (an acc_t expression in the
+ * vector index j) over this work item's vectors, `block` terms to an acc_t
+ * (from zero()) at a time, each folded into total by fold(). CHUNKED cuts
+ * its slice into `parts` (2 or 4) equal parts summed side by side, the
+ * few vectors past them one by one: independent streams keep more loads
+ * in flight than one. Read streams its one array in 4 parts, dot its two
+ * in 2 each: four streams a core either way (side by side, 4 parts made
+ * read faster than 2, and dot slower). GM_READ_SUM / GM_DOT_SUM pass the
+ * accumulation of read and dot.
  */
 #if defined(GM_CHUNKED)
-#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block)                            \
+#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block, parts)                     \
     do {                                                                                  \
         const size_t gm_per_ = ((nv) + gm_global_size() - 1) / gm_global_size();          \
         const size_t gm_b_ = gm_global_id() * gm_per_ < (nv) ? gm_global_id() * gm_per_ : (nv); \
         const size_t gm_e_ = gm_b_ + gm_per_ < (nv) ? gm_b_ + gm_per_ : (nv);             \
-        const size_t gm_h_ = (gm_e_ - gm_b_) / 2;                                         \
+        const size_t gm_h_ = (gm_e_ - gm_b_) / (parts);                                   \
         for (size_t gm_o_ = 0; gm_o_ < gm_h_; gm_o_ += (block)) {                         \
             const size_t gm_stop_ = gm_h_ - gm_o_ > (block) ? gm_o_ + (block) : gm_h_;    \
-            acc_t gm_a1_ = zero(), gm_a2_ = zero();                                       \
+            acc_t gm_a1_ = zero(), gm_a2_ = zero(), gm_a3_ = zero(), gm_a4_ = zero();     \
             for (size_t gm_k_ = gm_o_; gm_k_ < gm_stop_; gm_k_++) {                       \
                 {                                                                         \
                     const size_t j = gm_b_ + gm_k_;                                       \
@@ -425,16 +428,24 @@ typedef gm_vf gm_dot_acc;
                     const size_t j = gm_b_ + gm_h_ + gm_k_;                               \
                     gm_a2_ += (term);                                                     \
                 }                                                                         \
+                if ((parts) == 4) {                                                       \
+                    {                                                                     \
+                        const size_t j = gm_b_ + 2 * gm_h_ + gm_k_;                       \
+                        gm_a3_ += (term);                                                 \
+                    }                                                                     \
+                    {                                                                     \
+                        const size_t j = gm_b_ + 3 * gm_h_ + gm_k_;                       \
+                        gm_a4_ += (term);                                                 \
+                    }                                                                     \
+                }                                                                         \
             }                                                                             \
-            total += fold(gm_a1_) + fold(gm_a2_);                                         \
+            total += (fold(gm_a1_) + fold(gm_a2_)) + (fold(gm_a3_) + fold(gm_a4_));       \
         }                                                                                 \
-        if ((gm_e_ - gm_b_) & 1u) {                                                       \
-            const size_t j = gm_e_ - 1;                                                   \
+        for (size_t j = gm_b_ + (parts) * gm_h_; j < gm_e_; j++)                          \
             total += fold(term);                                                          \
-        }                                                                                 \
     } while (0)
 #else
-#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block)                            \
+#define GM_VSUM(total, j, nv, term, acc_t, zero, fold, block, parts)                     \
     do {                                                                                  \
         const size_t gm_step_ = gm_global_size() * (block);                               \
         for (size_t gm_s_ = gm_global_id(); gm_s_ < (nv); gm_s_ += gm_step_) {            \
@@ -447,9 +458,9 @@ typedef gm_vf gm_dot_acc;
     } while (0)
 #endif
 #define GM_READ_SUM(total, j, nv, term) \
-    GM_VSUM(total, j, nv, term, gm_read_acc, gm_read_zero, gm_read_sum, GM_READ_BLOCK)
+    GM_VSUM(total, j, nv, term, gm_read_acc, gm_read_zero, gm_read_sum, GM_READ_BLOCK, 4)
 #define GM_DOT_SUM(total, j, nv, term) \
-    GM_VSUM(total, j, nv, term, gm_dot_acc, gm_dot_zero, gm_dot_sum, GM_DOT_BLOCK)
+    GM_VSUM(total, j, nv, term, gm_dot_acc, gm_dot_zero, gm_dot_sum, GM_DOT_BLOCK, 2)
 
 GM_INLINE float gm_group_sum(GM_LOCAL float *scratch, float v)
 {
