@@ -232,11 +232,11 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpumem $(addprefix $(DESTDIR)$(DATADIR)/,$(DATA_FILES))
 	-rmdir $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/models $(DESTDIR)$(DATADIR)/plots $(DESTDIR)$(DATADIR) 2>/dev/null
 
-peers: gpumem
+peers: deps gpumem
 	@scripts/deps.sh peers
 	bench/peers.sh
 
-precisions: gpumem
+precisions: deps gpumem
 	bench/precisions.sh
 
 clean:
