@@ -20,9 +20,9 @@
 # the OpenMP triad and against BabelStream's figures (which it computes
 # from its fastest repetition), all in fp32.
 # Exits 1 if a median ratio misses its goal (read >= 1.0 x clpeak, triad
-# >= 0.9 x OpenMP, triad and copy >= 1.0 x BabelStream) or a peer gave no
-# figure; 2 on a bad setting, or when our run (wrong output included) or
-# BabelStream fails.
+# >= 0.9 x OpenMP, triad and copy >= 1.0 x BabelStream); 2 on a bad
+# setting, when our run (wrong output included) or BabelStream fails, or
+# when a peer gives no figure.
 # Run from the repo root (make peers). Settings: PEERS_SIZE (bytes per
 # array, default 256MiB), PEERS_REPS (default 10, at least 2),
 # PEERS_ROUNDS (default 5), PEERS_BACKEND/PEERS_DEVICE (default opencl/0),
@@ -85,11 +85,21 @@ run_ours() {
     fi
     echo "$(ours read "$tmp/run$1") $(ours_best triad "$tmp/run$1") $(ours_best copy "$tmp/run$1")" >"$tmp/ours.$1"
 }
+# no_figure NAME FILE: a peer that printed no figure stops the comparison
+# (exit 2): there is nothing to judge a goal against.
+no_figure() {
+    if ! awk 'NR == 1 { ok = NF > 0; for (i = 1; i <= NF; i++) if (!($i > 0)) ok = 0 } END { exit !ok }' "$2"; then
+        echo "peers: $1 gave no figure: nothing is judged" >&2
+        exit 2
+    fi
+}
 run_clpeak() {
     clpeak --global-bandwidth 2>/dev/null | awk '/float[0-9]* *:/ { if ($3 > m) m = $3 } END { print m + 0 }' >"$tmp/clpeak.$1"
+    no_figure "clpeak --global-bandwidth" "$tmp/clpeak.$1"
 }
 run_omp() {
-    "$tmp/omp_triad" "$size" "$reps" | awk '{ print $1 }' >"$tmp/omp.$1"
+    "$tmp/omp_triad" "$size" "$reps" | awk '{ print $1 + 0 }' >"$tmp/omp.$1"
+    no_figure "the OpenMP triad" "$tmp/omp.$1"
 }
 run_babel() {
     if [ -z "$babel" ]; then
@@ -104,6 +114,7 @@ run_babel() {
         exit 2
     fi
     echo "$(babel_gbs Triad 3 "$tmp/babel$1.csv") $(babel_gbs Copy 2 "$tmp/babel$1.csv")" >"$tmp/babel.$1"
+    no_figure "$babel (its Triad and Copy)" "$tmp/babel.$1"
 }
 
 printf '%-5s %8s %8s %6s | %8s %8s %6s' round read clpeak ratio triad omp ratio
