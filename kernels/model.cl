@@ -96,6 +96,20 @@ GM_KERNEL model_lse(GM_GLOBAL const float *GM_RESTRICT stats, GM_GLOBAL float *G
         lse[off + r] = stats[2 * r] + log(stats[2 * r + 1]);
 }
 
+/* GM_LM_HEAD_LOGITS(weight): logits[r * vocab + j] = sum over k < hidden
+ * of x[x_off + r * hidden + k] * weight, fp32, for every row r < rows and
+ * column j < vocab; `weight` is the head's element (k, j), an expression
+ * in k and j. Reads the kernel's x, sx, x_off, rows, hidden, vocab and
+ * logits by name. */
+#define GM_LM_HEAD_LOGITS(weight)                                             \
+    GM_FOR_EACH(idx, (size_t)rows * vocab) {                                  \
+        const size_t r = idx / vocab, j = idx % vocab;                        \
+        float acc = 0.0f;                                                     \
+        for (unsigned int k = 0; k < hidden; k++)                             \
+            acc += GM_LOAD(x, x_off + r * hidden + k, sx) * (weight);         \
+        logits[idx] = acc;                                                    \
+    }
+
 /* logits[r][j] = sum_k x[x_off + r * hidden + k] * W, fp32, where W is the
  * [hidden, vocab] head at w_off, or with `tied` the [vocab, hidden]
  * embedding read transposed. */
@@ -103,14 +117,7 @@ GM_KERNEL model_lm_head(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_
                         GM_GLOBAL float *GM_RESTRICT logits, gm_u64 rows, unsigned int hidden, unsigned int vocab,
                         gm_u64 x_off, gm_u64 w_off, unsigned int tied, float sx, float sw)
 {
-    GM_FOR_EACH(idx, (size_t)rows * vocab) {
-        const size_t r = idx / vocab, j = idx % vocab;
-        float acc = 0.0f;
-        for (unsigned int k = 0; k < hidden; k++)
-            acc += GM_LOAD(x, x_off + r * hidden + k, sx)
-                   * GM_LOAD(w, w_off + (tied ? j * hidden + k : (size_t)k * vocab + j), sw);
-        logits[idx] = acc;
-    }
+    GM_LM_HEAD_LOGITS(GM_LOAD(w, w_off + (tied ? j * hidden + k : (size_t)k * vocab + j), sw))
 }
 
 /* model_lm_head with an int4 head (--int4-lm-head): the [hidden, vocab]
@@ -124,14 +131,7 @@ GM_KERNEL model_lm_head_int4(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL cons
 {
     GM_GLOBAL const gm_u8 *w = w4 + w_off;
     const size_t s_off = (size_t)(2u * w_off / group);
-    GM_FOR_EACH(idx, (size_t)rows * vocab) {
-        const size_t r = idx / vocab, j = idx % vocab;
-        float acc = 0.0f;
-        for (unsigned int k = 0; k < hidden; k++)
-            acc += GM_LOAD(x, x_off + r * hidden + k, sx)
-                   * gm_int4_load(w, ws, (size_t)k * vocab + j, s_off + (size_t)(k / group) * vocab + j);
-        logits[idx] = acc;
-    }
+    GM_LM_HEAD_LOGITS(gm_int4_load(w, ws, (size_t)k * vocab + j, s_off + (size_t)(k / group) * vocab + j))
 }
 
 /*
