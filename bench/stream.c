@@ -162,7 +162,7 @@ static gm_arg buf_arg(const gm_buffer *buf) { return (gm_arg){GM_ARG_BUFFER, buf
 static gm_arg val_arg(const void *v, size_t size) { return (gm_arg){GM_ARG_VALUE, NULL, v, size}; }
 
 /* Whether the kernels that write an array store past the caches (see
- * gm_store16 in kernels/stream.cl): where the arrays a kernel moves do not
+ * gm_store16_nt in kernels/stream.cl): where the arrays a kernel moves do not
  * fit in the last-level cache together, or its size is unknown. Below it
  * the stores stay in the cache, whose bandwidth the small sizes measure. */
 static unsigned streaming_stores(const gm_device *dev, uint64_t bytes_moved)
