@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every fuzz target (tests/fuzz/fuzz_*.c, libFuzzer with ASan and UBSan)
 # runs for FUZZ_TEST_SECONDS (default 10) from its seed corpus
-# tests/fuzz/NAME/: no crash, no leak, no undefined behaviour. The
+# tests/fuzz/NAME/, FUZZ_TEST_JOBS of them at a time (default: the
+# cores): no crash, no leak, no undefined behaviour. The
 # executions each reached are printed ("# fuzz_NAME executions: N").
 . tests/lib.sh
 command -v clang >/dev/null 2>&1 || skip_all "clang is not installed (scripts/deps.sh fuzz)"
@@ -18,11 +19,25 @@ make -s fuzz-targets >"$TEST_TMP/build.log" 2>&1
 ok $? "the fuzz targets build (make fuzz-targets)" || true
 [ -s "$TEST_TMP/build.log" ] && diag "$(tail -20 "$TEST_TMP/build.log")"
 
+# The targets run side by side, as many at a time as there are cores
+# (each is one process on one core), so that the test takes about
+# seconds x targets / cores; their verdicts follow in order.
+jobs=${FUZZ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+fuzz_one() {
+    mkdir -p "$TEST_TMP/corpus-$1"
+    build-fuzz/$1 -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$TEST_TMP/" \
+        "$TEST_TMP/corpus-$1" "tests/fuzz/$1" >"$TEST_TMP/$1.log" 2>&1
+    echo $? >"$TEST_TMP/$1.rc"
+}
+running=0
 for t in $targets; do
-    mkdir -p "$TEST_TMP/corpus-$t"
-    build-fuzz/$t -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$TEST_TMP/" \
-        "$TEST_TMP/corpus-$t" "tests/fuzz/$t" >"$TEST_TMP/$t.log" 2>&1
-    rc=$?
+    fuzz_one "$t" &
+    running=$((running + 1))
+    [ "$running" -lt "$jobs" ] || { wait; running=0; }
+done
+wait
+for t in $targets; do
+    rc=$(cat "$TEST_TMP/$t.rc" 2>/dev/null || echo 1)
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TEST_TMP/$t.log")
     ok $((rc != 0 || ${runs:-0} == 0)) "$t: no crash, leak or undefined behaviour in ${seconds}s (${runs:-0} executions)"
     echo "# $t executions: ${runs:-0}"
