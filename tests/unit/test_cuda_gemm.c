@@ -1,8 +1,9 @@
 /*
  * The vendor GEMM on CUDA without a GPU (backend/cuda/cuda_gemm.h):
  *   - the cuBLAS values the backend declares itself are the toolkit
- *     headers' (library_types.h, cublas_api.h, cublasLt.h), and so is the
- *     layout of cuBLASLt's heuristic result;
+ *     headers' (library_types.h, cublas_api.h, cublasLt.h), and so are the
+ *     layout of cuBLASLt's heuristic result and the prototype of every
+ *     entry point the backend loads (GM_CUBLAS_FUNCS, GM_CUBLASLT_FUNCS);
  *   - each precision's plan: the call, the types, the compute type, the
  *     layout of the weights, and every refusal with its reason (fp8 before
  *     compute capability 8.9, e5m2 x e5m2, misaligned dimensions, int4);
@@ -64,6 +65,67 @@ static void test_values_match_toolkit_headers(void **state)
                      offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize));
     assert_int_equal(offsetof(gm_cublaslt_heuristic, state), offsetof(cublasLtMatmulHeuristicResult_t, state));
     assert_int_equal(sizeof(((gm_cublaslt_heuristic *)0)->algo), sizeof(cublasLtMatmulAlgo_t));
+#else
+    skip();
+#endif
+}
+
+#ifdef HAVE_CUBLAS_HEADERS
+/* cuda_gemm.h's entry-point tables read with cuBLAS's own types. */
+#define VENDOR(name) VENDOR_##name
+#define VENDOR_STATUS cublasStatus_t
+#define VENDOR_HANDLE cublasHandle_t
+#define VENDOR_OP cublasOperation_t
+#define VENDOR_TYPE cudaDataType
+#define VENDOR_COMPUTE cublasComputeType_t
+#define VENDOR_ALGO cublasGemmAlgo_t
+#define VENDOR_LT_HANDLE cublasLtHandle_t
+#define VENDOR_LT_DESC cublasLtMatmulDesc_t
+#define VENDOR_LT_LAYOUT cublasLtMatrixLayout_t
+#define VENDOR_LT_PREF cublasLtMatmulPreference_t
+#define VENDOR_LT_DESC_ATTR cublasLtMatmulDescAttributes_t
+#define VENDOR_LT_PREF_ATTR cublasLtMatmulPreferenceAttributes_t
+#define VENDOR_LT_HEURISTIC cublasLtMatmulHeuristicResult_t
+#define VENDOR_LT_ALGO cublasLtMatmulAlgo_t
+
+#define EXPANDED_NAME(x) NAME_OF(x)
+#define NAME_OF(x) #x
+/* The exported symbol is a function the headers declare under that name
+ * (cublasCreate_v2, which cublas_v2.h calls cublasCreate, not mapped on
+ * to another), with the table's parameters in cuBLAS's types; each
+ * mismatch is printed. */
+#define CHECK_PROTOTYPE(field, symbol, params)                                                            \
+    if (!__builtin_types_compatible_p(__typeof__(&symbol), VENDOR_STATUS(*) params)) {                    \
+        print_error("%s: the table's parameters are not those of %s in the toolkit's header\n", #field, #symbol); \
+        wrong++;                                                                                          \
+    }                                                                                                     \
+    if (strcmp(#symbol, EXPANDED_NAME(symbol)) != 0) {                                                    \
+        print_error("%s: the headers map %s to %s\n", #field, #symbol, EXPANDED_NAME(symbol));              \
+        wrong++;                                                                                          \
+    }                                                                                                     \
+    checked++;
+#endif
+
+static void test_entry_points_match_toolkit_headers(void **state)
+{
+    (void)state;
+#ifdef HAVE_CUBLAS_HEADERS
+    int checked = 0, wrong = 0;
+    /* The plain C types the backend passes are the size of cuBLAS's. */
+    assert_int_equal(sizeof(cublasStatus_t), sizeof(int));
+    assert_int_equal(sizeof(cublasOperation_t), sizeof(int));
+    assert_int_equal(sizeof(cudaDataType), sizeof(int));
+    assert_int_equal(sizeof(cublasComputeType_t), sizeof(int));
+    assert_int_equal(sizeof(cublasGemmAlgo_t), sizeof(int));
+    assert_int_equal(sizeof(cublasLtMatmulDescAttributes_t), sizeof(int));
+    assert_int_equal(sizeof(cublasLtMatmulPreferenceAttributes_t), sizeof(int));
+    assert_int_equal(sizeof(cublasHandle_t), sizeof(void *));
+    assert_int_equal(sizeof(cublasLtHandle_t), sizeof(void *));
+    GM_CUBLAS_FUNCS(CHECK_PROTOTYPE, VENDOR)
+    GM_CUBLASLT_FUNCS(CHECK_PROTOTYPE, VENDOR)
+    print_message("%d cuBLAS and cuBLASLt prototypes checked against the toolkit's headers\n", checked);
+    assert_int_equal(wrong, 0);
+    assert_int_equal(checked, 16);
 #else
     skip();
 #endif
@@ -244,6 +306,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values_match_toolkit_headers),
+        cmocka_unit_test(test_entry_points_match_toolkit_headers),
         cmocka_unit_test(test_plans_per_precision),
         cmocka_unit_test(test_refusals_say_why),
         cmocka_unit_test(test_plans_compute_row_major_product),

@@ -75,6 +75,7 @@ const gm_cu_api *gm_cu_load(char *why, size_t why_len)
 #undef GM_CU_LOAD
 #define GM_CU_LOAD_OPTIONAL(field, symbol, ret, args) *(void **)&api.field = dlsym(lib, symbol);
             GM_CU_OPTIONAL_FUNCS(GM_CU_LOAD_OPTIONAL)
+            GM_CU_VERSIONED_FUNCS(GM_CU_LOAD_OPTIONAL)
 #undef GM_CU_LOAD_OPTIONAL
             if (!api.EventElapsedTime)
                 api.EventElapsedTime = api.EventElapsedTimeV1;   /* drivers before 570 */

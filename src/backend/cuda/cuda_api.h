@@ -3,6 +3,8 @@
  * libcuda.so.1 at run time, so that the binary starts where no NVIDIA
  * driver is installed. Each entry names the symbol the driver exports
  * (cuda.h maps most calls to a versioned symbol, e.g. cuMemAlloc_v2).
+ * tests/unit/test_cuda_api.c checks every entry's symbol and prototype
+ * against the toolkit's cuda.h.
  */
 #ifndef GM_CUDA_API_H
 #define GM_CUDA_API_H
@@ -57,19 +59,23 @@
     X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))
 
 /* Entry points a driver may lack (older, or newer having renamed them):
- * NULL then, and what needs them is `unsupported`. cuEventElapsedTime_v2
- * (drivers from 570 on) and the original cuEventElapsedTime have one
- * signature: gm_cu_load takes the first it finds into EventElapsedTime and
- * fails only when both are missing. cuMemPrefetchAsync is
- * the original (CUdevice) form, which drivers keep exporting;
- * cuMemPrefetchAsync_v2 (CUDA 12.2 on) the CUmemLocation form, which
- * CUDA 13 made the only one in its headers. */
+ * NULL then, and what needs them is `unsupported`. */
 #define GM_CU_OPTIONAL_FUNCS(X)                                                                \
     X(MemAllocAsync, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream))            \
     X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
     X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
     X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
-    X(MemPoolTrimTo, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t))                       \
+    X(MemPoolTrimTo, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t))
+
+/* Optional too, and named by the exported version, which cuda.h maps to
+ * differently from one toolkit to the next. cuEventElapsedTime_v2
+ * (drivers from 570 on) and the original cuEventElapsedTime have one
+ * signature: gm_cu_load takes the first it finds into EventElapsedTime and
+ * fails only when both are missing. cuMemPrefetchAsync is the original
+ * (CUdevice) form, which drivers keep exporting; cuMemPrefetchAsync_v2
+ * (CUDA 12.2 on) the CUmemLocation form, which CUDA 13 made the only one
+ * in its headers. */
+#define GM_CU_VERSIONED_FUNCS(X)                                                               \
     X(EventElapsedTime, "cuEventElapsedTime_v2", CUresult, (float *, CUevent, CUevent))         \
     X(EventElapsedTimeV1, "cuEventElapsedTime", CUresult, (float *, CUevent, CUevent))          \
     X(MemPrefetchAsync, "cuMemPrefetchAsync", CUresult, (CUdeviceptr, size_t, CUdevice, CUstream)) \
@@ -80,6 +86,7 @@
 typedef struct {
     GM_CU_FUNCS(GM_CU_DECLARE)
     GM_CU_OPTIONAL_FUNCS(GM_CU_DECLARE)
+    GM_CU_VERSIONED_FUNCS(GM_CU_DECLARE)
 } gm_cu_api;
 #undef GM_CU_DECLARE
 

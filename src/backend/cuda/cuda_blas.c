@@ -4,8 +4,8 @@
  * .12 or libcublas.so, and libcublasLt likewise; open_library says where
  * from), so that gpumem starts without them; without them the vendor
  * rows are `unsupported`. cuda_gemm_plan.c decides the call and its
- * arguments; the entry points are declared here, to need no cuBLAS
- * header. The cuBLASLt call asks for no workspace, and makes its
+ * arguments; the entry points are declared in cuda_gemm.h, to need no
+ * cuBLAS header. The cuBLASLt call asks for no workspace, and makes its
  * descriptors and its heuristic query (which cuBLASLt caches) per call.
  */
 #include "backend/cuda/cuda_gemm.h"
@@ -16,44 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef int (*create_fn)(void **handle);
-typedef int (*destroy_fn)(void *handle);
-typedef int (*set_stream_fn)(void *handle, CUstream stream);
-typedef int (*gemm_ex_fn)(void *handle, int transa, int transb, int m, int n, int k, const void *alpha,
-                          const void *a, int a_type, int lda, const void *b, int b_type, int ldb, const void *beta,
-                          void *c, int c_type, int ldc, int compute, int algo);
-
-typedef int (*lt_desc_create_fn)(void **desc, int compute, int scale_type);
-typedef int (*lt_layout_create_fn)(void **layout, int type, uint64_t rows, uint64_t cols, int64_t ld);
-typedef int (*lt_pref_create_fn)(void **pref);
-typedef int (*lt_set_attr_fn)(void *desc, int attr, const void *buf, size_t size);
-typedef int (*lt_heuristic_fn)(void *handle, void *op, void *a, void *b, void *c, void *d, void *pref, int requested,
-                               gm_cublaslt_heuristic *results, int *returned);
-typedef int (*lt_matmul_fn)(void *handle, void *op, const void *alpha, const void *a, void *a_layout, const void *b,
-                            void *b_layout, const void *beta, const void *c, void *c_layout, void *d, void *d_layout,
-                            const void *algo, void *workspace, size_t workspace_size, CUstream stream);
-
+#define DECLARE(field, symbol, params) GM_BLAS_C(STATUS)(*field) params;
 static struct {
-    create_fn create;
-    destroy_fn destroy;
-    set_stream_fn set_stream;
-    gemm_ex_fn gemm_ex;
+    GM_CUBLAS_FUNCS(DECLARE, GM_BLAS_C)
 } blas;
 
 static struct {
-    create_fn create;
-    destroy_fn destroy;
-    lt_desc_create_fn desc_create;
-    destroy_fn desc_destroy;
-    lt_set_attr_fn desc_set;
-    lt_layout_create_fn layout_create;
-    destroy_fn layout_destroy;
-    lt_pref_create_fn pref_create;
-    destroy_fn pref_destroy;
-    lt_set_attr_fn pref_set;
-    lt_heuristic_fn heuristic;
-    lt_matmul_fn matmul;
+    GM_CUBLASLT_FUNCS(DECLARE, GM_BLAS_C)
 } lt;
+#undef DECLARE
 
 typedef struct {
     const char *base;            /* "libcublas" */
@@ -93,8 +64,10 @@ static bool load_cublas(void)
 {
     if (cublas_lib.state == 0) {
         void *h = open_library(&cublas_lib);
-        bool ok = h && SYM(h, blas.create, "cublasCreate_v2") && SYM(h, blas.destroy, "cublasDestroy_v2")
-                  && SYM(h, blas.set_stream, "cublasSetStream_v2") && SYM(h, blas.gemm_ex, "cublasGemmEx");
+        bool ok = h != NULL;
+#define LOAD(field, symbol, params) ok = ok && SYM(h, blas.field, #symbol);
+        GM_CUBLAS_FUNCS(LOAD, GM_BLAS_C)
+#undef LOAD
         cublas_lib.state = ok ? 1 : -1;
     }
     return cublas_lib.state > 0;
@@ -104,16 +77,10 @@ static bool load_cublaslt(void)
 {
     if (cublaslt_lib.state == 0) {
         void *h = open_library(&cublaslt_lib);
-        bool ok = h && SYM(h, lt.create, "cublasLtCreate") && SYM(h, lt.destroy, "cublasLtDestroy")
-                  && SYM(h, lt.desc_create, "cublasLtMatmulDescCreate")
-                  && SYM(h, lt.desc_destroy, "cublasLtMatmulDescDestroy")
-                  && SYM(h, lt.desc_set, "cublasLtMatmulDescSetAttribute")
-                  && SYM(h, lt.layout_create, "cublasLtMatrixLayoutCreate")
-                  && SYM(h, lt.layout_destroy, "cublasLtMatrixLayoutDestroy")
-                  && SYM(h, lt.pref_create, "cublasLtMatmulPreferenceCreate")
-                  && SYM(h, lt.pref_destroy, "cublasLtMatmulPreferenceDestroy")
-                  && SYM(h, lt.pref_set, "cublasLtMatmulPreferenceSetAttribute")
-                  && SYM(h, lt.heuristic, "cublasLtMatmulAlgoGetHeuristic") && SYM(h, lt.matmul, "cublasLtMatmul");
+        bool ok = h != NULL;
+#define LOAD(field, symbol, params) ok = ok && SYM(h, lt.field, #symbol);
+        GM_CUBLASLT_FUNCS(LOAD, GM_BLAS_C)
+#undef LOAD
         cublaslt_lib.state = ok ? 1 : -1;
     }
     return cublaslt_lib.state > 0;

@@ -1,8 +1,9 @@
 /*
  * The vendor GEMM on CUDA: which cuBLAS call computes a gm_gemm
  * (backend.h), with which arguments. cuBLAS is loaded at run time and its
- * headers are not needed: the few values used are declared here, as
- * CUDA 13's library_types.h, cublas_api.h and cublasLt.h define them
+ * headers are not needed: the few values and entry points used are
+ * declared here, as CUDA 13's library_types.h, cublas_api.h and
+ * cublasLt.h define them
  * (tests/unit/test_cuda_gemm.c checks them against the toolkit's
  * headers where they are installed).
  */
@@ -53,6 +54,58 @@ typedef struct {
     float waves_count;
     int reserved[4];
 } gm_cublaslt_heuristic;
+
+/*
+ * The cuBLAS and cuBLASLt entry points the backend calls (cuda_blas.c):
+ * X(field, exported symbol as a token, parameters), each returning a
+ * cublasStatus_t (T(STATUS)); CUstream is cuda.h's, which the expansion
+ * needs. Parameter types cuBLAS names are written T(NAME): the backend reads
+ * them as GM_BLAS_C_NAME, the plain C type of the same size (enums are
+ * int, handles and descriptors void *), so that it needs no cuBLAS header;
+ * tests/unit/test_cuda_gemm.c reads them as cuBLAS's own types and checks
+ * each prototype against the toolkit's headers.
+ */
+#define GM_CUBLAS_FUNCS(X, T)                                                                          \
+    X(create, cublasCreate_v2, (T(HANDLE) *))                                                         \
+    X(destroy, cublasDestroy_v2, (T(HANDLE)))                                                         \
+    X(set_stream, cublasSetStream_v2, (T(HANDLE), CUstream))                                          \
+    X(gemm_ex, cublasGemmEx,                                                                          \
+      (T(HANDLE), T(OP), T(OP), int, int, int, const void *, const void *, T(TYPE), int, const void *,   \
+       T(TYPE), int, const void *, void *, T(TYPE), int, T(COMPUTE), T(ALGO)))
+#define GM_CUBLASLT_FUNCS(X, T)                                                                        \
+    X(create, cublasLtCreate, (T(LT_HANDLE) *))                                                       \
+    X(destroy, cublasLtDestroy, (T(LT_HANDLE)))                                                       \
+    X(desc_create, cublasLtMatmulDescCreate, (T(LT_DESC) *, T(COMPUTE), T(TYPE)))                     \
+    X(desc_destroy, cublasLtMatmulDescDestroy, (T(LT_DESC)))                                          \
+    X(desc_set, cublasLtMatmulDescSetAttribute, (T(LT_DESC), T(LT_DESC_ATTR), const void *, size_t))  \
+    X(layout_create, cublasLtMatrixLayoutCreate, (T(LT_LAYOUT) *, T(TYPE), uint64_t, uint64_t, int64_t)) \
+    X(layout_destroy, cublasLtMatrixLayoutDestroy, (T(LT_LAYOUT)))                                    \
+    X(pref_create, cublasLtMatmulPreferenceCreate, (T(LT_PREF) *))                                    \
+    X(pref_destroy, cublasLtMatmulPreferenceDestroy, (T(LT_PREF)))                                    \
+    X(pref_set, cublasLtMatmulPreferenceSetAttribute, (T(LT_PREF), T(LT_PREF_ATTR), const void *, size_t)) \
+    X(heuristic, cublasLtMatmulAlgoGetHeuristic,                                                      \
+      (T(LT_HANDLE), T(LT_DESC), T(LT_LAYOUT), T(LT_LAYOUT), T(LT_LAYOUT), T(LT_LAYOUT), T(LT_PREF), int,  \
+       T(LT_HEURISTIC) *, int *))                                                                       \
+    X(matmul, cublasLtMatmul,                                                                         \
+      (T(LT_HANDLE), T(LT_DESC), const void *, const void *, T(LT_LAYOUT), const void *, T(LT_LAYOUT),     \
+       const void *, const void *, T(LT_LAYOUT), void *, T(LT_LAYOUT), const T(LT_ALGO) *, void *, size_t,  \
+       CUstream))
+
+#define GM_BLAS_C(name) GM_BLAS_C_##name
+#define GM_BLAS_C_STATUS int
+#define GM_BLAS_C_HANDLE void *
+#define GM_BLAS_C_OP int
+#define GM_BLAS_C_TYPE int
+#define GM_BLAS_C_COMPUTE int
+#define GM_BLAS_C_ALGO int
+#define GM_BLAS_C_LT_HANDLE void *
+#define GM_BLAS_C_LT_DESC void *
+#define GM_BLAS_C_LT_LAYOUT void *
+#define GM_BLAS_C_LT_PREF void *
+#define GM_BLAS_C_LT_DESC_ATTR int
+#define GM_BLAS_C_LT_PREF_ATTR int
+#define GM_BLAS_C_LT_HEURISTIC gm_cublaslt_heuristic
+#define GM_BLAS_C_LT_ALGO void
 
 /*
  * One cuBLAS call, column-major as cuBLAS counts: C[m, n] = op(A) op(B),
