@@ -357,14 +357,17 @@ static gm_status linear(model_state *st, int m, uint64_t layer, uint64_t rows, l
 
 /* K or V (m) of `layer` into the KV cache at `to`: straight from the
  * projection, or through the phase buffer after Q when the cache has its
- * own precision (block.cl converts). */
+ * own precision (block.cl converts). Like every stage, over the tokens
+ * the iteration runs (run_T: an oom probe's first sequence), not over the
+ * whole batch the tensors are laid out for. */
 static gm_status kv_projection(model_state *st, int m, uint64_t layer, loc in, loc to)
 {
+    uint64_t T = st->run_T;
     if (st->kp == st->p)
-        return linear(st, m, layer, st->T, in, to, NULL);
+        return linear(st, m, layer, T, in, to, NULL);
     loc staged = {&st->buf[B_PHASE], st->T * st->ad};
-    gm_status rc = linear(st, m, layer, st->T, in, staged, NULL);
-    return rc == GM_OK ? gm_kv_store_enqueue(st->dev, st->k_kv, st->chunked, staged.buf, to.buf, st->T,
+    gm_status rc = linear(st, m, layer, T, in, staged, NULL);
+    return rc == GM_OK ? gm_kv_store_enqueue(st->dev, st->k_kv, st->chunked, staged.buf, to.buf, T,
                                              (unsigned int)st->kd, st->kd, staged.off, to.off, ACT)
                        : rc;
 }
