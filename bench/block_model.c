@@ -106,10 +106,11 @@ typedef struct {
     uint64_t int4_layer;            /* int4: bytes of one layer's codes */
     bool chunked, train, master, blas, tied;
     uint64_t h, ad, kd, d, I, V, L, heads, kv_heads, b, seq, T;
-    /* Sequences and tokens an iteration runs: the batch (b, T), or for an
-     * oom probe (gm_shape.probe) its first sequence; the tensors are laid
-     * out for the whole batch either way. */
-    uint64_t run_b, run_T;
+    /* Sequences, tokens of each, and tokens an iteration runs: the batch
+     * (b, seq, T), or for an oom probe (gm_shape.probe) the first
+     * GM_PROBE_TOKENS tokens (at most) of its first sequence; the tensors
+     * are laid out for the whole batch either way. */
+    uint64_t run_b, run_seq, run_T;
     uint64_t per_layer, p_main, p_total;    /* elements: one layer, the weights tensor, all parameters */
     float range[N_M], add[N_M];
     unsigned steps;                 /* AdamW steps taken */
@@ -358,7 +359,7 @@ static gm_status linear(model_state *st, int m, uint64_t layer, uint64_t rows, l
 /* K or V (m) of `layer` into the KV cache at `to`: straight from the
  * projection, or through the phase buffer after Q when the cache has its
  * own precision (block.cl converts). Like every stage, over the tokens
- * the iteration runs (run_T: an oom probe's first sequence), not over the
+ * the iteration runs (run_T: an oom probe's first tokens), not over the
  * whole batch the tensors are laid out for. */
 static gm_status kv_projection(model_state *st, int m, uint64_t layer, loc in, loc to)
 {
@@ -424,7 +425,7 @@ static gm_status stage(model_state *st, uint64_t l, int s)
         for (uint64_t j = 0; j < st->heads && rc == GM_OK; j++) {
             uint64_t g = j / (st->heads / st->kv_heads);
             gm_attention_call a = {c.q.buf, c.k.buf, c.v.buf, c.o.buf, c.stats.buf, (unsigned int)st->run_b,
-                                   (unsigned int)st->seq, (unsigned int)st->d, 1u, 1u, ACT, ACT,
+                                   (unsigned int)st->run_seq, (unsigned int)st->d, 1u, 1u, ACT, ACT,
                                    st->seq * st->ad, st->ad, st->seq * st->kd, st->kd, st->seq * st->ad, st->ad,
                                    c.q.off + j * st->d, c.k.off + g * st->d, c.v.off + g * st->d,
                                    c.o.off + j * st->d};
@@ -475,7 +476,7 @@ static gm_status final_norm(model_state *st)
 {
     if (st->train)
         return rmsnorm(st, M_FINAL, 0, st->run_T, (loc){&st->buf[B_FIN], 0}, 0, 1, head_in(st));
-    return rmsnorm(st, M_FINAL, 0, st->run_b, (loc){&st->buf[B_RES], 0}, st->seq - 1, st->seq, head_in(st));
+    return rmsnorm(st, M_FINAL, 0, st->run_b, (loc){&st->buf[B_RES], 0}, st->run_seq - 1, st->seq, head_in(st));
 }
 
 static gm_status lm_head(model_state *st)
@@ -668,7 +669,8 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
      * kernel and the vendor GEMM do not; offsets are 64-bit): the tokens
      * an iteration runs must fit. */
-    uint64_t run_T = s->probe ? s->seq : T;
+    uint64_t run_seq = s->probe && s->seq > GM_PROBE_TOKENS ? GM_PROBE_TOKENS : s->seq;
+    uint64_t run_T = s->probe ? run_seq : T;
     if (run_T * 2 * wide > UINT32_MAX || run_T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit 32-bit indices");
     model_state *st = calloc(1, sizeof *st);
@@ -705,7 +707,8 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->seq = s->seq;
     st->T = T;
     st->run_b = s->probe ? 1 : s->batch;
-    st->run_T = st->run_b * s->seq;
+    st->run_seq = run_seq;
+    st->run_T = st->run_b * run_seq;
     st->per_layer = layer_elems(a);
     st->int4_layer = (st->per_layer - 2 * st->h) / 2;
     st->p_main = st->V * st->h + st->L * st->per_layer + st->h;
@@ -1206,7 +1209,7 @@ static gm_status replay(checker *c, unsigned rep)
     pick_rows(c, rows, &x);
     uint64_t src[CHECK_ROWS];
     for (int r = 0; r < CHECK_ROWS; r++)
-        src[r] = st->train ? c->rows[r] : c->rows[r] * st->seq + st->seq - 1;
+        src[r] = st->train ? c->rows[r] : c->rows[r] * st->seq + st->run_seq - 1;
     loc fin = st->train ? (loc){&st->buf[B_FIN], 0} : (loc){&st->buf[B_RES], 0};
     for (int r = 0; r < CHECK_ROWS && rc == GM_OK; r++)
         rc = read_elems(c, fin, src[r] * h, h, st->es, st->p, ACT, c->in[r]);

@@ -32,6 +32,10 @@ typedef struct {
 } gm_tensor;
 
 /* The shape of one point. Unused fields are ignored by a workload. */
+/* Tokens of its first sequence a whole model's oom probe runs and
+ * verifies (gm_shape.probe): the whole sequence up to this length. */
+#define GM_PROBE_TOKENS 512u
+
 typedef struct {
     gm_precision prec;
     uint64_t batch, seq;
@@ -52,8 +56,11 @@ typedef struct {
     bool train;             /* --mode train: training state and an AdamW step */
     /* An oom probe (bench/probe.h): every tensor of the batch is allocated
      * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
-     * verifies the batch's first sequence only, so that a probe's time does
-     * not grow with the memory searched. Other workloads run it all. */
+     * verifies the batch's first sequence only, and of it the first
+     * GM_PROBE_TOKENS tokens, so that a probe's time grows neither with the
+     * memory searched nor with the sequence length (a Llama-3-8B probe at
+     * seq 8192 would run some 130 TFLOP twice, timed and replayed by the
+     * check). Other workloads run it all. */
     bool probe;
     /* Per-role precisions (bench/precision_roles.h): 0 = prec, else the
      * precision + 1. act_prec only in the options' base shape. */
