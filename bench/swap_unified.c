@@ -233,11 +233,12 @@ static int oversubscribe(gm_bench *b)
     for (size_t i = 0; i < sizeof oversubscribe_shares / sizeof oversubscribe_shares[0] && out == 0; i++) {
         uint64_t bytes = (uint64_t)((double)memory * oversubscribe_shares[i]) / PAGE * PAGE;
         row = base_row(bytes, i == 0 ? "oversubscribe-50%" : i == 1 ? "oversubscribe-100%" : "oversubscribe-150%");
-        /* On a GPU what does not fit is evicted to the host, which must
-         * hold it; on a CPU device the cap decides at allocation. */
+        /* On a GPU the host must hold the whole working set: it writes
+         * every page first (host_write), before the device faults in what
+         * fits, and takes back what does not; on a CPU device the cap
+         * decides at allocation. */
         char why[300];
-        uint64_t spill = bytes > memory ? bytes - memory : 0;
-        if (b->dev->info.type != GM_DEV_CPU && !gm_swap_fits(b, 0, spill, why, sizeof why)) {
+        if (b->dev->info.type != GM_DEV_CPU && !gm_swap_fits(b, 0, bytes, why, sizeof why)) {
             out = gm_swap_emit_status(b, row, GM_ROW_SKIPPED, why);
             continue;
         }
