@@ -33,7 +33,9 @@
  * compute in raw units and store the raw result (gm_vstore_raw). For the
  * floats the unit is a power of two and every output element is exactly
  * the value the scalar definition above gives (conversions round as
- * gm_portable.h's scalar ones do); int8 stores rint(f(qa, qb)) for the
+ * gm_portable.h's scalar ones do), but for triad, whose a + s * b the
+ * compilers may fuse into one multiply-add (one rounding, not two: the
+ * verification's tolerance allows it); int8 stores rint(f(qa, qb)) for the
  * definition's rint(f(qa * scale, qb * scale) / scale), the same integers
  * when scale is a power of two (as the stream suite's is), otherwise
  * within one rounding before the rounding to an integer.
