@@ -32,7 +32,8 @@ include kernels/variants.mk
 GM_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -D_GNU_SOURCE -Isrc -I. -MMD -MP
 ifeq ($(SAN),1)
-GM_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+GM_CFLAGS += $(SAN_FLAGS)
 LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 CFLAGS  ?=
@@ -138,6 +139,17 @@ LIB_OBJS := $(filter-out $(BUILD)/src/cli/main.o,$(OBJS))
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDFLAGS_SAN) -lcmocka $(LDLIBS)
+
+# The CUDA stream kernels' fp8 conversions checked on the host (C++
+# against CUDA's headers, with precision.c): tests/10-unit-fp8-cvt-cuda.t.
+ifneq ($(NVCC),)
+FP8_CVT_AGREE := $(BUILD)/tests/fp8_cvt_agree
+$(FP8_CVT_AGREE): tests/cuda/fp8_cvt_agree.cpp kernels/gm_portable.h $(BUILD)/src/lib/precision.o
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -Isrc -I. $(SAN_FLAGS) \
+	    $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(BUILD)/src/lib/precision.o $(LDFLAGS) $(LDFLAGS_SAN) -lpthread
+UNIT_TESTS += $(FP8_CVT_AGREE)
+endif
 
 unit-tests: $(UNIT_TESTS)
 

@@ -18,17 +18,22 @@
  * symmetric quantisation with a per-tensor scale (value = q * scale).
  * fp8 (OCP e4m3, e5m2) is a bit pattern converted in registers, rounded to
  * nearest even on store, bit for bit as src/lib/precision.c does: the
- * portable code is used on CUDA too (cuda_fp8.h converts in hardware only
- * on sm_89+, and its e4m3 satfinite/e5m2 nosat modes would have to be
- * checked bit for bit on such a card; sm_75/80/90 builds share this
- * source). int4 (weights only) is two signed nibbles per byte with one
- * fp16 scale per `wgroup` rows of a column (the kernel's `wscale`, `wgroup`).
+ * portable code on both backends, and where CUDA converts fp8 in hardware
+ * (sm_89 and later) the stream kernels' vectors through cuda_fp8.h, the
+ * same codes (gm_fp8x4_decode / gm_fp8x4_encode below). int4 (weights
+ * only) is two signed nibbles per byte with one fp16 scale per `wgroup`
+ * rows of a column (the kernel's `wscale`, `wgroup`).
  */
 #ifndef GM_PORTABLE_H
 #define GM_PORTABLE_H
 
-#if defined(__CUDACC__) || defined(__CUDA_ARCH__)
+/* The CUDA code: under nvcc, or under a host C++ compiler where the
+ * includer defines GM_CUDA and the few CUDA names it needs (the host
+ * check of the conversions, tests/cuda/fp8_cvt_agree.cpp). */
+#if defined(__CUDACC__) || defined(__CUDA_ARCH__) || defined(GM_CUDA)
+#ifndef GM_CUDA
 #define GM_CUDA 1
+#endif
 #include <cuda_fp16.h>
 #define GM_KERNEL extern "C" __global__ void
 #define GM_GLOBAL
@@ -238,6 +243,61 @@ GM_INLINE gm_u8 gm_fp8_half_encode(float y, gm_u32 M, gm_u32 top)
     gm_u32 q = a < 0x38800000u ? qs : (qn < top ? qn : top);
     return (gm_u8)(a > 0x7f800000u ? 0x7fu : q | ((u >> 24) & 0x80u));
 }
+/*
+ * fp8 four codes (one 32-bit word) at a time, in values (raw unit 1), on
+ * CUDA: cuda_fp8.h's conversions of two codes, which compile to the
+ * hardware's (PTX cvt ... e4m3x2 / e5m2x2, one instruction for two codes)
+ * on sm_89 and later, where GM_FP8_CVT is defined and the stream kernels
+ * use them, and to NVIDIA's software elsewhere (the host included). The
+ * codes and values are those of the scalar conversions above, bit for
+ * bit, but for a NaN's sign and payload when decoded (every NaN code
+ * gives the one fp16 NaN 0x7fff: a NaN either way):
+ *   decode: cvt to fp16 (exact: both formats fit in fp16), then to float;
+ *   encode: cvt with satfinite (round to nearest even; NaN to a NaN code,
+ *     0x7f in cuda_fp8.h's software; finite overflow and infinity to the
+ *     largest finite code, sign kept). That is e4m3's saturation at 0x7e
+ *     (448). e5m2 overflows to infinity instead: the inputs that round
+ *     past 57344 (|x| >= 61440, infinity included) get satfinite's 0x7b,
+ *     and one more, 0x7c, is infinity (the sign bit untouched); a NaN
+ *     compares false.
+ * tests/cuda/fp8_cvt_agree.cpp checks both, cuda_fp8.h's host software
+ * standing in for the instructions, against src/lib/precision.c for all
+ * 256 codes and all 2^32 floats.
+ * gm_fp8x4_decode(w, e4m3, out): the codes w & 0xff, (w >> 8) & 0xff, ...
+ * to out[0..3]; gm_fp8x4_encode(in, e4m3): the codes of in[0..3], in[0]'s
+ * in the low byte.
+ */
+#if defined(GM_CUDA)
+#include <cuda_fp8.h>
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define GM_FP8_CVT 1
+#endif
+GM_INLINE void gm_fp8x4_decode(gm_u32 w, int e4m3, float *out)
+{
+    const __nv_fp8_interpretation_t fmt = e4m3 ? __NV_E4M3 : __NV_E5M2;
+    __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), fmt);
+    __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w >> 16), fmt);
+    out[0] = __half2float(__ushort_as_half(lo.x));
+    out[1] = __half2float(__ushort_as_half(lo.y));
+    out[2] = __half2float(__ushort_as_half(hi.x));
+    out[3] = __half2float(__ushort_as_half(hi.y));
+}
+GM_INLINE gm_u32 gm_fp8x4_encode(const float *in, int e4m3)
+{
+    const __nv_fp8_interpretation_t fmt = e4m3 ? __NV_E4M3 : __NV_E5M2;
+    float2 lo, hi;
+    lo.x = in[0];
+    lo.y = in[1];
+    hi.x = in[2];
+    hi.y = in[3];
+    gm_u32 w = (gm_u32)__nv_cvt_float2_to_fp8x2(lo, __NV_SATFINITE, fmt)
+               | (gm_u32)__nv_cvt_float2_to_fp8x2(hi, __NV_SATFINITE, fmt) << 16;
+    if (!e4m3)   /* 0x7b -> 0x7c in each byte where e5m2 overflows */
+        for (int b = 0; b < 4; b++)
+            w += fabsf(in[b]) >= 61440.0f ? 1u << (8 * b) : 0u;
+    return w;
+}
+#endif
 #if defined(GM_OPENCL)
 GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
 {

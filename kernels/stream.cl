@@ -25,13 +25,17 @@
  *
  * Raw units: the vectors convert to the floats that are cheapest to reach,
  * GM_RAW_SCALE(scale) times smaller than the values: int8's integers (the
- * unit is the tensor's scale), fp8e4m3's half units (2^8: gm_portable.h),
- * the values themselves in every other precision. Read and dot multiply
+ * unit is the tensor's scale), fp8e4m3's half units (2^8: gm_portable.h)
+ * where it converts in software, the values themselves in every other
+ * precision and in fp8e4m3 where it converts in hardware (CUDA on sm_89
+ * and later: GM_FP8_HW, gm_fp8x4_decode / _encode). Read and dot multiply
  * their sums by the unit once; scale, add and triad are linear, so they
  * compute in raw units and store the raw result (gm_vstore_raw). For the
  * floats the unit is a power of two and every output element is exactly
  * the value the scalar definition above gives (conversions round as
- * gm_portable.h's scalar ones do); int8 stores rint(f(qa, qb)) for the
+ * gm_portable.h's scalar ones do), but for triad, whose a + s * b the
+ * compilers may fuse into one multiply-add (one rounding, not two: the
+ * verification's tolerance allows it); int8 stores rint(f(qa, qb)) for the
  * definition's rint(f(qa * scale, qb * scale) / scale), the same integers
  * when scale is a power of two (as the stream suite's is), otherwise
  * within one rounding before the rounding to an integer.
@@ -53,12 +57,13 @@
 
 #if defined(GM_INT8)
 #define GM_RAW_SCALE(scale) (scale)
-#elif defined(GM_FP8E4M3)
+#elif defined(GM_FP8E4M3) && !defined(GM_FP8_CVT)
 #define GM_RAW_SCALE(scale) GM_FP8_HALF_UNIT_E4M3
 #else
 #define GM_RAW_SCALE(scale) 1.0f
 #endif
-/* fp8: the format's parameters for gm_portable.h's half-unit conversions. */
+/* fp8: the format's parameters for gm_portable.h's half-unit conversions;
+ * GM_FP8_HW where the vectors convert in hardware instead (GM_FP8_CVT). */
 #if defined(GM_FP8E4M3)
 #define GM_FP8_E4M3 1
 #define GM_FP8_M 3u
@@ -67,6 +72,9 @@
 #define GM_FP8_E4M3 0
 #define GM_FP8_M 2u
 #define GM_FP8_TOP 0x7cu
+#endif
+#if defined(GM_FP8_E4M3) && defined(GM_FP8_CVT)
+#define GM_FP8_HW 1
 #endif
 
 GM_INLINE float gm_stream_write_value(size_t i)
@@ -280,6 +288,8 @@ GM_INLINE void gm_unpack_word(gm_u32 w, float *out)
 #pragma unroll
     for (int b = 0; b < 4; b++)
         out[b] = (float)((int)(w << (24 - 8 * b)) >> 24);
+#elif defined(GM_FP8_HW)
+    gm_fp8x4_decode(w, GM_FP8_E4M3, out);
 #else
 #pragma unroll
     for (int b = 0; b < 4; b++)
@@ -295,6 +305,8 @@ GM_INLINE gm_u32 gm_pack_word(const float *in)
            | (gm_u32)__half_as_ushort(__float2half_rn(in[1])) << 16;
 #elif defined(GM_BF16)
     return (gm_u32)gm_float_to_bf16(in[0]) | (gm_u32)gm_float_to_bf16(in[1]) << 16;
+#elif defined(GM_FP8_HW)
+    return gm_fp8x4_encode(in, GM_FP8_E4M3);
 #else
     gm_u32 w = 0;
 #pragma unroll
