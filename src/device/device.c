@@ -57,6 +57,15 @@ gm_status gm_device_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
                               "%zu bytes would exceed the memory limit (%llu of %llu in use)",
                               bytes, (unsigned long long)dev->live_bytes,
                               (unsigned long long)dev->mem_limit);
+    /* Pinned memory is locked in the host's RAM: more than half of what
+     * the host has available would starve it (an 80 GB card's worth of
+     * offloaded weights on a 128 GB host), so that is refused as out of
+     * memory before the driver is asked. */
+    uint64_t avail = kind == GM_MEM_PINNED ? gm_host_mem_available() : 0;
+    if (avail && bytes > avail / 2)
+        return gm_device_fail(dev, GM_ERR_OOM, 0,
+                              "%zu bytes of pinned host memory would be more than half of the %llu the host "
+                              "has available", bytes, (unsigned long long)avail);
     gm_status st = dev->backend->alloc(dev, kind, bytes, out);
     if (st != GM_OK)
         return st;

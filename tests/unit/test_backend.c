@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "device/device.h"
+#include "lib/host_memory.h"
 #include "opencl_fixture.h"
 
 static void alloc_ok(gm_mem_kind kind, size_t bytes, gm_buffer *b)
@@ -145,6 +146,22 @@ static void test_cap_is_oom(void **state)
     assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 0, &b), GM_ERR_INVALID);
 }
 
+/* Pinned host memory past half of what the host has available is out of
+ * memory, refused before anything is allocated. */
+static void test_pinned_host_share(void **state)
+{
+    (void)state;
+    gm_buffer b;
+    uint64_t avail = gm_host_mem_available();
+    if (!avail)
+        skip();
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_PINNED, (size_t)(avail / 2 + (64u << 20)), &b), GM_ERR_OOM);
+    assert_non_null(strstr(dev.err.msg, "pinned host memory"));
+    assert_null(b.host);
+    alloc_ok(GM_MEM_PINNED, 1u << 20, &b);           /* a small one still is */
+    gm_device_free(&dev, &b);
+}
+
 static void test_kernels_and_events(void **state)
 {
     (void)state;
@@ -203,7 +220,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_kinds_and_copies), cmocka_unit_test(test_views), cmocka_unit_test(test_fill),
-        cmocka_unit_test(test_managed), cmocka_unit_test(test_cap_is_oom),
+        cmocka_unit_test(test_managed), cmocka_unit_test(test_cap_is_oom), cmocka_unit_test(test_pinned_host_share),
         cmocka_unit_test(test_kernels_and_events), cmocka_unit_test(test_build_errors),
     };
     return cmocka_run_group_tests_name("opencl backend", tests, open_device, close_device);
