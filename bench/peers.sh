@@ -1,7 +1,13 @@
 #!/bin/sh
-# Side-by-side bandwidth against peers on one device, in one run:
+# Side-by-side bandwidth against peers on one device, in one run. On a
+# CPU device:
 #   our stream read        vs clpeak --global-bandwidth (its best vector width)
 #   our stream triad       vs a plain OpenMP triad on the host
+# on any other (a GPU), where neither says anything of the device:
+#   our stream read        vs the theoretical peak (2 x memory clock x bus
+#                          width, as `gpumem info` gives them; not judged
+#                          where it gives none)
+# and on both:
 #   our stream copy, triad vs BabelStream's Copy and Triad, when
 #                          BABELSTREAM=path/to/binary names a BabelStream
 #                          the user built (any model: ocl-stream on an
@@ -19,15 +25,18 @@
 # best repetition of our triad and copy against the best repetition of
 # the OpenMP triad and against BabelStream's figures (which it computes
 # from its fastest repetition), all in fp32.
-# Exits 1 if a median ratio misses its goal (read >= 1.0 x clpeak, triad
-# >= 0.9 x OpenMP, triad and copy >= 1.0 x BabelStream); 2 on a bad
+# Exits 1 if a median ratio misses its goal (CPU: read >= 1.0 x clpeak,
+# triad >= 0.9 x OpenMP, triad and copy >= 1.0 x BabelStream; GPU: read >=
+# 0.9 x the theoretical peak, triad and copy >= 0.95 x BabelStream); 2 on a bad
 # setting, when our run (wrong output included) or BabelStream fails, or
 # when a peer gives no figure.
 # Run from the repo root (make peers). Settings: PEERS_SIZE (bytes per
 # array, default 256MiB), PEERS_REPS (default 10, at least 2),
 # PEERS_ROUNDS (default 5), PEERS_BACKEND/PEERS_DEVICE (default opencl/0),
 # BABELSTREAM (the binary), BABELSTREAM_ARGS (e.g. "--device 1" to pick
-# the same device in BabelStream's own numbering; default none).
+# the same device in BabelStream's own numbering; default none),
+# PEERS_MODE (cpu or gpu: which peers and goals; default the device's type
+# as `gpumem info` lists it, cpu for a CPU, gpu for any other).
 set -eu
 size=${PEERS_SIZE:-268435456}
 reps=${PEERS_REPS:-10}
@@ -36,15 +45,33 @@ backend=${PEERS_BACKEND:-opencl}
 device=${PEERS_DEVICE:-0}
 babel=${BABELSTREAM:-}
 babel_args=${BABELSTREAM_ARGS:-}
+mode=${PEERS_MODE:-}
 [ "$reps" -ge 2 ] || { echo "peers: PEERS_REPS must be at least 2" >&2; exit 2; }
+# The device's block of `gpumem info`: its type ([cpu], [gpu], ...) and
+# memory clock.
+info=$(./gpumem info 2>/dev/null | awk -v d="  $backend:$device " \
+    'index($0, d) == 1 { on = 1; print; next } /^  [a-z]+:[0-9]+ / || /^[a-z]/ { on = 0 } on')
+[ -n "$info" ] || { echo "peers: gpumem info lists no device $backend:$device" >&2; exit 2; }
+if [ -z "$mode" ]; then
+    case $(printf '%s\n' "$info" | head -1) in
+    *'[cpu]') mode=cpu ;;
+    *) mode=gpu ;;
+    esac
+fi
+case $mode in cpu | gpu) ;; *) echo "peers: PEERS_MODE must be cpu or gpu (got '$mode')" >&2; exit 2 ;; esac
+# GPU: the theoretical peak in GB/s (0: unknown), from "memory clock  MHz, bits".
+peak=$(printf '%s\n' "$info" | awk '$1 == "memory" && $2 == "clock" { mhz = $3; bits = $5 + 0 }
+    END { printf "%.17g\n", (mhz > 0 && bits > 0) ? 2 * mhz * 1e6 * bits / 8 / 1e9 : 0 }')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-command -v clpeak >/dev/null || { echo "peers: clpeak not found (apt-get install clpeak)" >&2; exit 2; }
+if [ "$mode" = cpu ]; then
+    command -v clpeak >/dev/null || { echo "peers: clpeak not found (apt-get install clpeak)" >&2; exit 2; }
+    ${CC:-cc} -O3 -march=native -fopenmp -o "$tmp/omp_triad" bench/peers/omp_triad.c
+fi
 if [ -n "$babel" ] && [ ! -x "$babel" ]; then
     echo "peers: BABELSTREAM=$babel is not an executable file" >&2
     exit 2
 fi
-${CC:-cc} -O3 -march=native -fopenmp -o "$tmp/omp_triad" bench/peers/omp_triad.c
 
 max() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
 # median() of bench/median.awk, put before the summary's program.
@@ -93,11 +120,21 @@ no_figure() {
         exit 2
     fi
 }
+# The read's peer (clpeak; on a GPU the theoretical peak, measured by no
+# one) and the triad's host peer (the OpenMP triad; none on a GPU: 0).
 run_clpeak() {
+    if [ "$mode" = gpu ]; then
+        echo "$peak" >"$tmp/clpeak.$1"
+        return
+    fi
     clpeak --global-bandwidth 2>/dev/null | awk '/float[0-9]* *:/ { if ($3 > m) m = $3 } END { print m + 0 }' >"$tmp/clpeak.$1"
     no_figure "clpeak --global-bandwidth" "$tmp/clpeak.$1"
 }
 run_omp() {
+    if [ "$mode" = gpu ]; then
+        echo 0 >"$tmp/omp.$1"
+        return
+    fi
     "$tmp/omp_triad" "$size" "$reps" | awk '{ print $1 + 0 }' >"$tmp/omp.$1"
     no_figure "the OpenMP triad" "$tmp/omp.$1"
 }
@@ -117,7 +154,9 @@ run_babel() {
     no_figure "$babel (its Triad and Copy)" "$tmp/babel.$1"
 }
 
-printf '%-5s %8s %8s %6s | %8s %8s %6s' round read clpeak ratio triad omp ratio
+read_peer=clpeak
+[ "$mode" = gpu ] && read_peer=peak
+printf '%-5s %8s %8s %6s | %8s %8s %6s' round read "$read_peer" ratio triad omp ratio
 [ -n "$babel" ] && printf ' | %8s %8s %6s | %8s %8s %6s' triad babel ratio copy babel ratio
 printf '   (GB/s)\n'
 read_gbs=0 triad_gbs=0 copy_gbs=0 clpeak_gbs=0 omp_gbs=0 bt_gbs=0 bc_gbs=0
@@ -140,7 +179,10 @@ while [ "$r" -le "$rounds" ]; do
         -v cp="$o_copy" -v bc="$b_copy" -v babel="$babel" -v ratios="$tmp/ratios" \
         'function q(a, b) { return b > 0 ? a / b : 0 }
         BEGIN {
-            printf "%-5s %8.2f %8.2f %6.2f | %8.2f %8.2f %6.2f", r, rd, c, q(rd, c), t, o, q(t, o)
+            if (o > 0)
+                printf "%-5s %8.2f %8.2f %6.2f | %8.2f %8.2f %6.2f", r, rd, c, q(rd, c), t, o, q(t, o)
+            else    # a GPU: no host triad to compare with
+                printf "%-5s %8.2f %8.2f %6.2f | %8.2f %8s %6s", r, rd, c, q(rd, c), t, "-", "-"
             if (babel != "")
                 printf " | %8.2f %8.2f %6.2f | %8.2f %8.2f %6.2f", t, bt, q(t, bt), cp, bc, q(cp, bc)
             printf "\n"
@@ -158,7 +200,7 @@ done
 
 echo
 awk -v r="$read_gbs" -v c="$clpeak_gbs" -v t="$triad_gbs" -v o="$omp_gbs" -v cp="$copy_gbs" \
-    -v bt="$bt_gbs" -v bc="$bc_gbs" -v babel="$babel" "$median_awk"'
+    -v bt="$bt_gbs" -v bc="$bc_gbs" -v babel="$babel" -v mode="$mode" "$median_awk"'
     function q(a, b) { return b > 0 ? a / b : 0 }
     # One summary line; the goal is judged on the median of the round ratios.
     function line(what, ours, peer, j, goal,    i, v, m) {
@@ -174,11 +216,18 @@ awk -v r="$read_gbs" -v c="$clpeak_gbs" -v t="$triad_gbs" -v o="$omp_gbs" -v cp=
     END {
         printf "%-38s %21s %12s\n", "", "best round (GB/s)", "ratio"
         printf "%-38s %10s %10s %8s %8s %6s\n", "", "gpumem", "peer", "best", "median", "goal"
-        line("read (median) vs clpeak", r, c, 1, "1.0")
-        line("triad (best rep) vs OpenMP (best)", t, o, 2, "0.9")
+        if (mode == "cpu") {
+            line("read (median) vs clpeak", r, c, 1, "1.0")
+            line("triad (best rep) vs OpenMP (best)", t, o, 2, "0.9")
+        } else if (c > 0) {
+            line("read (median) vs theoretical peak", r, c, 1, "0.9")
+        } else {
+            printf "%-38s %10.2f %s\n", "read (median)", r, "(no theoretical peak: gpumem info gives no memory clock)"
+        }
         if (babel != "") {
-            line("triad (best rep) vs BabelStream Triad", t, bt, 3, "1.0")
-            line("copy (best rep) vs BabelStream Copy", cp, bc, 4, "1.0")
+            g = mode == "cpu" ? "1.0" : "0.95"
+            line("triad (best rep) vs BabelStream Triad", t, bt, 3, g)
+            line("copy (best rep) vs BabelStream Copy", cp, bc, 4, g)
         }
         printf "best: the ratio of the best rounds; median: of the round ratios, which the goals judge\n"
         exit fail
