@@ -31,11 +31,11 @@ typedef struct {
     uint64_t bytes;
 } gm_tensor;
 
-/* The shape of one point. Unused fields are ignored by a workload. */
 /* Tokens of its first sequence a whole model's oom probe runs and
  * verifies (gm_shape.probe): the whole sequence up to this length. */
 #define GM_PROBE_TOKENS 512u
 
+/* The shape of one point. Unused fields are ignored by a workload. */
 typedef struct {
     gm_precision prec;
     uint64_t batch, seq;
