@@ -49,8 +49,8 @@ mode=${PEERS_MODE:-}
 [ "$reps" -ge 2 ] || { echo "peers: PEERS_REPS must be at least 2" >&2; exit 2; }
 # The device's block of `gpumem info`: its type ([cpu], [gpu], ...) and
 # memory clock.
-info=$(./gpumem info 2>/dev/null | awk -v d="  $backend:$device " \
-    'index($0, d) == 1 { on = 1; print; next } /^  [a-z]+:[0-9]+ / || /^[a-z]/ { on = 0 } on')
+. "$(dirname "$0")/device_info.sh"
+info=$(device_info ./gpumem "$backend:$device")
 [ -n "$info" ] || { echo "peers: gpumem info lists no device $backend:$device" >&2; exit 2; }
 if [ -z "$mode" ]; then
     case $(printf '%s\n' "$info" | head -1) in

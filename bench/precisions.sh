@@ -43,6 +43,8 @@ goal=${PREC_GOAL:-0.9}
 mem_limit=${PREC_MEM_LIMIT:-}
 out=${PREC_OUT:-}
 run=${PREC_RUN:-}
+here=$(dirname "$0")
+. "$here/device_info.sh"
 
 die() {
     echo "precisions: $*" >&2
@@ -123,7 +125,6 @@ if [ -n "${PREC_PRECISIONS:-}" ]; then
 fi
 
 # summary REQUIRE: bench/precisions.awk over the run folder (its exit status).
-here=$(dirname "$0")
 summary() {
     awk -f "$here/median.awk" -f "$here/precisions.awk" -v kernels="$kernels" -v precisions="$precisions" \
         -v require="$1" -v goal="$goal" -v llc="$llc" "$run/results.csv" "$run/samples.csv"
@@ -132,9 +133,8 @@ summary() {
 llc=0
 if [ -z "$run" ]; then
     # The device's last-level cache, from its block of gpumem info.
-    llc=$("$gpumem" info 2>/dev/null | awk -v dev="$backend:$device" '
-        /^[^ ]/ || /^  [^ ]/ { on = $1 == dev }
-        on && $1 == "last-level" { gsub(/[()]/, "", $4); print $4 + 0 }')
+    llc=$(device_info "$gpumem" "$backend:$device" |
+        awk '$1 == "last-level" { gsub(/[()]/, "", $4); print $4 + 0 }')
     llc=${llc:-0}
     if [ -z "$size" ]; then
         size=$((4 * llc))
