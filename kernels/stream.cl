@@ -55,15 +55,9 @@
 #define GM_VW 16
 #endif
 
-#if defined(GM_INT8)
-#define GM_RAW_SCALE(scale) (scale)
-#elif defined(GM_FP8E4M3) && !defined(GM_FP8_CVT)
-#define GM_RAW_SCALE(scale) GM_FP8_HALF_UNIT_E4M3
-#else
-#define GM_RAW_SCALE(scale) 1.0f
-#endif
 /* fp8: the format's parameters for gm_portable.h's half-unit conversions;
- * GM_FP8_HW where the vectors convert in hardware instead (GM_FP8_CVT). */
+ * GM_FP8_HW (either format) where the vectors convert in hardware instead
+ * (GM_FP8_CVT). */
 #if defined(GM_FP8E4M3)
 #define GM_FP8_E4M3 1
 #define GM_FP8_M 3u
@@ -73,8 +67,16 @@
 #define GM_FP8_M 2u
 #define GM_FP8_TOP 0x7cu
 #endif
-#if defined(GM_FP8_E4M3) && defined(GM_FP8_CVT)
+#if (defined(GM_FP8E4M3) || defined(GM_FP8E5M2)) && defined(GM_FP8_CVT)
 #define GM_FP8_HW 1
+#endif
+
+#if defined(GM_INT8)
+#define GM_RAW_SCALE(scale) (scale)
+#elif defined(GM_FP8E4M3) && !defined(GM_FP8_HW)
+#define GM_RAW_SCALE(scale) GM_FP8_HALF_UNIT_E4M3
+#else
+#define GM_RAW_SCALE(scale) 1.0f
 #endif
 
 GM_INLINE float gm_stream_write_value(size_t i)
