@@ -669,7 +669,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
      * kernel and the vendor GEMM do not; offsets are 64-bit): the tokens
      * an iteration runs must fit. */
-    uint64_t run_seq = s->probe && s->seq > GM_PROBE_TOKENS ? GM_PROBE_TOKENS : s->seq;
+    uint64_t run_seq = s->probe ? gm_probe_tokens(s) : s->seq;
     uint64_t run_T = s->probe ? run_seq : T;
     if (run_T * 2 * wide > UINT32_MAX || run_T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit 32-bit indices");

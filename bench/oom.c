@@ -412,12 +412,12 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
                       overhead < 0 ? "-" : "",
                       overhead ? gm_format_size((uint64_t)(overhead < 0 ? -overhead : overhead), ob, sizeof ob) : "");
     if (gm_probe_runs_one_sequence(r, s) && n > 0 && (size_t)n < sizeof note) {
-        if (s->seq > GM_PROBE_TOKENS)
-            n += snprintf(note + n, sizeof note - (size_t)n, "; each probe allocated the whole batch and ran and "
-                          "verified the first %u tokens of its first sequence", GM_PROBE_TOKENS);
-        else
-            n += snprintf(note + n, sizeof note - (size_t)n, "; each probe allocated the whole batch and ran and "
-                          "verified its first sequence");
+        char ran[64] = "its first sequence";
+        if (gm_probe_tokens(s) < s->seq)
+            snprintf(ran, sizeof ran, "the first %llu tokens of its first sequence",
+                     (unsigned long long)gm_probe_tokens(s));
+        n += snprintf(note + n, sizeof note - (size_t)n, "; each probe allocated the whole batch and ran and "
+                      "verified %s", ran);
     }
     if (s->train && n > 0 && (size_t)n < sizeof note)
         snprintf(note + n, sizeof note - (size_t)n, "; %s", GM_TRAIN_NOTE);

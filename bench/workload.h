@@ -147,6 +147,9 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
 /* Does an oom probe of workload w at shape s run only the batch's first
  * sequence (a whole model, gm_shape.probe)? */
 #define gm_probe_runs_one_sequence(w, s) ((w)->runs_whole_model && gm_shape_has_arch(s))
+/* The tokens of that sequence such a probe runs: all of them, up to
+ * GM_PROBE_TOKENS. */
+#define gm_probe_tokens(s) ((s)->seq > GM_PROBE_TOKENS ? (uint64_t)GM_PROBE_TOKENS : (s)->seq)
 
 /* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
  * workload runs inference; train only where w->trains. */
