@@ -216,6 +216,10 @@ stress: deps
 	$(MAKE) -j$(NPROC) gpumem
 	./gpumem stress $(STRESS_ARGS)
 
+# The test files run TEST_JOBS at a time (prove -j). Each works in its own
+# temporary folder under its own memory cap, and none judges a timing
+# within a margin another test's load could use up.
+TEST_JOBS ?= 2
 test: deps
 	@scripts/deps.sh test fuzz
 	@scripts/deps.sh slurm || echo "note: without slurm-wlm and munge the Slurm fleet test skips"
@@ -224,7 +228,7 @@ test: deps
 	@# A fuzz target that does not build is reported by tests/72-fuzz.t; the
 	@# targets carry their own sanitizers and run in the plain pass only.
 	@[ "$(SAN)" = 1 ] || $(MAKE) -j$(NPROC) fuzz-targets || true
-	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -f --timer tests/
+	GM_BUILD=$(BUILD) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 prove -j$(TEST_JOBS) -f --timer tests/
 
 check: test
 
