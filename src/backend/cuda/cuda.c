@@ -24,6 +24,9 @@ typedef struct {
     CUstream streams[GM_MAX_QUEUES];
     void *blas;                  /* cuBLAS handle, made on first use */
     void *blaslt;                /* cuBLASLt handle, likewise */
+    CUdeviceptr lt_workspace;    /* cuBLASLt's workspace, made on first use */
+    size_t lt_workspace_bytes;   /* its size; 0 before, or if it could not be had */
+    bool lt_workspace_tried;
     bool async_pool_ready;       /* the default pool keeps freed memory */
     CUmemoryPool pool;           /* that pool, once ready */
 } cu_state;
@@ -181,6 +184,8 @@ static void cu_close(gm_device *dev)
         return;
     if (s->ctx && enter(dev) == GM_OK) {
         gm_cu_blas_release(dev);
+        if (s->lt_workspace)
+            cu->MemFree(s->lt_workspace);
         for (int q = 0; q < GM_MAX_QUEUES; q++)
             if (s->streams[q])
                 cu->StreamDestroy(s->streams[q]);
@@ -284,6 +289,21 @@ CUstream gm_cu_stream(gm_device *dev, int queue)
 
 void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
 void **gm_cu_blaslt_handle(gm_device *dev) { return &ST(dev)->blaslt; }
+
+size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace)
+{
+    cu_state *s = ST(dev);
+    if (!s->lt_workspace_tried) {
+        s->lt_workspace_tried = true;
+        size_t bytes = (size_t)(gm_cu_compute_capability(dev) >= 90 ? 32 : 4) << 20;
+        if (cu->MemAlloc(&s->lt_workspace, bytes) == CUDA_SUCCESS)
+            s->lt_workspace_bytes = bytes;
+        else
+            s->lt_workspace = 0;
+    }
+    *workspace = s->lt_workspace;
+    return s->lt_workspace_bytes;
+}
 
 int gm_cu_compute_capability(gm_device *dev)
 {

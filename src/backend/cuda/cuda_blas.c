@@ -5,8 +5,9 @@
  * from), so that gpumem starts without them; without them the vendor
  * rows are `unsupported`. cuda_gemm_plan.c decides the call and its
  * arguments; the entry points are declared in cuda_gemm.h, to need no
- * cuBLAS header. The cuBLASLt call asks for no workspace, and makes its
- * descriptors and its heuristic query (which cuBLASLt caches) per call.
+ * cuBLAS header. The cuBLASLt call offers the device's workspace
+ * (gm_cu_blaslt_workspace), and makes its descriptors and its heuristic
+ * query (which cuBLASLt caches) per call.
  */
 #include "backend/cuda/cuda_gemm.h"
 #include "backend/cuda/cuda_private.h"
@@ -164,7 +165,8 @@ static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, 
     int rc = *handle ? GM_CUBLAS_STATUS_SUCCESS : lt.create(handle);
     void *op = NULL, *la = NULL, *lb = NULL, *lc = NULL, *ld = NULL, *pref = NULL;
     const int32_t transa = x->transa, transb = x->transb;
-    const uint64_t no_workspace = 0;
+    CUdeviceptr workspace = 0;
+    const uint64_t workspace_bytes = rc == GM_CUBLAS_STATUS_SUCCESS ? gm_cu_blaslt_workspace(dev, &workspace) : 0;
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.desc_create(&op, x->compute, x->scale_type);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
@@ -182,7 +184,8 @@ static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, 
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.pref_create(&pref);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace, sizeof no_workspace);
+        rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                         sizeof workspace_bytes);
     gm_cublaslt_heuristic best = {0};
     int found = 0;
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
@@ -192,7 +195,7 @@ static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, 
     const float one = 1.0f, zero = 0.0f;
     if (rc == GM_CUBLAS_STATUS_SUCCESS && found > 0)
         rc = lt.matmul(*handle, op, &one, (const void *)b->handle, la, (const void *)a->handle, lb, &zero, NULL, lc,
-                       (void *)c->handle, ld, best.algo, NULL, 0, stream);
+                       (void *)c->handle, ld, best.algo, (void *)workspace, (size_t)workspace_bytes, stream);
     if (pref)
         lt.pref_destroy(pref);
     void *layouts[] = {la, lb, lc, ld};

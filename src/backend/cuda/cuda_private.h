@@ -13,6 +13,13 @@ CUstream gm_cu_stream(gm_device *dev, int queue);
  * first use). */
 void **gm_cu_blas_handle(gm_device *dev);
 void **gm_cu_blaslt_handle(gm_device *dev);
+/* cuBLASLt's workspace on dev (the context current): its size, and its
+ * address in *workspace. Made on the first call with cuMemAlloc, outside
+ * the suite's accounting like the handles' own memory: 32 MiB from
+ * compute capability 9.0 on, else 4 MiB (cuBLAS's recommended workspace
+ * sizes); freed when the device closes. 0 (and no address) where that
+ * allocation failed: the call then asks for none. */
+size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace);
 /* The device's compute capability, major * 10 + minor (0 if unknown). */
 int gm_cu_compute_capability(gm_device *dev);
 
