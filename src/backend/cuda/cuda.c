@@ -36,7 +36,15 @@ typedef struct {
 static int opens[MAX_CU_DEVICES];
 
 struct gm_program { CUmodule module; };
-struct gm_kernel { CUfunction fn; };
+#define MAX_ARGS 32
+/* A kernel, and the size of each of its parameters where the driver says
+ * (cuFuncGetParamInfo): n_params -1 where it cannot. */
+struct gm_kernel {
+    CUfunction fn;
+    int n_params;
+    size_t param_size[MAX_ARGS];
+    char name[64];
+};
 struct gm_event { CUevent ev; };
 
 #define ST(dev) ((cu_state *)(dev)->priv)
@@ -646,6 +654,19 @@ static gm_status cu_kernel_get(gm_device *dev, gm_program *p, const char *name, 
         free(k);
         return fail(dev, rc, name);
     }
+    snprintf(k->name, sizeof k->name, "%s", name);
+    /* Its parameters' sizes: index after index until the driver says there
+     * is none (CUDA_ERROR_INVALID_VALUE); unknown on a driver without the
+     * call, where it fails otherwise, or past MAX_ARGS parameters. */
+    k->n_params = -1;
+    if (cu->FuncGetParamInfo) {
+        int n = 0;
+        size_t offset;
+        while (n < MAX_ARGS && (rc = cu->FuncGetParamInfo(k->fn, (size_t)n, &offset, &k->param_size[n])) == CUDA_SUCCESS)
+            n++;
+        if (n < MAX_ARGS && rc == CUDA_ERROR_INVALID_VALUE)
+            k->n_params = n;
+    }
     *out = k;
     return GM_OK;
 }
@@ -656,7 +677,11 @@ static void cu_kernel_release(gm_device *dev, gm_kernel *k)
     free(k);   /* functions belong to their module */
 }
 
-#define MAX_ARGS 32
+/* The size an argument passes: a buffer as its device address. */
+static size_t arg_size(const gm_arg *a)
+{
+    return a->kind == GM_ARG_VALUE ? a->size : sizeof(CUdeviceptr);
+}
 
 static gm_status cu_launch(gm_device *dev, int queue, gm_kernel *k, size_t global, size_t local,
                            const gm_arg *args, int nargs)
@@ -667,6 +692,15 @@ static gm_status cu_launch(gm_device *dev, int queue, gm_kernel *k, size_t globa
         local = 256;
     if (global % local || global / local > 0x7fffffffu)
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "launch of %zu items in groups of %zu", global, local);
+    /* cuLaunchKernel copies each parameter's size from what its pointer
+     * points to, whatever was meant: a mismatch is refused here, not run. */
+    if (k->n_params >= 0 && nargs != k->n_params)
+        return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel %s takes %d arguments, given %d", k->name,
+                              k->n_params, nargs);
+    for (int i = 0; k->n_params >= 0 && i < nargs; i++)
+        if (arg_size(&args[i]) != k->param_size[i])
+            return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel %s: argument %d is %zu bytes where it takes %zu",
+                                  k->name, i, arg_size(&args[i]), k->param_size[i]);
     CUdeviceptr ptrs[MAX_ARGS];
     void *params[MAX_ARGS];
     for (int i = 0; i < nargs; i++) {

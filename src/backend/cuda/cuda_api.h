@@ -59,13 +59,15 @@
     X(GetErrorString, "cuGetErrorString", CUresult, (CUresult, const char **))
 
 /* Entry points a driver may lack (older, or newer having renamed them):
- * NULL then, and what needs them is `unsupported`. */
+ * NULL then, and what needs them is `unsupported` (cuFuncGetParamInfo,
+ * drivers from 12.4 on: the launch's check of its arguments is skipped). */
 #define GM_CU_OPTIONAL_FUNCS(X)                                                                \
     X(MemAllocAsync, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream))            \
     X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
     X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
     X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
-    X(MemPoolTrimTo, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t))
+    X(MemPoolTrimTo, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t))                      \
+    X(FuncGetParamInfo, "cuFuncGetParamInfo", CUresult, (CUfunction, size_t, size_t *, size_t *))
 
 /* Optional too, and named by the exported version, which cuda.h maps to
  * differently from one toolkit to the next. cuEventElapsedTime_v2
