@@ -10,6 +10,10 @@
 #define BLOCKED_CB 16
 #define BLOCKED_NS 2
 #define BLOCKED_NB 16
+/* linear_blocked with m <= BLOCKED_RB: GM_ROWS_SPAN, and this many work
+ * items per compute unit at least. */
+#define ROWS_SPAN 512
+#define ROWS_ITEMS_PER_CU 4
 /* linear_blocked: at least this many work items per compute unit where
  * the rows allow. */
 #define BLOCKED_ITEMS_PER_CU 8
@@ -17,12 +21,22 @@
 /* linear_blocked's global size (kernels/linear.cl): the spans times the
  * row groups, as few groups as BLOCKED_NB row blocks each allow, more
  * (down to one block each) while the work items fill the compute units
- * fewer than BLOCKED_ITEMS_PER_CU times. */
+ * fewer than BLOCKED_ITEMS_PER_CU times; with at most BLOCKED_RB rows,
+ * the spans of linear_rows_body. */
 static size_t blocked_global(const gm_device *dev, uint64_t m, uint64_t n)
 {
+    uint64_t cu = dev->info.compute_units > 0 ? (uint64_t)dev->info.compute_units : 1;
+    if (m <= BLOCKED_RB) {
+        /* Spans of whole strips, at most ROWS_SPAN columns each, and
+         * ROWS_ITEMS_PER_CU a compute unit where the strips allow. */
+        uint64_t strips = (n + BLOCKED_CB - 1) / BLOCKED_CB, items = cu * ROWS_ITEMS_PER_CU;
+        uint64_t least = (n + ROWS_SPAN - 1) / ROWS_SPAN;
+        if (items > strips)
+            items = strips;
+        return (size_t)(items > least ? items : least);
+    }
     uint64_t spans = (n + BLOCKED_NS * BLOCKED_CB - 1) / (BLOCKED_NS * BLOCKED_CB);
     uint64_t blocks = (m + BLOCKED_RB - 1) / BLOCKED_RB, least = (blocks + BLOCKED_NB - 1) / BLOCKED_NB;
-    uint64_t cu = dev->info.compute_units > 0 ? (uint64_t)dev->info.compute_units : 1;
     uint64_t groups = (cu * BLOCKED_ITEMS_PER_CU + spans - 1) / spans;
     if (groups > blocks)
         groups = blocks;

@@ -65,6 +65,8 @@ GM_INLINE float gm_tanh(float v) { return tanhf(v); }
 /* 32-bit atomics on global memory; both return the old value. */
 #define gm_atomic_inc(p) atomicAdd((p), 1u)
 #define gm_atomic_or(p, v) atomicOr((p), (v))
+/* A hint to bring the line at p into the caches; nothing on CUDA. */
+#define gm_prefetch(p) ((void)(p))
 #else
 #define GM_OPENCL 1
 #define GM_KERNEL __kernel void
@@ -96,6 +98,7 @@ GM_INLINE float gm_clampf(float v, float lo, float hi) { return fmin(fmax(v, lo)
 GM_INLINE float gm_tanh(float v) { return tanh(v); }
 #define gm_atomic_inc(p) atomic_inc(p)
 #define gm_atomic_or(p, v) atomic_or((p), (v))
+#define gm_prefetch(p) __builtin_prefetch((const void *)(size_t)(p))
 #endif
 
 /*

@@ -115,6 +115,9 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w
  * ceil(m / (GM_RB * GM_NB)) (more to give every core work when m is
  * small); the ceil(m / GM_RB) row blocks are dealt out evenly,
  * ceil(blocks / groups) to a group.
+ *
+ * A few rows (m <= GM_RB: a decode step's tokens) take linear_rows_body
+ * below instead, with its own launch geometry.
  */
 #define GM_RB 6      /* rows of a register block: 6 x 16 floats = 12 AVX registers */
 #define GM_CB 16     /* columns of a strip */
@@ -122,10 +125,104 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w
 #define GM_NB 16     /* row blocks of a row group */
 #define GM_KC 128    /* rows of W per panel (wp 16 KiB, xp 3 KiB, part 12 KiB) */
 
+/*
+ * linear_blocked for m <= GM_RB rows. Each weight then serves at most
+ * GM_RB products, so the work is bound by reading W, and W is read the
+ * way memory streams best: row after row of W, each work item a span of
+ * contiguous columns (at most GM_ROWS_SPAN floats of each row), the next
+ * rows ahead asked for (gm_prefetch) while these are used. The span's
+ * partial sums, m rows of it, stay in local memory (`acc`) until the last
+ * row of W; only the m real rows are computed.
+ *
+ * Launch: `spans` work items, local size 1; each takes
+ * ceil(ceil(n / spans) / GM_CB) * GM_CB columns, at most GM_ROWS_SPAN (the
+ * host launches enough spans for that: bench/kernel_calls.c).
+ */
+#define GM_ROWS_SPAN 512     /* columns of a span at most: acc is GM_RB x 512 floats (12 KiB) */
+#define GM_ROWS_STEP 4       /* rows of W a pass over the span uses */
+#define GM_ROWS_AHEAD 8      /* rows of W asked for ahead */
+
+GM_INLINE void linear_rows_body(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
+                                GM_GLOBAL gm_t *GM_RESTRICT y, GM_GLOBAL const gm_t *GM_RESTRICT r, unsigned int m,
+                                unsigned int n, unsigned int k, float sx, float sw, float sy, float sr,
+                                gm_u64 w_off, unsigned int epilogue, GM_GLOBAL const gm_u16 *GM_RESTRICT wscale,
+                                unsigned int wgroup, GM_LOCAL float *GM_RESTRICT acc)
+{
+    const unsigned int items = (unsigned int)gm_global_size();
+    const unsigned int wide = ((n + items - 1) / items + GM_CB - 1) / GM_CB * GM_CB;
+    const unsigned int col0 = (unsigned int)gm_global_id() * wide;
+    if (col0 >= n)
+        return;
+    const unsigned int cols = n - col0 < wide ? n - col0 : wide;
+    const unsigned int whole = cols / GM_CB * GM_CB;   /* columns in whole strips */
+    for (unsigned int i = 0; i < m; i++)
+        for (unsigned int c = 0; c < cols; c++)
+            acc[i * GM_ROWS_SPAN + c] = 0.0f;
+    /* GM_ROWS_STEP rows of W at a time (then one at a time), so that each
+     * partial sum is loaded and stored once for all of them. */
+    unsigned int kk = 0;
+    for (; kk + GM_ROWS_STEP <= k; kk += GM_ROWS_STEP) {
+        float xv[GM_ROWS_STEP][GM_RB];
+#pragma unroll
+        for (unsigned int q = 0; q < GM_ROWS_STEP; q++)
+#pragma unroll
+            for (unsigned int i = 0; i < GM_RB; i++)
+                xv[q][i] = i < m ? GM_LOAD(x, (size_t)i * k + kk + q, sx) : 0.0f;
+        const bool ahead = kk + GM_ROWS_STEP + GM_ROWS_AHEAD <= k;
+        for (unsigned int c0 = 0; c0 < whole; c0 += GM_CB) {
+            float wv[GM_ROWS_STEP][GM_CB];
+#pragma unroll
+            for (unsigned int q = 0; q < GM_ROWS_STEP; q++) {
+                const size_t at = (size_t)(kk + q) * n + col0 + c0;
+                if (ahead)
+                    gm_prefetch(w + at + (size_t)GM_ROWS_AHEAD * n);
+#pragma unroll
+                for (unsigned int c = 0; c < GM_CB; c++)
+                    wv[q][c] = GM_WLOAD(w, at + c, kk + q, col0 + c0 + c, sw);
+            }
+            for (unsigned int i = 0; i < m; i++) {
+                GM_LOCAL float *GM_RESTRICT a = acc + i * GM_ROWS_SPAN + c0;
+#pragma unroll
+                for (unsigned int c = 0; c < GM_CB; c++) {
+                    float v = a[c];
+#pragma unroll
+                    for (unsigned int q = 0; q < GM_ROWS_STEP; q++)
+                        v += xv[q][i] * wv[q][c];
+                    a[c] = v;
+                }
+            }
+        }
+        for (unsigned int c = whole; c < cols; c++)
+            for (unsigned int q = 0; q < GM_ROWS_STEP; q++) {
+                const float wc = GM_WLOAD(w, (size_t)(kk + q) * n + col0 + c, kk + q, col0 + c, sw);
+                for (unsigned int i = 0; i < m; i++)
+                    acc[i * GM_ROWS_SPAN + c] += xv[q][i] * wc;
+            }
+    }
+    for (; kk < k; kk++) {
+        const size_t row = (size_t)kk * n + col0;
+        for (unsigned int c = 0; c < cols; c++) {
+            const float wc = GM_WLOAD(w, row + c, kk, col0 + c, sw);
+            for (unsigned int i = 0; i < m; i++)
+                acc[i * GM_ROWS_SPAN + c] += GM_LOAD(x, (size_t)i * k + kk, sx) * wc;
+        }
+    }
+    for (unsigned int i = 0; i < m; i++)
+        for (unsigned int c = 0; c < cols; c++) {
+            const size_t at = (size_t)i * n + col0 + c;
+            GM_STORE(y, at, GM_EPILOGUE(acc[i * GM_ROWS_SPAN + c], at), sy);
+        }
+}
+
 GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
                          GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
     GM_LINEAR_APPLY_OFFSETS();
+    GM_LOCAL_DECL float acc[GM_RB * GM_ROWS_SPAN];   /* linear_rows_body's */
+    if (m <= GM_RB) {
+        linear_rows_body(x, w, y, r, m, n, k, sx, sw, sy, sr, w_off, epilogue, wscale, wgroup, acc);
+        return;
+    }
     const unsigned int wide = GM_NS * GM_CB;                  /* columns of a span */
     const unsigned int spans = (n + wide - 1) / wide;
     const unsigned int groups = (unsigned int)(gm_global_size() / spans);
