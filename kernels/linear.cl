@@ -201,10 +201,13 @@ GM_INLINE void linear_rows_body(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL c
     }
     for (; kk < k; kk++) {
         const size_t row = (size_t)kk * n + col0;
+        float xv[GM_RB];
+        for (unsigned int i = 0; i < m; i++)
+            xv[i] = GM_LOAD(x, (size_t)i * k + kk, sx);
         for (unsigned int c = 0; c < cols; c++) {
             const float wc = GM_WLOAD(w, row + c, kk, col0 + c, sw);
             for (unsigned int i = 0; i < m; i++)
-                acc[i * GM_ROWS_SPAN + c] += GM_LOAD(x, (size_t)i * k + kk, sx) * wc;
+                acc[i * GM_ROWS_SPAN + c] += xv[i] * wc;
         }
     }
     for (unsigned int i = 0; i < m; i++)

@@ -694,13 +694,15 @@ static gm_status cu_launch(gm_device *dev, int queue, gm_kernel *k, size_t globa
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "launch of %zu items in groups of %zu", global, local);
     /* cuLaunchKernel copies each parameter's size from what its pointer
      * points to, whatever was meant: a mismatch is refused here, not run. */
-    if (k->n_params >= 0 && nargs != k->n_params)
-        return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel %s takes %d arguments, given %d", k->name,
-                              k->n_params, nargs);
-    for (int i = 0; k->n_params >= 0 && i < nargs; i++)
-        if (arg_size(&args[i]) != k->param_size[i])
-            return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel %s: argument %d is %zu bytes where it takes %zu",
-                                  k->name, i, arg_size(&args[i]), k->param_size[i]);
+    if (k->n_params >= 0) {
+        if (nargs != k->n_params)
+            return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel %s takes %d arguments, given %d", k->name,
+                                  k->n_params, nargs);
+        for (int i = 0; i < nargs; i++)
+            if (arg_size(&args[i]) != k->param_size[i])
+                return gm_device_fail(dev, GM_ERR_INVALID, 0, "kernel %s: argument %d is %zu bytes where it takes %zu",
+                                      k->name, i, arg_size(&args[i]), k->param_size[i]);
+    }
     CUdeviceptr ptrs[MAX_ARGS];
     void *params[MAX_ARGS];
     for (int i = 0; i < nargs; i++) {
