@@ -49,8 +49,9 @@ BUILD := build$(if $(filter 1,$(SAN)),-san)$(if $(NVCC),,-nocuda)
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 GM_CFLAGS += -DGM_HAVE_CUDA -isystem $(CUDA_HOME)/include
-NVCC_GENCODE := $(foreach a,$(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
-                -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=[sm_$(lastword $(CUDA_ARCHS)),compute_$(lastword $(CUDA_ARCHS))]
+# nvcc_gencode(ARCHS): machine code for each, and PTX for the last too.
+nvcc_gencode = $(foreach a,$(filter-out $(lastword $(1)),$(1)),-gencode arch=compute_$(a),code=sm_$(a)) \
+               -gencode arch=compute_$(lastword $(1)),code=[sm_$(lastword $(1)),compute_$(lastword $(1))]
 NVCC_FLAGS := -x cu -std=c++14 -O3 -Werror all-warnings -Xptxas -Werror -include kernels/gm_portable.h
 variant_defines = $(foreach t,$(subst -, ,$(1)),-DGM_$(shell echo $(t) | tr a-z A-Z)=1)
 # Images do not depend on SAN: every flavour shares build/cuda (CUDA_OUT).
@@ -121,12 +122,13 @@ $(BUILD)/gen/kernel_table.o: $(BUILD)/gen/kernel_table.c
 $(BUILD)/gen/kernel_blobs.o: $(BUILD)/gen/kernel_blobs.S
 	$(CC) -c -o $@ $<
 
-# One fatbin per kernel variant ($(CUDA_OUT)/PROGRAM.VARIANT.fatbin): machine code for every CUDA_ARCHS entry,
+# One fatbin per kernel variant ($(CUDA_OUT)/PROGRAM.VARIANT.fatbin): machine code for each of its cuda_archs,
 # and ptxas's resource report for it (PROGRAM.VARIANT.ptxas.log; shown when the build fails).
 .SECONDEXPANSION:
 $(CUDA_OUT)/%.fatbin $(CUDA_OUT)/%.ptxas.log: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -Xptxas -v $(NVCC_GENCODE) $(call variant_defines,$(word 2,$(subst ., ,$*))) \
+	$(NVCC) $(NVCC_FLAGS) -Xptxas -v $(call nvcc_gencode,$(call cuda_archs,$(word 1,$(subst ., ,$*)),$(word 2,$(subst ., ,$*)))) \
+	    $(call variant_defines,$(word 2,$(subst ., ,$*))) \
 	    -fatbin -o $(CUDA_OUT)/$*.fatbin kernels/$(firstword $(subst ., ,$*)).cl >$(CUDA_OUT)/$*.ptxas.log 2>&1 \
 	    || { cat $(CUDA_OUT)/$*.ptxas.log; rm -f $(CUDA_OUT)/$*.fatbin; exit 1; }
 cuda-kernels: $(CUDA_IMAGES)
@@ -261,8 +263,7 @@ clean:
 -include $(OBJS:.o=.d)
 -include $(wildcard $(FUZZ_BUILD)/*.d $(FUZZ_OBJS:.o=.d))
 
-# The CUDA kernel variants (PROGRAM.VARIANT), one a line, for the tests.
+# The CUDA kernel variants, one a line, for the tests: PROGRAM.VARIANT and
+# the architectures its image carries machine code for (cuda_archs).
 print-cuda-variants:
-	@$(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),echo $(p).$(v);))
-print-cuda-archs:
-	@echo $(CUDA_ARCHS)
+	@$(foreach p,$(KERNEL_PROGRAMS),$(foreach v,$($(p)_VARIANTS),echo $(p).$(v) $(strip $(call cuda_archs,$(p),$(v)));))

@@ -37,3 +37,14 @@ $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(
 # Architectures every variant is compiled for (machine code), plus PTX for
 # the newest so that later GPUs can JIT it.
 CUDA_ARCHS := 75 80 90
+# Machine code for more architectures where a variant's code differs there.
+# The stream kernels' fp8 variants convert in hardware from sm_89 on
+# (GM_FP8_CVT in gm_portable.h); without sm_89 code of their own an sm_89
+# card (L4, L40S, RTX 4090) would run sm_80's software conversions. Every
+# other variant's sm_89 code would be sm_80's, which such a card runs.
+CUDA_FP8_CVT_ARCHS := 89
+# cuda_archs(PROGRAM,VARIANT): the architectures of one variant's image, in
+# ascending order, the last (CUDA_ARCHS's newest) also as PTX.
+cuda_archs = $(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)) \
+             $(if $(and $(filter stream,$(1)),$(filter $(FP8_VARIANTS),$(2))),$(CUDA_FP8_CVT_ARCHS)) \
+             $(lastword $(CUDA_ARCHS))

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every CUDA kernel variant compiles, warning-free (the build's nvcc runs
 # with -Werror all-warnings and ptxas -Werror, its output kept beside each
-# image), to machine code for every architecture in kernels/variants.mk
-# (sm_75, sm_80, sm_90): each image built into build/cuda carries a CUDA
+# image), to machine code for every architecture kernels/variants.mk gives
+# it (cuda_archs: sm_75, sm_80 and sm_90 for all, sm_89 too for the stream
+# kernels' fp8 variants): each image built into build/cuda carries a CUDA
 # ELF for every one of them; and the binary embeds every variant. The
 # images are the build's own (they do not depend on SAN), read here, not
 # compiled a second time.
@@ -10,11 +11,11 @@
 case $GM_BUILD in *nocuda*) skip_all "a build without CUDA" ;; esac
 NVCC=${NVCC:-$(command -v nvcc || true)}
 [ -n "$NVCC" ] || skip_all "nvcc not found: the CUDA backend is not built"
-variants=$(make -s print-cuda-variants)
-archs=$(make -s print-cuda-archs)
-n_variants=$(echo "$variants" | wc -l)
-n_archs=$(echo $archs | wc -w)
-plan $((n_variants * n_archs * 2 + 2))
+# One line a variant: PROGRAM.VARIANT and its architectures.
+listing=$(make -s print-cuda-variants)
+variants=$(echo "$listing" | cut -d' ' -f1)
+n_images=$(echo "$listing" | awk '{ n += NF - 1 } END { print n }')
+plan $((n_images * 2 + 3))
 images=build/cuda
 
 # elf_sms FILE: "MACHINE SM" of every ELF image inside a fatbin, one a
@@ -24,7 +25,7 @@ elf_sms() {
         my ($m) = unpack("v", substr($_, $o + 18, 2)); my ($f) = unpack("V", substr($_, $o + 48, 4));
         printf "%d %d\n", $m, ($f >> 8) & 255 }' "$1"
 }
-for v in $variants; do
+while read -r v archs; do
     sms=$(elf_sms "$images/$v.fatbin" 2>/dev/null)
     for a in $archs; do
         log=$images/$v.ptxas.log
@@ -34,7 +35,14 @@ for v in $variants; do
         printf '%s\n' "$sms" | grep -qx "190 $a"
         ok $? "$v: the image carries CUDA machine code for sm_$a"
     done
-done
+done <<EOF
+$listing
+EOF
+# The stream kernels' fp8 variants carry sm_89 code (their hardware
+# conversions), the others none (an sm_89 card runs their sm_80 code).
+extra=$(echo "$listing" | awk '/ 89( |$)/ { print $1 }' | tr '\n' ' ')
+is "$extra" "stream.fp8e4m3-grid stream.fp8e4m3-chunked stream.fp8e5m2-grid stream.fp8e5m2-chunked " \
+    "sm_89 code for the stream kernels' fp8 variants only"
 # The binary carries one image per variant (the names the backend looks up).
 table=$GM_BUILD/gen/kernel_table.c
 got=$(sed -n '/gm_cuda_images\[\]/,/^};/p' "$table" 2>/dev/null | grep -o '{"[^"]*"' | tr -d '{"' | sort | tr '\n' ' ')
