@@ -142,15 +142,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDFLAGS_SAN) -lcmocka $(LDLIBS)
 
-# The CUDA stream kernels' fp8 conversions checked on the host (C++
-# against CUDA's headers, with precision.c): tests/10-unit-fp8-cvt-cuda.t.
+# The CUDA stream kernels' word conversions checked on the host (C++
+# against CUDA's headers, with precision.c): tests/10-unit-stream-cvt-cuda.t.
 ifneq ($(NVCC),)
-FP8_CVT_AGREE := $(BUILD)/tests/fp8_cvt_agree
-$(FP8_CVT_AGREE): tests/cuda/fp8_cvt_agree.cpp kernels/gm_portable.h $(BUILD)/src/lib/precision.o
+STREAM_CVT_AGREE := $(BUILD)/tests/stream_cvt_agree
+$(STREAM_CVT_AGREE): tests/cuda/stream_cvt_agree.cpp kernels/gm_portable.h $(BUILD)/src/lib/precision.o
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -Isrc -I. $(SAN_FLAGS) \
 	    $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(BUILD)/src/lib/precision.o $(LDFLAGS) $(LDFLAGS_SAN) -lpthread
-UNIT_TESTS += $(FP8_CVT_AGREE)
+UNIT_TESTS += $(STREAM_CVT_AGREE)
 endif
 
 unit-tests: $(UNIT_TESTS)

@@ -29,7 +29,7 @@
 
 /* The CUDA code: under nvcc, or under a host C++ compiler where the
  * includer defines GM_CUDA and the few CUDA names it needs (the host
- * check of the conversions, tests/cuda/fp8_cvt_agree.cpp). */
+ * check of the conversions, tests/cuda/stream_cvt_agree.cpp). */
 #if defined(__CUDACC__) || defined(__CUDA_ARCH__) || defined(GM_CUDA)
 #ifndef GM_CUDA
 #define GM_CUDA 1
@@ -263,7 +263,7 @@ GM_INLINE gm_u8 gm_fp8_half_encode(float y, gm_u32 M, gm_u32 top)
  *     past 57344 (|x| >= 61440, infinity included) get satfinite's 0x7b,
  *     and one more, 0x7c, is infinity (the sign bit untouched); a NaN
  *     compares false.
- * tests/cuda/fp8_cvt_agree.cpp checks both, cuda_fp8.h's host software
+ * tests/cuda/stream_cvt_agree.cpp checks both, cuda_fp8.h's host software
  * standing in for the instructions, against src/lib/precision.c for all
  * 256 codes and all 2^32 floats.
  * gm_fp8x4_decode(w, e4m3, out): the codes w & 0xff, (w >> 8) & 0xff, ...
@@ -299,6 +299,67 @@ GM_INLINE gm_u32 gm_fp8x4_encode(const float *in, int e4m3)
         for (int b = 0; b < 4; b++)
             w += fabsf(in[b]) >= 61440.0f ? 1u << (8 * b) : 0u;
     return w;
+}
+
+/*
+ * The stream kernels' other narrow words on CUDA, with the instructions
+ * that do a word's work at once instead of an element's. Each gives the
+ * codes and values of src/lib/precision.c (gm_store, gm_load; int8 in raw
+ * units, scale 1), bit for bit, but for a NaN's payload:
+ *   gm_f16x2_encode(a, b), gm_bf16x2_encode(a, b): the fp16 / bf16 codes
+ *     of a (low half) and b, rounded to nearest even: cuda_fp16.h's and
+ *     cuda_bf16.h's pair conversions, one cvt ... f16x2 / bf16x2
+ *     instruction for both from sm_80 on, software before (and on the
+ *     host); a NaN gives a NaN code.
+ *   gm_i8x4_decode(w, out): the signed bytes w & 0xff, (w >> 8) & 0xff,
+ *     ... to out[0..3]. Each byte, its sign bit flipped, is placed
+ *     (byte_perm) in the low bits of 2^23's pattern: the float 2^23 + 128
+ *     + the byte, less 2^23 + 128, exactly. A byte_perm and an add, where
+ *     the integer-to-float conversion runs at an eighth of the add's rate
+ *     (sm_80, sm_90: 16 a clock per multiprocessor) and would bound an
+ *     int8 stream kernel's element rate below the memory's.
+ *   gm_i8x4_encode(in): clamp(rint(x), -127, 127) of in[0..3] (a NaN to
+ *     -127), in[0]'s in the low byte. x + 1.5 * 2^23 rounds x to the
+ *     nearest integer, ties to even, where |x| < 2^22, and grows with x
+ *     everywhere; clamped to 1.5 * 2^23 -+ 127 (fmaxf: a NaN, quieted by
+ *     the add, to the lower bound), its low byte is clamp(rint(x), -127,
+ *     127) in two's complement; two byte_perms gather the four. No
+ *     conversion instruction either.
+ *   gm_byte_ramp(k): below.
+ * tests/cuda/stream_cvt_agree.cpp checks them on the host against
+ * precision.c: every byte, every 257th float (or all 2^32).
+ */
+#include <cuda_bf16.h>
+GM_INLINE gm_u32 gm_f16x2_encode(float a, float b)
+{
+    __half2 h = __floats2half2_rn(a, b);
+    return (gm_u32)__half_as_ushort(__low2half(h)) | (gm_u32)__half_as_ushort(__high2half(h)) << 16;
+}
+GM_INLINE gm_u32 gm_bf16x2_encode(float a, float b)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return (gm_u32)__bfloat16_as_ushort(__low2bfloat16(h)) | (gm_u32)__bfloat16_as_ushort(__high2bfloat16(h)) << 16;
+}
+GM_INLINE void gm_i8x4_decode(gm_u32 w, float *out)
+{
+    const gm_u32 flipped = w ^ 0x80808080u;
+    for (int b = 0; b < 4; b++)   /* result bytes: byte b of flipped, then 0x00, 0x00, 0x4b */
+        out[b] = gm_u32_as_float(__byte_perm(flipped, 0x4b000000u, 0x7650u + (gm_u32)b)) - 8388736.0f;
+}
+/* ((k & 255) - 128) / 128, the stream write kernel's values, without a
+ * conversion either: 2^23 + (k & 255) from its pattern, then one fused
+ * multiply-add whose result is exact: (2^23 + k') / 128 - 65537. */
+GM_INLINE float gm_byte_ramp(gm_u32 k)
+{
+    return fmaf(gm_u32_as_float(0x4b000000u | (k & 255u)), 1.0f / 128.0f, -65537.0f);
+}
+GM_INLINE gm_u32 gm_i8x4_encode(const float *in)
+{
+    gm_u32 q[4];
+    for (int b = 0; b < 4; b++)
+        q[b] = gm_float_as_u32(fminf(fmaxf(in[b] + 12582912.0f, 12582785.0f), 12583039.0f));
+    /* low bytes of q[0], q[1] and of q[2], q[3], then the two halves */
+    return __byte_perm(__byte_perm(q[0], q[1], 0x0040u), __byte_perm(q[2], q[3], 0x0040u), 0x5410u);
 }
 #endif
 #if defined(GM_OPENCL)

@@ -263,12 +263,13 @@ GM_INLINE float gm_hsum(gm_vf a)
         s += a.v[l];
     return s;
 }
+/* gm_stream_write_value's, through gm_byte_ramp (no conversion). */
 GM_INLINE gm_vf gm_write_vec(size_t j)
 {
     gm_vf r;
 #pragma unroll
     for (int l = 0; l < GM_VW; l++)
-        r.v[l] = gm_stream_write_value(j * GM_VW + (size_t)l);
+        r.v[l] = gm_byte_ramp((gm_u32)(j * GM_VW) + (gm_u32)l);
     return r;
 }
 
@@ -287,9 +288,7 @@ GM_INLINE void gm_unpack_word(gm_u32 w, float *out)
     out[0] = gm_u32_as_float(w << 16);
     out[1] = gm_u32_as_float(w & 0xffff0000u);
 #elif defined(GM_INT8)
-#pragma unroll
-    for (int b = 0; b < 4; b++)
-        out[b] = (float)((int)(w << (24 - 8 * b)) >> 24);
+    gm_i8x4_decode(w, out);
 #elif defined(GM_FP8_HW)
     gm_fp8x4_decode(w, GM_FP8_E4M3, out);
 #else
@@ -303,23 +302,18 @@ GM_INLINE gm_u32 gm_pack_word(const float *in)
 #if defined(GM_FP32)
     return gm_float_as_u32(in[0]);
 #elif defined(GM_FP16)
-    return (gm_u32)__half_as_ushort(__float2half_rn(in[0]))
-           | (gm_u32)__half_as_ushort(__float2half_rn(in[1])) << 16;
+    return gm_f16x2_encode(in[0], in[1]);
 #elif defined(GM_BF16)
-    return (gm_u32)gm_float_to_bf16(in[0]) | (gm_u32)gm_float_to_bf16(in[1]) << 16;
+    return gm_bf16x2_encode(in[0], in[1]);
+#elif defined(GM_INT8)
+    return gm_i8x4_encode(in);
 #elif defined(GM_FP8_HW)
     return gm_fp8x4_encode(in, GM_FP8_E4M3);
 #else
     gm_u32 w = 0;
 #pragma unroll
-    for (int b = 0; b < 4; b++) {
-#if defined(GM_INT8)
-        gm_u32 q = (gm_u32)(int)gm_clampf(gm_rint(in[b]), -127.0f, 127.0f);
-#else
-        gm_u32 q = gm_fp8_half_encode(in[b], GM_FP8_M, GM_FP8_TOP);
-#endif
-        w |= (q & 0xffu) << (8 * b);
-    }
+    for (int b = 0; b < 4; b++)
+        w |= (gm_fp8_half_encode(in[b], GM_FP8_M, GM_FP8_TOP) & 0xffu) << (8 * b);
     return w;
 #endif
 }
