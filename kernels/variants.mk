@@ -46,5 +46,5 @@ CUDA_FP8_CVT_ARCHS := 89
 # cuda_archs(PROGRAM,VARIANT): the architectures of one variant's image, in
 # ascending order, the last (CUDA_ARCHS's newest) also as PTX.
 cuda_archs = $(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)) \
-             $(if $(and $(filter stream,$(1)),$(filter $(FP8_VARIANTS),$(2))),$(CUDA_FP8_CVT_ARCHS)) \
+             $(if $(and $(filter stream,$(1)),$(filter $(FP8_VARIANTS),$(2))),$(filter-out $(CUDA_ARCHS),$(CUDA_FP8_CVT_ARCHS))) \
              $(lastword $(CUDA_ARCHS))
