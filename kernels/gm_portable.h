@@ -315,9 +315,9 @@ GM_INLINE gm_u32 gm_fp8x4_encode(const float *in, int e4m3)
  *     ... to out[0..3]. Each byte, its sign bit flipped, is placed
  *     (byte_perm) in the low bits of 2^23's pattern: the float 2^23 + 128
  *     + the byte, less 2^23 + 128, exactly. A byte_perm and an add, where
- *     the integer-to-float conversion runs at an eighth of the add's rate
- *     (sm_80, sm_90: 16 a clock per multiprocessor) and would bound an
- *     int8 stream kernel's element rate below the memory's.
+ *     an integer-to-float conversion runs at 16 a clock per multiprocessor
+ *     (sm_80, sm_90: a quarter, an eighth of the float add's rate) and
+ *     would bound an int8 stream kernel's element rate below the memory's.
  *   gm_i8x4_encode(in): clamp(rint(x), -127, 127) of in[0..3] (a NaN to
  *     -127), in[0]'s in the low byte. x + 1.5 * 2^23 rounds x to the
  *     nearest integer, ties to even, where |x| < 2^22, and grows with x
