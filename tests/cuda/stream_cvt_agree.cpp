@@ -84,19 +84,27 @@ static float ref_decode(unsigned c, bool e4m3)
 }
 static unsigned ref_encode(float x, bool e4m3) { return e4m3 ? gm_float_to_fp8e4m3(x) : gm_float_to_fp8e5m2(x); }
 
-/* Every code in every byte of a word: word k holds codes 4k .. 4k+3,
- * rotated by k so that each code visits every position. */
+/* Word k (0 .. 63) of the byte codes: codes 4k .. 4k+3, rotated by k so
+ * that over the 64 words each code visits every position; code[b] is the
+ * code in byte b. */
+static uint32_t code_word(unsigned k, unsigned code[4])
+{
+    uint32_t w = 0;
+    for (unsigned b = 0; b < 4; b++) {
+        code[b] = 4 * k + ((b + k) & 3u);
+        w |= code[b] << (8 * b);
+    }
+    return w;
+}
+
+/* Every code in every byte of a word (code_word). */
 static void check_decode(bool e4m3)
 {
     const char *fmt = e4m3 ? "e4m3" : "e5m2";
     int hw_bad = 0, half_bad = 0;
     for (unsigned k = 0; k < 64; k++) {
         unsigned code[4];
-        uint32_t w = 0;
-        for (unsigned b = 0; b < 4; b++) {
-            code[b] = 4 * k + ((b + k) & 3u);
-            w |= code[b] << (8 * b);
-        }
+        const uint32_t w = code_word(k, code);
         float out[4];
         port::gm_fp8x4_decode(w, e4m3, out);
         for (unsigned b = 0; b < 4; b++) {
@@ -244,19 +252,15 @@ static void check_word_encoders(uint64_t stride, unsigned threads)
     }
 }
 
-/* gm_i8x4_decode: every byte in every position (word k holds the bytes
- * 4k .. 4k+3, rotated by k), against the signed byte; gm_byte_ramp
+/* gm_i8x4_decode: every byte in every position (code_word), against the
+ * signed byte; gm_byte_ramp
  * against the write kernel's definition, high bits set and not. */
 static void check_i8_decode_and_ramp(void)
 {
     int bad = 0;
     for (unsigned k = 0; k < 64; k++) {
         unsigned code[4];
-        uint32_t w = 0;
-        for (unsigned b = 0; b < 4; b++) {
-            code[b] = 4 * k + ((b + k) & 3u);
-            w |= code[b] << (8 * b);
-        }
+        const uint32_t w = code_word(k, code);
         float out[4];
         port::gm_i8x4_decode(w, out);
         for (unsigned b = 0; b < 4; b++) {
