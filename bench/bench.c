@@ -52,20 +52,43 @@ void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *gl
     }
 }
 
-gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms)
+/* gm_time_work (held) and gm_time_on_queue: bench.h. */
+static gm_status time_between_events(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx,
+                                     double *ms, bool held)
 {
     const gm_backend *be = dev->backend;
+    gm_hold *hold = NULL;
+    if (held && be->queue_hold) {
+        gm_error before = dev->err;
+        gm_status st = be->queue_hold(dev, queue, &hold);
+        if (st == GM_ERR_UNSUPPORTED)
+            dev->err = before;   /* timed unheld */
+        else if (st != GM_OK)
+            return st;
+    }
     gm_event *e0 = NULL, *e1 = NULL;
     gm_status rc = be->event_record(dev, queue, &e0);
     if (rc == GM_OK)
         rc = enqueue(ctx);
     if (rc == GM_OK)
         rc = be->event_record(dev, queue, &e1);
+    if (hold)
+        be->queue_release(dev, hold);
     if (rc == GM_OK)
         rc = be->event_elapsed_ms(dev, e0, e1, ms);
     be->event_release(dev, e0);
     be->event_release(dev, e1);
     return rc;
+}
+
+gm_status gm_time_work(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms)
+{
+    return time_between_events(dev, queue, enqueue, ctx, ms, true);
+}
+
+gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms)
+{
+    return time_between_events(dev, queue, enqueue, ctx, ms, false);
 }
 
 gm_status gm_corrupt_bytes(gm_device *dev, gm_buffer *buf, size_t offset, size_t len)

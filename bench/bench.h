@@ -103,7 +103,19 @@ int gm_bench_suite_end(gm_bench *b, int rc);
 void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *global, size_t *local);
 
 /* Times the work enqueue(ctx) puts on `queue`: events before and after
- * it, *ms the device time between them. */
+ * it, *ms the device time between them.
+ *   gm_time_work: the device's time for the work alone. The queue is held
+ *     (backend.h, queue_hold) from before the first event until the
+ *     second is enqueued, so the device reaches the first event with the
+ *     work already queued behind it: the host's submission (a launch's
+ *     few microseconds, against kernels of a microsecond in a GPU's cache)
+ *     is not in *ms. Where the backend cannot hold its queue, or enqueue
+ *     calls an op that releases the hold (shim.h: anything but launches
+ *     and events, e.g. a vendor GEMM), as gm_time_on_queue.
+ *   gm_time_on_queue: from when the device reaches the first event, so
+ *     the submission is in *ms: a transfer's latency as a caller sees it
+ *     (the swap suite). */
+gm_status gm_time_work(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms);
 gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms);
 
 /* Test-only fault: overwrites `len` (at most 4) bytes of buf at `offset`

@@ -219,7 +219,7 @@ static void stream_geometry(const gm_device *dev, bool chunked, size_t vectors, 
     *global = (groups < cap ? groups : cap) * 256;
 }
 
-/* One launch of a stream kernel, as gm_time_on_queue enqueues it. */
+/* One launch of a stream kernel, as gm_time_work enqueues it. */
 typedef struct {
     stream_state *s;
     int k, access;
@@ -279,9 +279,9 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
     bool wrong = false;
     stream_launch one = {s, k, access, p, n, global, local};
     for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
-        st = gm_time_on_queue(s->dev, 0, enqueue_launch, &one, &ms[0]);
+        st = gm_time_work(s->dev, 0, enqueue_launch, &one, &ms[0]);
     for (unsigned r = 0; st == GM_OK && r < o->reps && ms && gbs && !wrong; r++) {
-        st = gm_time_on_queue(s->dev, 0, enqueue_launch, &one, &ms[r]);
+        st = gm_time_work(s->dev, 0, enqueue_launch, &one, &ms[r]);
         if (st == GM_OK && s->b->fault_corrupt)
             st = inject_fault(s, k, n);
         if (st == GM_OK)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Device faults through the backend shim (GPUMEM_BACKEND_FAULT=OP:N:MODE):
-# every op of the backend table (trim too: each point ends with one) fails
+# every op of the backend table (trim too: each point ends with one; queue_hold,
+# before each timed rep of a kernel) fails
 # as a lost device at an early and at a later call of a small real bench
 # run (and of a stress run for the ops stress uses), and allocations fail
 # as out of memory. A lost device must give `error` rows naming the fault,
@@ -39,7 +40,7 @@ lost_ok() {
 run_gpumem $BENCH --out "$TEST_TMP/clean"
 is "$RC" 0 "a clean bench run: exit status 0"
 is "$(json "$TEST_TMP/clean/meta.json" '$m->{device_leak_check}{result}')" ok "a clean bench run leaks nothing"
-ops="mem_info alloc view copy map unmap prefetch program_build kernel_get launch event_record event_elapsed_ms synchronize blas_gemm trim"
+ops="mem_info alloc view copy map unmap prefetch program_build kernel_get launch event_record event_elapsed_ms synchronize blas_gemm trim queue_hold"
 for op in $ops; do
     calls=$(json "$TEST_TMP/clean/meta.json" "\$m->{backend_calls}{$op}")
     if [ "${calls:-0}" -lt 1 ]; then

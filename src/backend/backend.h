@@ -95,6 +95,7 @@ typedef struct {
 typedef struct gm_program gm_program;   /* opaque, per backend */
 typedef struct gm_kernel gm_kernel;     /* opaque, per backend */
 typedef struct gm_event gm_event;       /* opaque, per backend */
+typedef struct gm_hold gm_hold;         /* opaque, per backend: a held queue */
 
 typedef enum { GM_ARG_BUFFER, GM_ARG_VALUE } gm_arg_kind;
 typedef struct {
@@ -197,6 +198,18 @@ typedef struct gm_backend {
     gm_status (*event_elapsed_ms)(struct gm_device *dev, gm_event *start, gm_event *end,
                                   double *ms);
     void (*event_release)(struct gm_device *dev, gm_event *ev);
+    /* Holds `queue`: what is enqueued on it after this returns does not
+     * start until queue_release, so that a timed rep's work is all queued
+     * when the device reaches its first event, and the time between the
+     * events is the device's, not the host's submission (bench.h,
+     * gm_time_work). While a queue is held only launch and event_record
+     * may be called: the shim releases the hold before any other op (one
+     * that waits for the queue would wait forever). A backend may let go
+     * by itself after a while (CUDA: 1 s). GM_ERR_UNSUPPORTED where the
+     * backend cannot hold its queue; NULL the same. */
+    gm_status (*queue_hold)(struct gm_device *dev, int queue, gm_hold **out);
+    /* Lets the held queue go on and releases h. */
+    void (*queue_release)(struct gm_device *dev, gm_hold *h);
 
     /* Waits for all work on `queue`, or on every queue if queue < 0. */
     gm_status (*synchronize)(struct gm_device *dev, int queue);

@@ -10,6 +10,7 @@
 static const char *const op_names[GM_OP_COUNT] = {
     "open", "mem_info", "alloc", "view", "fill", "copy", "map", "unmap", "prefetch", "program_build",
     "kernel_get", "launch", "event_record", "event_elapsed_ms", "synchronize", "blas_gemm", "trim", "free",
+    "queue_hold",
 };
 
 const char *gm_backend_op_name(gm_backend_op op)

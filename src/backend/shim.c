@@ -10,11 +10,27 @@
 #define SHIM(dev) (&(dev)->shim)
 #define INNER(dev) ((dev)->shim.inner)
 
+/* Lets a held queue go on (the rule of shim.h): before any op but launch
+ * and event_record. */
+static void unhold(gm_device *dev)
+{
+    gm_backend_shim *s = SHIM(dev);
+    gm_hold *h = s->hold;
+    if (!h)
+        return;
+    s->hold = NULL;
+    gm_watchdog_call_begin("queue_release");
+    s->inner->queue_release(dev, h);
+    gm_watchdog_call_end();
+}
+
 /* Marks the start of a call of `op` for the watchdog (watchdog.h); a
  * `hang` fault stops answering there, as a hung device does. */
 static long begin(gm_device *dev, gm_backend_op op)
 {
     gm_backend_shim *s = SHIM(dev);
+    if (op != GM_OP_LAUNCH && op != GM_OP_EVENT_RECORD)
+        unhold(dev);
     gm_watchdog_call_begin(gm_backend_op_name(op));
     long n = ++s->calls[op];
     if (s->spec.mode == GM_INJECT_HANG && s->spec.op == op && s->spec.at == n)
@@ -154,6 +170,7 @@ static void shim_program_release(gm_device *dev, gm_program *prog)
 {
     if (!prog)
         return;
+    unhold(dev);
     SHIM(dev)->live.programs--;
     gm_watchdog_call_begin("program_release");
     INNER(dev)->program_release(dev, prog);
@@ -173,6 +190,7 @@ static void shim_kernel_release(gm_device *dev, gm_kernel *k)
 {
     if (!k)
         return;
+    unhold(dev);
     SHIM(dev)->live.kernels--;
     gm_watchdog_call_begin("kernel_release");
     INNER(dev)->kernel_release(dev, k);
@@ -205,6 +223,7 @@ static void shim_event_release(gm_device *dev, gm_event *ev)
 {
     if (!ev)
         return;
+    unhold(dev);
     SHIM(dev)->live.events--;
     gm_watchdog_call_begin("event_release");
     INNER(dev)->event_release(dev, ev);
@@ -231,6 +250,25 @@ static gm_status shim_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, con
         st = INNER(dev)->blas_gemm(dev, queue, g, a, b, c);
     SHIM(dev)->blas_calls += st == GM_OK;
     return settle(st);
+}
+
+static gm_status shim_queue_hold(gm_device *dev, int queue, gm_hold **out)
+{
+    gm_status st = strike(dev, GM_OP_QUEUE_HOLD);   /* a hold already there is released first */
+    if (st == GM_OK)
+        st = INNER(dev)->queue_hold ? INNER(dev)->queue_hold(dev, queue, out)
+                                    : gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s cannot hold a queue",
+                                                     INNER(dev)->name);
+    if (st == GM_OK)
+        SHIM(dev)->hold = *out;
+    return settle(st);
+}
+
+/* h may have been released already, by the rule: then nothing is left. */
+static void shim_queue_release(gm_device *dev, gm_hold *h)
+{
+    if (h && SHIM(dev)->hold == h)
+        unhold(dev);
 }
 
 gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const gm_backend_shim *before)
@@ -265,6 +303,8 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
     s->table.event_record = shim_event_record;
     s->table.event_elapsed_ms = shim_event_elapsed_ms;
     s->table.event_release = shim_event_release;
+    s->table.queue_hold = shim_queue_hold;
+    s->table.queue_release = shim_queue_release;
     s->table.synchronize = shim_synchronize;
     s->table.trim = shim_trim;
     if (inner->blas_gemm)
@@ -277,6 +317,7 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
 void gm_shim_close(gm_device *dev)
 {
     gm_backend_shim *s = SHIM(dev);
+    unhold(dev);
     if (s->held.handle || s->held.host) {
         s->live.buffers--;
         s->live.bytes -= s->held.bytes;

@@ -1,9 +1,13 @@
 /*
  * The backend shim: one wrapper around whichever backend a device opens
  * (gm_device_open installs it; dev->backend is then the shim's table and
- * the vendor backend sits behind it). It forwards every op and does two
+ * the vendor backend sits behind it). It forwards every op and does three
  * things no vendor backend has to know about (and marks each call's start
  * and end for the hung-device watchdog, watchdog.h):
+ *
+ *   - the rule of a held queue (backend.h, queue_hold): while one is held,
+ *     any op but launch and event_record first releases it, so that no
+ *     call can wait for a queue that waits for the host;
  *
  *   - accounting of what the driver holds for this process: live buffers
  *     (and their bytes), views, mappings, programs, kernels and events,
@@ -14,7 +18,8 @@
  *         GPUMEM_BACKEND_FAULT=OP:N:MODE
  *     OP names an op of the table (open, mem_info, alloc, view, fill, copy,
  *     map, unmap, prefetch, program_build, kernel_get, launch,
- *     event_record, event_elapsed_ms, synchronize, blas_gemm, trim, free), N
+ *     event_record, event_elapsed_ms, synchronize, blas_gemm, trim, free,
+ *     queue_hold), N
  *     its call (1-based, counted per process from the device's open), and
  *     MODE what happens there:
  *         lost  the call fails with GM_ERR_DEVICE_LOST, and so does every
@@ -37,7 +42,7 @@
 typedef enum {
     GM_OP_OPEN, GM_OP_MEM_INFO, GM_OP_ALLOC, GM_OP_VIEW, GM_OP_FILL, GM_OP_COPY, GM_OP_MAP, GM_OP_UNMAP,
     GM_OP_PREFETCH, GM_OP_PROGRAM_BUILD, GM_OP_KERNEL_GET, GM_OP_LAUNCH, GM_OP_EVENT_RECORD,
-    GM_OP_EVENT_ELAPSED_MS, GM_OP_SYNCHRONIZE, GM_OP_BLAS_GEMM, GM_OP_TRIM, GM_OP_FREE,
+    GM_OP_EVENT_ELAPSED_MS, GM_OP_SYNCHRONIZE, GM_OP_BLAS_GEMM, GM_OP_TRIM, GM_OP_FREE, GM_OP_QUEUE_HOLD,
     GM_OP_COUNT
 } gm_backend_op;
 
@@ -66,6 +71,7 @@ typedef struct {
     uint64_t async_allocs;    /* stream-ordered pool allocations made */
     uint64_t blas_calls;      /* vendor BLAS calls made */
     gm_buffer held;           /* the buffer a `leak` fault kept back */
+    gm_hold *hold;            /* the queue held now, if any */
 } gm_backend_shim;
 
 /* Parses a GPUMEM_BACKEND_FAULT value (NULL or empty: no fault). Returns 0,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "device/device.h"
@@ -204,6 +205,85 @@ static void test_kernels_and_events(void **state)
     gm_device_free(&dev, &h);
 }
 
+/* Times stream_write over n floats of c with a sleep of `gap_ms` on the
+ * host between the first event and the launch, the queue held (from
+ * before the first event until the second is enqueued) or not. */
+static double timed_with_gap(gm_kernel *k, gm_buffer *c, unsigned long n, bool held, long gap_ms)
+{
+    const gm_backend *be = dev.backend;
+    float scale = 1.0f;
+    unsigned streaming = 0;
+    gm_arg args[] = {{GM_ARG_BUFFER, c, NULL, 0},
+                     {GM_ARG_VALUE, NULL, &n, sizeof n},
+                     {GM_ARG_VALUE, NULL, &scale, sizeof scale},
+                     {GM_ARG_VALUE, NULL, &streaming, sizeof streaming}};
+    gm_hold *h = NULL;
+    if (held)
+        assert_int_equal(be->queue_hold(&dev, 0, &h), GM_OK);
+    gm_event *e0 = NULL, *e1 = NULL;
+    assert_int_equal(be->event_record(&dev, 0, &e0), GM_OK);
+    struct timespec gap = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
+    nanosleep(&gap, NULL);
+    assert_int_equal(be->launch(&dev, 0, k, 256, 256, args, 4), GM_OK);
+    assert_int_equal(be->event_record(&dev, 0, &e1), GM_OK);
+    if (held)
+        be->queue_release(&dev, h);
+    double ms = -1;
+    assert_int_equal(be->event_elapsed_ms(&dev, e0, e1, &ms), GM_OK);
+    be->event_release(&dev, e0);
+    be->event_release(&dev, e1);
+    return ms;
+}
+
+/* A held queue (queue_hold): work enqueued behind it waits for the
+ * release, so the host's time between the first event and the launch is
+ * not between the events; unheld it is. While held, an op other than
+ * launch and event_record (here a blocking copy, which waits for the
+ * queue) releases the hold first instead of waiting forever, and the
+ * caller's later release of that hold does nothing. */
+static void test_queue_hold(void **state)
+{
+    (void)state;
+    const gm_backend *be = dev.backend;
+    gm_program *p = NULL;
+    gm_kernel *k = NULL;
+    assert_int_equal(be->program_build(&dev, "stream", "fp32-grid", NULL, &p), GM_OK);
+    assert_int_equal(be->kernel_get(&dev, p, "stream_write", &k), GM_OK);
+    const unsigned long n = 1024;
+    gm_buffer c, h;
+    alloc_ok(GM_MEM_DEVICE, n * 4, &c);
+    alloc_ok(GM_MEM_HOST, n * 4, &h);
+    double unheld = timed_with_gap(k, &c, n, false, 300);
+    double held = timed_with_gap(k, &c, n, true, 300);
+    print_message("# 4KiB write with 300 ms on the host after the first event: %.3f ms unheld, %.3f ms held\n",
+                  unheld, held);
+    assert_true(unheld >= 250.0);
+    assert_true(held < 150.0);
+    assert_int_equal(be->copy(&dev, 0, &h, 0, &c, 0, n * 4, false), GM_OK);
+    const float *v = h.host;
+    assert_true(v[0] == -1.0f && v[128] == 0.0f && v[n - 1] == 127.0f / 128.0f);
+
+    /* The rule: a blocking copy while held. */
+    gm_hold *hold = NULL;
+    assert_int_equal(be->queue_hold(&dev, 0, &hold), GM_OK);
+    float scale = 1.0f;
+    unsigned streaming = 0;
+    unsigned long half = n / 2;
+    gm_arg args[] = {{GM_ARG_BUFFER, &c, NULL, 0},
+                     {GM_ARG_VALUE, NULL, &half, sizeof half},
+                     {GM_ARG_VALUE, NULL, &scale, sizeof scale},
+                     {GM_ARG_VALUE, NULL, &streaming, sizeof streaming}};
+    assert_int_equal(be->launch(&dev, 0, k, 256, 256, args, 4), GM_OK);
+    memset(h.host, 0, n * 4);
+    assert_int_equal(be->copy(&dev, 0, &h, 0, &c, 0, n * 4, false), GM_OK);
+    assert_true(v[0] == -1.0f && v[n - 1] == 127.0f / 128.0f);
+    be->queue_release(&dev, hold);   /* released already: nothing happens */
+    be->kernel_release(&dev, k);
+    be->program_release(&dev, p);
+    gm_device_free(&dev, &c);
+    gm_device_free(&dev, &h);
+}
+
 static void test_build_errors(void **state)
 {
     (void)state;
@@ -221,7 +301,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_kinds_and_copies), cmocka_unit_test(test_views), cmocka_unit_test(test_fill),
         cmocka_unit_test(test_managed), cmocka_unit_test(test_cap_is_oom), cmocka_unit_test(test_pinned_host_share),
-        cmocka_unit_test(test_kernels_and_events), cmocka_unit_test(test_build_errors),
+        cmocka_unit_test(test_kernels_and_events), cmocka_unit_test(test_queue_hold), cmocka_unit_test(test_build_errors),
     };
     return cmocka_run_group_tests_name("opencl backend", tests, open_device, close_device);
 }

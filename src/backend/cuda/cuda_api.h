@@ -60,14 +60,16 @@
 
 /* Entry points a driver may lack (older, or newer having renamed them):
  * NULL then, and what needs them is `unsupported` (cuFuncGetParamInfo,
- * drivers from 12.4 on: the launch's check of its arguments is skipped). */
+ * drivers from 12.4 on: the launch's check of its arguments is skipped;
+ * cuLaunchHostFunc, CUDA 10 on: timed reps go unheld). */
 #define GM_CU_OPTIONAL_FUNCS(X)                                                                \
     X(MemAllocAsync, "cuMemAllocAsync", CUresult, (CUdeviceptr *, size_t, CUstream))            \
     X(MemFreeAsync, "cuMemFreeAsync", CUresult, (CUdeviceptr, CUstream))                        \
     X(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", CUresult, (CUmemoryPool *, CUdevice)) \
     X(MemPoolSetAttribute, "cuMemPoolSetAttribute", CUresult, (CUmemoryPool, CUmemPool_attribute, void *)) \
     X(MemPoolTrimTo, "cuMemPoolTrimTo", CUresult, (CUmemoryPool, size_t))                      \
-    X(FuncGetParamInfo, "cuFuncGetParamInfo", CUresult, (CUfunction, size_t, size_t *, size_t *))
+    X(FuncGetParamInfo, "cuFuncGetParamInfo", CUresult, (CUfunction, size_t, size_t *, size_t *)) \
+    X(LaunchHostFunc, "cuLaunchHostFunc", CUresult, (CUstream, CUhostFn, void *))
 
 /* Optional too, and named by the exported version, which cuda.h maps to
  * differently from one toolkit to the next. cuEventElapsedTime_v2

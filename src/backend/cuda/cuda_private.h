@@ -23,6 +23,11 @@ size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace);
 /* The device's compute capability, major * 10 + minor (0 if unknown). */
 int gm_cu_compute_capability(gm_device *dev);
 
+/* queue_hold and queue_release (cuda_hold.c; backend.h says what they
+ * do): a host function on the stream waits for the release, 1 s at most. */
+gm_status gm_cu_queue_hold(gm_device *dev, int queue, gm_hold **out);
+void gm_cu_queue_release(gm_device *dev, gm_hold *h);
+
 /* The vendor GEMM ops (cuda_blas.c; backend.h says what they do), and the
  * release of the device's handles. */
 const char *gm_cu_blas_impl(gm_precision p);

@@ -28,6 +28,8 @@ typedef struct {
 struct gm_program { cl_program prog; };
 struct gm_kernel { cl_kernel kernel; };
 struct gm_event { cl_event ev; };
+/* A held queue: a barrier waiting on a user event that release completes. */
+struct gm_hold { cl_event user, barrier; };
 
 #define ST(dev) ((cl_state *)(dev)->priv)
 
@@ -576,6 +578,39 @@ static gm_status cl_event_record(gm_device *dev, int queue, gm_event **out)
     return GM_OK;
 }
 
+static gm_status cl_queue_hold(gm_device *dev, int queue, gm_hold **out)
+{
+    gm_hold *h = calloc(1, sizeof *h);
+    if (!h)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    cl_int rc = CL_SUCCESS;
+    h->user = cl->clCreateUserEvent(ST(dev)->ctx, &rc);
+    if (rc != CL_SUCCESS) {
+        free(h);
+        return fail(dev, rc, "clCreateUserEvent");
+    }
+    rc = cl->clEnqueueBarrierWithWaitList(queue_of(dev, queue), 1, &h->user, &h->barrier);
+    if (rc != CL_SUCCESS) {
+        cl->clSetUserEventStatus(h->user, CL_COMPLETE);
+        cl->clReleaseEvent(h->user);
+        free(h);
+        return fail(dev, rc, "clEnqueueBarrierWithWaitList");
+    }
+    *out = h;
+    return GM_OK;
+}
+
+static void cl_queue_release(gm_device *dev, gm_hold *h)
+{
+    (void)dev;
+    if (!h)
+        return;
+    cl->clSetUserEventStatus(h->user, CL_COMPLETE);
+    cl->clReleaseEvent(h->barrier);
+    cl->clReleaseEvent(h->user);
+    free(h);
+}
+
 static gm_status cl_event_elapsed_ms(gm_device *dev, gm_event *a, gm_event *b, double *ms)
 {
     cl_ulong ta = 0, tb = 0;
@@ -640,6 +675,8 @@ const gm_backend gm_backend_opencl = {
     .launch = cl_launch,
     .event_record = cl_event_record,
     .event_elapsed_ms = cl_event_elapsed_ms,
+    .queue_hold = cl_queue_hold,
+    .queue_release = cl_queue_release,
     .event_release = cl_event_release,
     .synchronize = cl_synchronize,
     .trim = cl_trim,

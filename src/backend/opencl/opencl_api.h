@@ -50,6 +50,9 @@
                                        const size_t *, const size_t *, cl_uint, const cl_event *, \
                                        cl_event *))                                             \
     X(cl_int, clEnqueueMarkerWithWaitList, (cl_command_queue, cl_uint, const cl_event *, cl_event *)) \
+    X(cl_int, clEnqueueBarrierWithWaitList, (cl_command_queue, cl_uint, const cl_event *, cl_event *)) \
+    X(cl_event, clCreateUserEvent, (cl_context, cl_int *))                                      \
+    X(cl_int, clSetUserEventStatus, (cl_event, cl_int))                                         \
     X(cl_int, clFinish, (cl_command_queue))                                                     \
     X(cl_int, clWaitForEvents, (cl_uint, const cl_event *))                                     \
     X(cl_int, clGetEventProfilingInfo, (cl_event, cl_profiling_info, size_t, void *, size_t *)) \
