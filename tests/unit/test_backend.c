@@ -163,14 +163,21 @@ static void test_pinned_host_share(void **state)
     gm_device_free(&dev, &b);
 }
 
+/* stream_write of the fp32-grid stream program (built into *p). */
+static gm_kernel *stream_write_kernel(gm_program **p)
+{
+    gm_kernel *k = NULL;
+    assert_int_equal(dev.backend->program_build(&dev, "stream", "fp32-grid", NULL, p), GM_OK);
+    assert_int_equal(dev.backend->kernel_get(&dev, *p, "stream_write", &k), GM_OK);
+    return k;
+}
+
 static void test_kernels_and_events(void **state)
 {
     (void)state;
     const gm_backend *be = dev.backend;
     gm_program *p = NULL;
-    gm_kernel *k = NULL;
-    assert_int_equal(be->program_build(&dev, "stream", "fp32-grid", NULL, &p), GM_OK);
-    assert_int_equal(be->kernel_get(&dev, p, "stream_write", &k), GM_OK);
+    gm_kernel *k = stream_write_kernel(&p);
     gm_kernel *missing = NULL;
     assert_int_equal(be->kernel_get(&dev, p, "no_such_kernel", &missing), GM_ERR_BUILD);
     const size_t n = 1 << 16;
@@ -246,9 +253,7 @@ static void test_queue_hold(void **state)
     (void)state;
     const gm_backend *be = dev.backend;
     gm_program *p = NULL;
-    gm_kernel *k = NULL;
-    assert_int_equal(be->program_build(&dev, "stream", "fp32-grid", NULL, &p), GM_OK);
-    assert_int_equal(be->kernel_get(&dev, p, "stream_write", &k), GM_OK);
+    gm_kernel *k = stream_write_kernel(&p);
     const unsigned long n = 1024;
     gm_buffer c, h;
     alloc_ok(GM_MEM_DEVICE, n * 4, &c);
