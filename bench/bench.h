@@ -112,9 +112,13 @@ void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *gl
  *     is not in *ms. Where the backend cannot hold its queue, or enqueue
  *     calls an op that releases the hold (shim.h: anything but launches
  *     and events, e.g. a vendor GEMM), as gm_time_on_queue.
+ *     The timed reps after a warm-up use it: a first launch may load
+ *     code (lazy module loading), which a driver may do only with its
+ *     queues idle, and the hold would then last until its backend lets go.
  *   gm_time_on_queue: from when the device reaches the first event, so
  *     the submission is in *ms: a transfer's latency as a caller sees it
- *     (the swap suite). */
+ *     (the swap suite), warm-ups and the oom suite's probes (one cold run
+ *     each). */
 gm_status gm_time_work(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms);
 gm_status gm_time_on_queue(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx, double *ms);
 

@@ -131,7 +131,7 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
     }
     double ms;
     if (st == GM_OK)
-        st = gm_time_work(dev, 0, run->enqueue, state, &ms);
+        st = gm_time_on_queue(dev, 0, run->enqueue, state, &ms);
     if (st == GM_OK)
         st = gm_device_sync(dev);
     double t_run = gm_now();

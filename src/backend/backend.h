@@ -205,7 +205,7 @@ typedef struct gm_backend {
      * gm_time_work). While a queue is held only launch and event_record
      * may be called: the shim releases the hold before any other op (one
      * that waits for the queue would wait forever). A backend may let go
-     * by itself after a while (CUDA: 1 s). GM_ERR_UNSUPPORTED where the
+     * by itself after a while (CUDA: 100 ms). GM_ERR_UNSUPPORTED where the
      * backend cannot hold its queue; NULL the same. */
     gm_status (*queue_hold)(struct gm_device *dev, int queue, gm_hold **out);
     /* Lets the held queue go on and releases h. */

@@ -2,11 +2,11 @@
  * A held CUDA stream (backend.h, queue_hold): a host function enqueued on
  * the stream (cuLaunchHostFunc) that waits until the host lets it go, so
  * that the stream's later work does not start before then. The wait ends
- * by itself after HOLD_LIMIT_S all the same: a hold is never the reason a
- * stream stops (an enqueue between hold and release that waited for the
- * stream would otherwise wait forever; the shim's rule keeps our own code
- * from doing so, this keeps the driver's). The host function makes no CUDA
- * call, as the driver requires.
+ * by itself after HOLD_LIMIT_NS all the same: an enqueue between hold and
+ * release that waited for the stream would otherwise wait forever (the
+ * shim's rule keeps our own code from doing so; this bounds the driver's,
+ * such as a first launch that loads code). The host function makes no
+ * CUDA call, as the driver requires.
  */
 #include "backend/cuda/cuda_private.h"
 
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define HOLD_LIMIT_S 1
+#define HOLD_LIMIT_NS 100000000L   /* 100 ms: far more than a held enqueue takes */
 
 /* Shared by the host function and the releasing thread: freed by the
  * last of the two to be done with it. */
@@ -38,13 +38,17 @@ static void hold_drop(gm_hold *h)
 }
 
 /* The stream's side: waits (on the driver's callback thread) until the
- * hold is opened or HOLD_LIMIT_S have passed. */
+ * hold is opened or HOLD_LIMIT_NS have passed. */
 static void CUDA_CB hold_wait(void *arg)
 {
     gm_hold *h = arg;
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += HOLD_LIMIT_S;
+    until.tv_nsec += HOLD_LIMIT_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&h->lock);
     while (!h->open)
         if (pthread_cond_timedwait(&h->opened, &h->lock, &until) == ETIMEDOUT)

@@ -24,7 +24,7 @@ size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace);
 int gm_cu_compute_capability(gm_device *dev);
 
 /* queue_hold and queue_release (cuda_hold.c; backend.h says what they
- * do): a host function on the stream waits for the release, 1 s at most. */
+ * do): a host function on the stream waits for the release, 100 ms at most. */
 gm_status gm_cu_queue_hold(gm_device *dev, int queue, gm_hold **out);
 void gm_cu_queue_release(gm_device *dev, gm_hold *h);
 
