@@ -113,7 +113,7 @@ const gm_cu_api *gm_cu_load(char *why, size_t why_len)
     return cu;
 }
 
-static gm_status fail(gm_device *dev, CUresult rc, const char *what)
+gm_status gm_cu_fail(gm_device *dev, CUresult rc, const char *what)
 {
     return gm_device_fail(dev, gm_cu_status(rc), (int)rc, "CUDA %s: %s (%s)", what, err_name(rc), err_text(rc));
 }
@@ -182,7 +182,7 @@ static gm_status cu_describe(int index, gm_device_info *info, gm_error *err)
 static gm_status enter(gm_device *dev)
 {
     CUresult rc = cu->CtxSetCurrent(ST(dev)->ctx);
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuCtxSetCurrent");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuCtxSetCurrent");
 }
 
 static void cu_close(gm_device *dev)
@@ -224,7 +224,7 @@ static gm_status cu_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b
     size_t f = 0, t = 0;
     CUresult rc = cu->MemGetInfo(&f, &t);
     if (rc != CUDA_SUCCESS)
-        return fail(dev, rc, "cuMemGetInfo");
+        return gm_cu_fail(dev, rc, "cuMemGetInfo");
     *free_b = f;
     *total_b = t;
     return GM_OK;
@@ -249,7 +249,7 @@ static gm_status reserve_stack(gm_device *dev)
         rc = cu->CtxSetLimit(CU_LIMIT_STACK_SIZE, gm_cuda_stack_bytes);
     if (rc == CUDA_SUCCESS || gm_cu_status(rc) != GM_ERR_DEVICE_LOST)
         return GM_OK;
-    return fail(dev, rc, "reserving the kernels' stack (cuCtxSetLimit)");
+    return gm_cu_fail(dev, rc, "reserving the kernels' stack (cuCtxSetLimit)");
 }
 
 static gm_status cu_open(gm_device *dev, int index)
@@ -263,7 +263,7 @@ static gm_status cu_open(gm_device *dev, int index)
         rc = cu->DevicePrimaryCtxRetain(&s->ctx, s->device);
     if (rc != CUDA_SUCCESS) {
         s->ctx = NULL;
-        gm_status st = fail(dev, rc, "opening the device");
+        gm_status st = gm_cu_fail(dev, rc, "opening the device");
         cu_close(dev);
         return st;
     }
@@ -273,7 +273,7 @@ static gm_status cu_open(gm_device *dev, int index)
     for (int q = 0; st == GM_OK && q < GM_MAX_QUEUES; q++) {
         rc = cu->StreamCreate(&s->streams[q], CU_STREAM_NON_BLOCKING);
         if (rc != CUDA_SUCCESS)
-            st = fail(dev, rc, "cuStreamCreate");
+            st = gm_cu_fail(dev, rc, "cuStreamCreate");
     }
     if (st == GM_OK)
         st = reserve_stack(dev);
@@ -384,7 +384,7 @@ static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
     }
     if (rc != CUDA_SUCCESS) {
         out->host = NULL;
-        return fail(dev, rc, "allocation");
+        return gm_cu_fail(dev, rc, "allocation");
     }
     out->handle = (uintptr_t)p;
     return GM_OK;
@@ -444,7 +444,7 @@ static gm_status cu_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_
     }
     if (rc == CUDA_SUCCESS)
         rc = cu->StreamSynchronize(s);
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuMemPrefetchAsync");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuMemPrefetchAsync");
 }
 
 /*
@@ -500,7 +500,7 @@ static gm_status mapping_get(gm_device *dev, gm_buffer *buf, size_t bytes, cu_ma
         }
         if (rc != CUDA_SUCCESS) {
             free(m);
-            return fail(dev, rc, "cuMemHostAlloc");
+            return gm_cu_fail(dev, rc, "cuMemHostAlloc");
         }
         m->capacity = bytes;
         buf->priv = m;
@@ -527,7 +527,7 @@ static gm_status cu_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, s
         if (rc == CUDA_SUCCESS)
             rc = cu->StreamSynchronize(s);
         if (rc != CUDA_SUCCESS)
-            return fail(dev, rc, "copy into the mapping");
+            return gm_cu_fail(dev, rc, "copy into the mapping");
     }
     m->off = off;
     m->bytes = bytes;
@@ -552,7 +552,7 @@ static gm_status cu_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
     CUresult rc = cu->MemcpyAsync((CUdeviceptr)buf->handle + m->off, m->device, m->bytes, s);
     if (rc == CUDA_SUCCESS)
         rc = cu->StreamSynchronize(s);
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "copy from the mapping");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "copy from the mapping");
 }
 
 /* The address copies and fills use: device handle, else the host pointer. */
@@ -573,7 +573,7 @@ static gm_status cu_fill(gm_device *dev, int queue, gm_buffer *buf, size_t off, 
     if (buf->kind == GM_MEM_HOST) {
         CUresult rc = cu->StreamSynchronize(s);
         if (rc != CUDA_SUCCESS)
-            return fail(dev, rc, "cuStreamSynchronize");
+            return gm_cu_fail(dev, rc, "cuStreamSynchronize");
         for (size_t i = 0; i < bytes; i += psize)
             memcpy((char *)buf->host + off + i, pattern, psize);
         return GM_OK;
@@ -591,7 +591,7 @@ static gm_status cu_fill(gm_device *dev, int queue, gm_buffer *buf, size_t off, 
         memcpy(&v, pattern, 4);
         rc = cu->MemsetD32Async(p, v, bytes / 4, s);
     }
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "memset");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "memset");
 }
 
 static gm_status cu_copy(gm_device *dev, int queue, gm_buffer *dst, size_t doff, const gm_buffer *src,
@@ -607,7 +607,7 @@ static gm_status cu_copy(gm_device *dev, int queue, gm_buffer *dst, size_t doff,
     CUresult rc = cu->MemcpyAsync(address_of(dst, doff), address_of(src, soff), bytes, s);
     if (rc == CUDA_SUCCESS && !async)
         rc = cu->StreamSynchronize(s);
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "copy");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "copy");
 }
 
 static gm_status cu_program_build(gm_device *dev, const char *program, const char *variant,
@@ -629,7 +629,7 @@ static gm_status cu_program_build(gm_device *dev, const char *program, const cha
     CUresult rc = cu->ModuleLoadData(&p->module, image);
     if (rc != CUDA_SUCCESS) {
         free(p);
-        return fail(dev, rc, "loading a kernel image");
+        return gm_cu_fail(dev, rc, "loading a kernel image");
     }
     *out = p;
     return GM_OK;
@@ -652,7 +652,7 @@ static gm_status cu_kernel_get(gm_device *dev, gm_program *p, const char *name, 
     CUresult rc = cu->ModuleGetFunction(&k->fn, p->module, name);
     if (rc != CUDA_SUCCESS) {
         free(k);
-        return fail(dev, rc, name);
+        return gm_cu_fail(dev, rc, name);
     }
     snprintf(k->name, sizeof k->name, "%s", name);
     /* Its parameters' sizes: index after index until the driver says there
@@ -662,7 +662,8 @@ static gm_status cu_kernel_get(gm_device *dev, gm_program *p, const char *name, 
     if (cu->FuncGetParamInfo) {
         int n = 0;
         size_t offset;
-        while (n < MAX_ARGS && (rc = cu->FuncGetParamInfo(k->fn, (size_t)n, &offset, &k->param_size[n])) == CUDA_SUCCESS)
+        while (n < MAX_ARGS &&
+               (rc = cu->FuncGetParamInfo(k->fn, (size_t)n, &offset, &k->param_size[n])) == CUDA_SUCCESS)
             n++;
         if (n < MAX_ARGS && rc == CUDA_ERROR_INVALID_VALUE)
             k->n_params = n;
@@ -720,7 +721,7 @@ static gm_status cu_launch(gm_device *dev, int queue, gm_kernel *k, size_t globa
         return st;
     CUresult rc = cu->LaunchKernel(k->fn, (unsigned int)(global / local), 1, 1, (unsigned int)local, 1, 1, 0,
                                    stream_of(dev, queue), params, NULL);
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuLaunchKernel");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuLaunchKernel");
 }
 
 static gm_status cu_event_record(gm_device *dev, int queue, gm_event **out)
@@ -739,7 +740,7 @@ static gm_status cu_event_record(gm_device *dev, int queue, gm_event **out)
     }
     if (rc != CUDA_SUCCESS) {
         free(e);
-        return fail(dev, rc, "event");
+        return gm_cu_fail(dev, rc, "event");
     }
     *out = e;
     return GM_OK;
@@ -755,7 +756,7 @@ static gm_status cu_event_elapsed_ms(gm_device *dev, gm_event *a, gm_event *b, d
     if (rc == CUDA_SUCCESS)
         rc = cu->EventElapsedTime(&f, a->ev, b->ev);
     if (rc != CUDA_SUCCESS)
-        return fail(dev, rc, "event timing");
+        return gm_cu_fail(dev, rc, "event timing");
     *ms = f;
     return GM_OK;
 }
@@ -782,7 +783,7 @@ static gm_status cu_trim(gm_device *dev)
     CUresult rc = cu->StreamSynchronize(stream_of(dev, 0));
     if (rc == CUDA_SUCCESS)
         rc = cu->MemPoolTrimTo(s->pool, 0);
-    return rc == CUDA_SUCCESS ? GM_OK : fail(dev, rc, "cuMemPoolTrimTo");
+    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuMemPoolTrimTo");
 }
 
 static gm_status cu_synchronize(gm_device *dev, int queue)
@@ -793,7 +794,7 @@ static gm_status cu_synchronize(gm_device *dev, int queue)
             continue;
         CUresult rc = cu->StreamSynchronize(ST(dev)->streams[q]);
         if (rc != CUDA_SUCCESS)
-            st = fail(dev, rc, "cuStreamSynchronize");
+            st = gm_cu_fail(dev, rc, "cuStreamSynchronize");
     }
     return st;
 }

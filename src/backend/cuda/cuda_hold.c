@@ -79,7 +79,7 @@ gm_status gm_cu_queue_hold(gm_device *dev, int queue, gm_hold **out)
     if (rc != CUDA_SUCCESS) {
         atomic_store(&h->users, 1);   /* the host function will never run */
         hold_drop(h);
-        return gm_device_fail(dev, gm_cu_status(rc), (int)rc, "CUDA cuLaunchHostFunc failed (%d)", (int)rc);
+        return gm_cu_fail(dev, rc, "cuLaunchHostFunc");
     }
     *out = h;
     return GM_OK;

@@ -6,6 +6,9 @@
 #include "backend/handle.h"
 #include "backend/cuda/cuda_api.h"
 
+/* Records the failure of `what` with the driver's name and text for rc
+ * in dev->err; returns its status (gm_cu_status). */
+gm_status gm_cu_fail(gm_device *dev, CUresult rc, const char *what);
 /* The stream `queue` of an open CUDA device; NULL after making its
  * context current failed (dev->err says why). */
 CUstream gm_cu_stream(gm_device *dev, int queue);
