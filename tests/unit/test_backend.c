@@ -163,6 +163,26 @@ static void test_pinned_host_share(void **state)
     gm_device_free(&dev, &b);
 }
 
+/* stream_write's arguments over the first n floats of c; the values the
+ * arguments point to live beside them. */
+typedef struct {
+    unsigned long n;
+    float scale;
+    unsigned streaming;
+    gm_arg args[4];
+} write_args;
+
+static void write_args_set(write_args *w, gm_buffer *c, unsigned long n, unsigned streaming)
+{
+    w->n = n;
+    w->scale = 1.0f;
+    w->streaming = streaming;
+    w->args[0] = (gm_arg){GM_ARG_BUFFER, c, NULL, 0};
+    w->args[1] = (gm_arg){GM_ARG_VALUE, NULL, &w->n, sizeof w->n};
+    w->args[2] = (gm_arg){GM_ARG_VALUE, NULL, &w->scale, sizeof w->scale};
+    w->args[3] = (gm_arg){GM_ARG_VALUE, NULL, &w->streaming, sizeof w->streaming};
+}
+
 /* stream_write of the fp32-grid stream program (built into *p). */
 static gm_kernel *stream_write_kernel(gm_program **p)
 {
@@ -184,13 +204,9 @@ static void test_kernels_and_events(void **state)
     gm_buffer c, h;
     alloc_ok(GM_MEM_DEVICE, n * 4, &c);
     alloc_ok(GM_MEM_HOST, n * 4, &h);
-    unsigned long n_arg = n;
-    float scale = 1.0f;
-    unsigned streaming = 1;
-    gm_arg args[] = {{GM_ARG_BUFFER, &c, NULL, 0},
-                     {GM_ARG_VALUE, NULL, &n_arg, sizeof n_arg},
-                     {GM_ARG_VALUE, NULL, &scale, sizeof scale},
-                     {GM_ARG_VALUE, NULL, &streaming, sizeof streaming}};
+    write_args wa;
+    write_args_set(&wa, &c, n, 1);
+    const gm_arg *args = wa.args;
     gm_event *e0 = NULL, *e1 = NULL;
     assert_int_equal(be->event_record(&dev, 0, &e0), GM_OK);
     assert_int_equal(be->launch(&dev, 0, k, 4096, 256, args, 4), GM_OK);
@@ -218,12 +234,8 @@ static void test_kernels_and_events(void **state)
 static double timed_with_gap(gm_kernel *k, gm_buffer *c, unsigned long n, bool held, long gap_ms)
 {
     const gm_backend *be = dev.backend;
-    float scale = 1.0f;
-    unsigned streaming = 0;
-    gm_arg args[] = {{GM_ARG_BUFFER, c, NULL, 0},
-                     {GM_ARG_VALUE, NULL, &n, sizeof n},
-                     {GM_ARG_VALUE, NULL, &scale, sizeof scale},
-                     {GM_ARG_VALUE, NULL, &streaming, sizeof streaming}};
+    write_args wa;
+    write_args_set(&wa, c, n, 0);
     gm_hold *h = NULL;
     if (held)
         assert_int_equal(be->queue_hold(&dev, 0, &h), GM_OK);
@@ -231,7 +243,7 @@ static double timed_with_gap(gm_kernel *k, gm_buffer *c, unsigned long n, bool h
     assert_int_equal(be->event_record(&dev, 0, &e0), GM_OK);
     struct timespec gap = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
     nanosleep(&gap, NULL);
-    assert_int_equal(be->launch(&dev, 0, k, 256, 256, args, 4), GM_OK);
+    assert_int_equal(be->launch(&dev, 0, k, 256, 256, wa.args, 4), GM_OK);
     assert_int_equal(be->event_record(&dev, 0, &e1), GM_OK);
     if (held)
         be->queue_release(&dev, h);
@@ -268,20 +280,19 @@ static void test_queue_hold(void **state)
     const float *v = h.host;
     assert_true(v[0] == -1.0f && v[128] == 0.0f && v[n - 1] == 127.0f / 128.0f);
 
-    /* The rule: a blocking copy while held. */
+    /* The rule: a blocking copy while held, after a held launch over the
+     * first half of c (zeroed first): the copy sees that launch's values,
+     * and the second half still zero. */
+    const unsigned zero = 0;
+    assert_int_equal(be->fill(&dev, 0, &c, 0, n * 4, &zero, sizeof zero), GM_OK);
     gm_hold *hold = NULL;
     assert_int_equal(be->queue_hold(&dev, 0, &hold), GM_OK);
-    float scale = 1.0f;
-    unsigned streaming = 0;
-    unsigned long half = n / 2;
-    gm_arg args[] = {{GM_ARG_BUFFER, &c, NULL, 0},
-                     {GM_ARG_VALUE, NULL, &half, sizeof half},
-                     {GM_ARG_VALUE, NULL, &scale, sizeof scale},
-                     {GM_ARG_VALUE, NULL, &streaming, sizeof streaming}};
-    assert_int_equal(be->launch(&dev, 0, k, 256, 256, args, 4), GM_OK);
-    memset(h.host, 0, n * 4);
+    write_args half;
+    write_args_set(&half, &c, n / 2, 0);
+    assert_int_equal(be->launch(&dev, 0, k, 256, 256, half.args, 4), GM_OK);
+    memset(h.host, 0xff, n * 4);
     assert_int_equal(be->copy(&dev, 0, &h, 0, &c, 0, n * 4, false), GM_OK);
-    assert_true(v[0] == -1.0f && v[n - 1] == 127.0f / 128.0f);
+    assert_true(v[0] == -1.0f && v[n / 2 - 1] == 127.0f / 128.0f && v[n / 2] == 0.0f && v[n - 1] == 0.0f);
     be->queue_release(&dev, hold);   /* released already: nothing happens */
     be->kernel_release(&dev, k);
     be->program_release(&dev, p);
