@@ -138,7 +138,7 @@ static gm_status attention_enqueue(void *state)
         /* Head-major: one "head" per row of bh, rows dim apart. */
         const uint64_t per_head = (uint64_t)st->seq * st->dim;
         gm_attention_call c = {&st->q, &st->k, &st->v, &st->o, &st->work, st->bh, st->seq, st->dim, causal, 1,
-                               scale, scale, per_head, st->dim, per_head, st->dim, per_head, st->dim, 0, 0, 0, 0};
+                               scale, scale, per_head, st->dim, per_head, st->dim, per_head, st->dim, 0, 0, 0, 0, 1};
         return gm_attention_enqueue(st->dev, st->tiled, st->chunked, &c);
     }
     gm_arg s1[] = {gm_arg_buf(&st->q), gm_arg_buf(&st->k), gm_arg_buf(&st->work), gm_arg_u32(&st->bh), gm_arg_u32(&st->seq), gm_arg_u32(&st->dim),

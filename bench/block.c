@@ -332,7 +332,7 @@ gm_status block_enqueue_layer(block_state *st, uint64_t layer, uint64_t slot, ui
                                (unsigned int)(nb * st->heads), (unsigned int)st->seq, (unsigned int)st->dim,
                                st->s.causal, (unsigned int)st->heads, BLOCK_ACT_SCALE, BLOCK_ACT_SCALE,
                                st->seq * 3 * h, 3 * h, st->seq * h, h, st->seq * h, h,
-                               off[A_QKV], k_off, v_off, off[A_ATTN]};
+                               off[A_QKV], k_off, v_off, off[A_ATTN], 1};
         rc = gm_attention_enqueue(st->dev, st->k_attn, st->chunked, &c);
     }
     if (rc == GM_OK)

@@ -420,23 +420,26 @@ static gm_status stage(model_state *st, uint64_t l, int s)
         if (rc == GM_OK)
             rc = kv_projection(st, M_K, l, c.attn_in, c.k);
         return rc == GM_OK ? kv_projection(st, M_V, l, c.attn_in, c.v) : rc;
-    case S_ATTN:
-        /* One launch per query head: head j reads KV head j / (heads / kv_heads). */
-        for (uint64_t j = 0; j < st->heads && rc == GM_OK; j++) {
-            uint64_t g = j / (st->heads / st->kv_heads);
-            gm_attention_call a = {c.q.buf, c.k.buf, c.v.buf, c.o.buf, c.stats.buf, (unsigned int)st->run_b,
-                                   (unsigned int)st->run_seq, (unsigned int)st->d, 1u, 1u, ACT, ACT,
-                                   st->seq * st->ad, st->ad, st->seq * st->kd, st->kd, st->seq * st->ad, st->ad,
-                                   c.q.off + j * st->d, c.k.off + g * st->d, c.v.off + g * st->d,
-                                   c.o.off + j * st->d};
-            rc = gm_attention_enqueue(st->dev, st->k_attn, st->chunked, &a);
-            if (rc == GM_OK && st->train) {
-                uint64_t off = c.lse.off + j * st->T;     /* [heads][T] per layer */
-                gm_arg args[] = {gm_arg_buf(c.stats.buf), gm_arg_buf(c.lse.buf), gm_arg_u64(&T), gm_arg_u64(&off)};
-                rc = launch(st, st->k_lse, (size_t)T, args, 4);
-            }
+    case S_ATTN: {
+        /* One launch over every query head: head j reads KV head
+         * j / (heads / kv_heads). */
+        gm_attention_call a = {c.q.buf, c.k.buf, c.v.buf, c.o.buf, c.stats.buf,
+                               (unsigned int)(st->run_b * st->heads), (unsigned int)st->run_seq, (unsigned int)st->d,
+                               1u, (unsigned int)st->heads, ACT, ACT, st->seq * st->ad, st->ad, st->seq * st->kd,
+                               st->kd, st->seq * st->ad, st->ad, c.q.off, c.k.off, c.v.off, c.o.off,
+                               (unsigned int)(st->heads / st->kv_heads)};
+        rc = gm_attention_enqueue(st->dev, st->k_attn, st->chunked, &a);
+        if (rc == GM_OK && st->train) {
+            /* lse: [heads][T] per layer */
+            uint64_t rows = st->run_b * st->heads * st->run_seq;
+            unsigned int heads = (unsigned int)st->heads;
+            gm_arg args[] = {gm_arg_buf(c.stats.buf), gm_arg_buf(c.lse.buf), gm_arg_u64(&rows),
+                             gm_arg_u64(&c.lse.off), gm_arg_u32(&heads), gm_arg_u64(&st->run_seq),
+                             gm_arg_u64(&st->seq), gm_arg_u64(&st->T)};
+            rc = launch(st, st->k_lse, (size_t)rows, args, 8);
         }
         return rc;
+    }
     case S_OPROJ:
         return linear(st, M_O, l, T, c.o, c.mid, &c.x_in);
     case S_NORM2:
@@ -665,6 +668,11 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     if (s->checkpoint || s->offload || s->micro_batch != s->batch)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--checkpoint, --offload and --micro-batch apply to "
                               "models.ini shapes, not to a whole model");
+    /* Training keeps the attention's row statistics in the logits' space
+     * (T * 2 * heads floats in T * vocab). */
+    if (s->train && a->vocab < 2 * a->heads)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: --mode train needs a vocabulary of at least twice the "
+                              "heads", a->name);
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
      * kernel and the vendor GEMM do not; offsets are 64-bit): the tokens

@@ -74,11 +74,12 @@ gm_status gm_linear_enqueue_int4(gm_device *dev, int queue, gm_kernel *kernel, b
 
 gm_status gm_attention_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, const gm_attention_call *c)
 {
+    const unsigned int kv_group = c->kv_group ? c->kv_group : 1;
     gm_arg args[] = {gm_arg_buf(c->q),        gm_arg_buf(c->k),         gm_arg_buf(c->v),
                      gm_arg_buf(c->o),        gm_arg_buf(c->stats),     gm_arg_u32(&c->bh),
                      gm_arg_u32(&c->seq),     gm_arg_u32(&c->dim),      gm_arg_u32(&c->causal),
                      gm_arg_f32(&c->scale_in), gm_arg_f32(&c->scale_out), gm_arg_u32(&c->heads),
-                     gm_arg_u64(&c->q_batch), gm_arg_u64(&c->q_row),    gm_arg_u64(&c->kv_batch),
+                     gm_arg_u32(&kv_group),   gm_arg_u64(&c->q_batch), gm_arg_u64(&c->q_row),    gm_arg_u64(&c->kv_batch),
                      gm_arg_u64(&c->kv_row),  gm_arg_u64(&c->o_batch),  gm_arg_u64(&c->o_row),
                      gm_arg_u64(&c->q_off),   gm_arg_u64(&c->k_off),    gm_arg_u64(&c->v_off),
                      gm_arg_u64(&c->o_off)};

@@ -42,6 +42,7 @@ typedef struct {
     float scale_in, scale_out;
     uint64_t q_batch, q_row, kv_batch, kv_row, o_batch, o_row;
     uint64_t q_off, k_off, v_off, o_off;
+    unsigned int kv_group;    /* query heads per K/V head (GQA); 0 or 1: one each */
 } gm_attention_call;
 
 /* Enqueues attention_tiled on queue 0 over bh * seq query rows. */

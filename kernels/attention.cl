@@ -16,6 +16,9 @@
  *   kv_batch, kv_row and k_off, v_off; o with o_batch, o_row, o_off).
  *   Head-major [bh, seq, dim]: heads = 1, batch = seq * dim, row = dim.
  *   Token-major [batch, seq, heads * dim] (the block workload): heads = H.
+ *   Grouped-query attention: query head hh reads K and V head
+ *   hh / kv_group (kv_group query heads share one; 1 = none shared), so
+ *   one launch covers every head of a GQA model.
  *   K and V are read as gm_kv_t: a KV cache in its own precision (a KV
  *   role token in the variant, "bf16-kvfp8e4m3-grid": an fp8 cache beside
  *   16-bit q and o), else gm_t.
@@ -85,14 +88,15 @@ GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const g
                           GM_GLOBAL const gm_kv_t *GM_RESTRICT v, GM_GLOBAL gm_t *GM_RESTRICT o,
                           GM_GLOBAL float *GM_RESTRICT stats, unsigned int bh, unsigned int seq,
                           unsigned int dim, unsigned int causal, float scale_in, float scale_out,
-                          unsigned int heads, gm_u64 q_batch, gm_u64 q_row, gm_u64 kv_batch, gm_u64 kv_row,
-                          gm_u64 o_batch, gm_u64 o_row, gm_u64 q_off, gm_u64 k_off, gm_u64 v_off, gm_u64 o_off)
+                          unsigned int heads, unsigned int kv_group, gm_u64 q_batch, gm_u64 q_row,
+                          gm_u64 kv_batch, gm_u64 kv_row, gm_u64 o_batch, gm_u64 o_row, gm_u64 q_off, gm_u64 k_off,
+                          gm_u64 v_off, gm_u64 o_off)
 {
     const float inv_sqrt = 1.0f / sqrt((float)dim);
     GM_FOR_EACH(r, (size_t)bh * seq) {
         const size_t h = r / seq, i = r % seq, b = h / heads, hh = h % heads;
         const size_t q_at = q_off + b * q_batch + hh * dim + i * q_row;
-        const size_t kv_at = b * kv_batch + hh * dim, o_at = o_off + b * o_batch + hh * dim + i * o_row;
+        const size_t kv_at = b * kv_batch + hh / kv_group * dim, o_at = o_off + b * o_batch + hh * dim + i * o_row;
         /* The one per-item array: 4 * GM_ATTN_MAX_DIM bytes of stack, within
          * CUDA's default per-thread stack (1 KiB), so a first launch never
          * grows the context's local memory. The query row is read from

@@ -87,13 +87,19 @@ GM_KERNEL model_swiglu(GM_GLOBAL const gm_t *g, GM_GLOBAL const gm_t *u, GM_GLOB
     }
 }
 
-/* lse[off + r] = m_r + log(l_r) from attention_tiled's (max, sum) pairs:
- * the one fp32 per row that tiled attention keeps for its backward. */
+/* The log-sum-exp m + log(l) of each query row from attention_tiled's
+ * (max, sum) pairs, the one fp32 per row that tiled attention keeps for
+ * its backward. The pairs come from one launch over every head: rows
+ * (b, head j, token i) in that order, seq tokens a sequence. The row's
+ * figure goes to lse[off + j * head_stride + b * seq_stride + i]: head-major
+ * over the layer's tokens, sequence b's tokens seq_stride apart. */
 GM_KERNEL model_lse(GM_GLOBAL const float *GM_RESTRICT stats, GM_GLOBAL float *GM_RESTRICT lse, gm_u64 rows,
-                    gm_u64 off)
+                    gm_u64 off, unsigned int heads, gm_u64 seq, gm_u64 seq_stride, gm_u64 head_stride)
 {
-    GM_FOR_EACH(r, (size_t)rows)
-        lse[off + r] = stats[2 * r] + log(stats[2 * r + 1]);
+    GM_FOR_EACH(r, (size_t)rows) {
+        const size_t i = r % seq, j = r / seq % heads, b = r / seq / heads;
+        lse[off + j * head_stride + b * seq_stride + i] = stats[2 * r] + log(stats[2 * r + 1]);
+    }
 }
 
 /* GM_LM_HEAD_LOGITS(weight): logits[r * vocab + j] = sum over k < hidden
