@@ -79,6 +79,7 @@ static gm_status shim_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_b
         SHIM(dev)->live.buffers++;
         SHIM(dev)->live.bytes += bytes;
         SHIM(dev)->async_allocs += kind == GM_MEM_ASYNC;
+        SHIM(dev)->managed_bytes += kind == GM_MEM_MANAGED ? bytes : 0;
     }
     return settle(st);
 }
@@ -282,6 +283,7 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
         s->live = before->live;
         s->async_allocs = before->async_allocs;
         s->blas_calls = before->blas_calls;
+        s->managed_bytes = before->managed_bytes;
     }
     s->inner = inner;
     s->spec = gm_inject_from_env();

@@ -70,6 +70,7 @@ typedef struct {
     gm_live_objects live;
     uint64_t async_allocs;    /* stream-ordered pool allocations made */
     uint64_t blas_calls;      /* vendor BLAS calls made */
+    uint64_t managed_bytes;   /* bytes of managed allocations made, summed */
     gm_buffer held;           /* the buffer a `leak` fault kept back */
     gm_hold *hold;            /* the queue held now, if any */
 } gm_backend_shim;
