@@ -3,7 +3,7 @@
 # real on the OpenCL device (PoCL on the CPU) and is verified; the run
 # folder holds the documented files and columns.
 . tests/lib.sh
-plan 19
+plan 22
 
 out=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
@@ -57,6 +57,18 @@ else
     skip "last-level cache unknown or over 64MiB (${llc:-0} bytes): arrays past it do not fit the test's cap"
     skip "as above"
 fi
+
+# Short kernels launch back to back within a rep (bench/stream.c): 4KiB
+# arrays take microseconds a launch, so a rep launches them many times, says
+# so in the note, and reports one launch's time; the output still verifies.
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream --kernels copy,triad,dot \
+    --precision fp32 --sizes 4KiB,32MiB --reps 3 --out "$TEST_TMP/short" --quiet
+is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 4096 && $_->{status} eq "ok" && $_->{metric} eq "bandwidth" && $_->{note} =~ /^(\d+) launches back to back a rep/ && $1 > 1 && $1 <= 64')" 3 \
+    "4KiB arrays: every kernel launches 2 to 64 times a rep, verified"
+is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 4096 && $_->{metric} eq "time" && $_->{value} < 0.25')" 3 \
+    "the time row is one launch's, below the rep's 0.25ms target"
+is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 33554432 && $_->{status} eq "ok" && $_->{note} eq ""')" 6 \
+    "32MiB arrays (milliseconds a launch on the CPU) launch once a rep, with no note"
 
 # A run that cannot fit under its cap records oom rows and goes on.
 run_gpumem bench --backend opencl --mem-limit 8MiB --suite stream --sizes 1MiB,4MiB --precision fp32 \
