@@ -1,0 +1,32 @@
+#!/bin/sh
+# The reference runs kept in results/reference/<device>/ (runs of real
+# cards, results/README.md) work from a fresh clone: each has its README,
+# gpumem compare reads it against itself (no regression, --gate passes)
+# and against a run made here (other device and driver, said so), and
+# gpumem plot renders it.
+. tests/lib.sh
+command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
+refs=$(ls -d results/reference/*/ 2>/dev/null)
+[ -n "$refs" ] || skip_all "no reference run in results/reference"
+plan $(( $(echo "$refs" | wc -l) * 5 ))
+
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite stream --kernels copy --precision fp32 --sizes 4MiB \
+    --reps 3 --out "$TEST_TMP/here" --quiet
+for ref in $refs; do
+    ref=${ref%/}
+    name=$(basename "$ref")
+    [ -s "$ref/README.md" ] && [ -s "$ref/results.csv" ] && [ -s "$ref/samples.csv" ] && [ -s "$ref/meta.json" ]
+    ok $? "$name: README.md, results.csv, samples.csv and meta.json"
+    run_gpumem compare "$ref" "$ref" --gate
+    like "$RC $OUT" "^0 (?s:.*)^no regression" "$name: compared with itself, no regression and --gate passes"
+    run_gpumem compare "$ref" "$TEST_TMP/here"
+    like "$RC $OUT" "^0 (?s:.*)^note: devices differ" "$name: compared with a run here, exit 0, the devices said to differ"
+    cp -R "$ref" "$TEST_TMP/$name"
+    run_gpumem plot "$TEST_TMP/$name"
+    is "$RC" 0 "$name: gpumem plot renders it"
+    device=$(perl -MJSON::PP -e 'local $/; open my $f, "<", $ARGV[0] or die; print decode_json(<$f>)->{device}{name}' \
+        "$ref/meta.json")
+    [ -n "$device" ] && [ -s "$TEST_TMP/$name/plots/bandwidth.svg" ] && grep -qF "Device: $device" "$TEST_TMP/$name/report.md"
+    ok $? "$name: its report names the device ($device) and its bandwidth plot is drawn"
+done
+done_testing
