@@ -123,6 +123,9 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
     if (st == GM_OK)
         st = run->setup(dev, &pat, &s, p->impl, &state);
     double t_setup = gm_now();
+    /* GPUMEM_KERNEL_PROFILE=1: each phase's device time by kernel, to
+     * worker.log (kernel_profile.h). */
+    gm_shim_kernel_profile_report(dev, stderr, "of the probe's setup");
     if (st == GM_OK) {
         /* Everything is allocated: what the driver's free memory lost is
          * what the point really holds (granularity, a pool's segments). */
@@ -135,11 +138,13 @@ void gm_probe_point_local(gm_device *dev, const gm_bench_opts *o, const gm_probe
     if (st == GM_OK)
         st = gm_device_sync(dev);
     double t_run = gm_now();
+    gm_shim_kernel_profile_report(dev, stderr, "of the probe's run");
     bool correct = false;
     char note[200] = "";
     if (st == GM_OK)
         st = run->verify(state, 0, &correct, note, sizeof note);
     double t_verify = gm_now();
+    gm_shim_kernel_profile_report(dev, stderr, "of the probe's verification");
     if (state)
         run->teardown(state);
     r->value = pat.fragment_bytes;

@@ -1,6 +1,7 @@
 /* The backend shim (shim.h): forwarding, accounting, injected faults. */
 #include "backend/shim.h"
 #include "backend/handle.h"
+#include "backend/kernel_profile.h"
 #include "backend/watchdog.h"
 
 #include <stdio.h>
@@ -184,6 +185,8 @@ static gm_status shim_kernel_get(gm_device *dev, gm_program *prog, const char *n
     if (st == GM_OK)
         st = INNER(dev)->kernel_get(dev, prog, name, out);
     SHIM(dev)->live.kernels += st == GM_OK;
+    if (st == GM_OK && SHIM(dev)->kprof)
+        gm_kprof_name(SHIM(dev)->kprof, *out, name);
     return settle(st);
 }
 
@@ -193,16 +196,37 @@ static void shim_kernel_release(gm_device *dev, gm_kernel *k)
         return;
     unhold(dev);
     SHIM(dev)->live.kernels--;
+    if (SHIM(dev)->kprof)
+        gm_kprof_forget(SHIM(dev)->kprof, k);
     gm_watchdog_call_begin("kernel_release");
     INNER(dev)->kernel_release(dev, k);
+    gm_watchdog_call_end();
+}
+
+/* Reads the kernel profile's pending launches: a wait for the queue, so
+ * a held one is released first. */
+static void kprof_settle(gm_device *dev)
+{
+    unhold(dev);
+    gm_watchdog_call_begin("event_elapsed_ms");
+    gm_kprof_settle(dev, SHIM(dev)->kprof);
     gm_watchdog_call_end();
 }
 
 static gm_status shim_launch(gm_device *dev, int queue, gm_kernel *k, size_t global, size_t local,
                              const gm_arg *args, int nargs)
 {
+    gm_kernel_profile *prof = SHIM(dev)->kprof;
+    if (prof && gm_kprof_full(prof))
+        kprof_settle(dev);
     gm_status st = strike(dev, GM_OP_LAUNCH);
-    return settle(st != GM_OK ? st : INNER(dev)->launch(dev, queue, k, global, local, args, nargs));
+    if (st != GM_OK)
+        return settle(st);
+    bool timed = prof && gm_kprof_before(dev, prof, queue);
+    st = INNER(dev)->launch(dev, queue, k, global, local, args, nargs);
+    if (timed)
+        gm_kprof_after(dev, prof, queue, k, st == GM_OK);
+    return settle(st);
 }
 
 static gm_status shim_event_record(gm_device *dev, int queue, gm_event **out)
@@ -313,13 +337,29 @@ gm_status gm_shim_open(gm_device *dev, const gm_backend *inner, int index, const
         s->table.blas_gemm = shim_blas_gemm;   /* blas_impl and blas_plan (host only) as they are */
     dev->backend = &s->table;
     gm_status st = strike(dev, GM_OP_OPEN);
-    return settle(st != GM_OK ? st : inner->open(dev, index));
+    st = settle(st != GM_OK ? st : inner->open(dev, index));
+    if (st == GM_OK && gm_kprof_requested())
+        s->kprof = gm_kprof_new(inner);      /* freed by gm_shim_close */
+    return st;
+}
+
+void gm_shim_kernel_profile_report(gm_device *dev, FILE *f, const char *title)
+{
+    if (!SHIM(dev)->kprof)
+        return;
+    kprof_settle(dev);
+    gm_kprof_report(dev, SHIM(dev)->kprof, f, title);
 }
 
 void gm_shim_close(gm_device *dev)
 {
     gm_backend_shim *s = SHIM(dev);
     unhold(dev);
+    if (s->kprof) {
+        gm_shim_kernel_profile_report(dev, stderr, "(until the device closed)");
+        gm_kprof_free(dev, s->kprof);
+        s->kprof = NULL;
+    }
     if (s->held.handle || s->held.host) {
         s->live.buffers--;
         s->live.bytes -= s->held.bytes;

@@ -39,6 +39,8 @@
 
 #include "backend/backend.h"
 
+#include <stdio.h>
+
 typedef enum {
     GM_OP_OPEN, GM_OP_MEM_INFO, GM_OP_ALLOC, GM_OP_VIEW, GM_OP_FILL, GM_OP_COPY, GM_OP_MAP, GM_OP_UNMAP,
     GM_OP_PREFETCH, GM_OP_PROGRAM_BUILD, GM_OP_KERNEL_GET, GM_OP_LAUNCH, GM_OP_EVENT_RECORD,
@@ -73,6 +75,7 @@ typedef struct {
     uint64_t managed_bytes;   /* bytes of managed allocations made, summed */
     gm_buffer held;           /* the buffer a `leak` fault kept back */
     gm_hold *hold;            /* the queue held now, if any */
+    struct gm_kernel_profile *kprof;  /* GPUMEM_KERNEL_PROFILE=1 (kernel_profile.h), else NULL */
 } gm_backend_shim;
 
 /* Parses a GPUMEM_BACKEND_FAULT value (NULL or empty: no fault). Returns 0,
@@ -93,7 +96,11 @@ struct gm_device;
  * closed: its counts, loss and accounting go on. */
 gm_status gm_shim_open(struct gm_device *dev, const gm_backend *inner, int index, const gm_backend_shim *before);
 /* Closes the device through the shim, handing back a buffer a `leak`
- * fault kept. */
+ * fault kept; prints the kernel profile's rest to stderr where one is
+ * kept. */
 void gm_shim_close(struct gm_device *dev);
+/* Prints the kernel profile since its last report under `title` and
+ * starts over; nothing where no profile is kept (kernel_profile.h). */
+void gm_shim_kernel_profile_report(struct gm_device *dev, FILE *f, const char *title);
 
 #endif
