@@ -1,6 +1,6 @@
 /* The kernel profile (kernel_profile.h). */
 #include "backend/kernel_profile.h"
-#include "device/device.h"
+#include "backend/handle.h"
 
 #include <stdlib.h>
 #include <string.h>
