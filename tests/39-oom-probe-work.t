@@ -1,7 +1,7 @@
 #!/bin/sh
 # A whole model's oom probe allocates the whole batch but runs and
 # verifies only its first sequence (bench/block_model.c, gm_shape.probe),
-# and of a longer one its first GM_PROBE_TOKENS (512) tokens: its run
+# and of a longer one its first GM_PROBE_TOKENS (128) tokens: its run
 # grows neither with the batch nor past that length. Every stage counts, the K and V
 # projections into the KV cache included (straight, and through the phase
 # buffer into an fp8 cache): on an 80 GB card a Llama-3-8B probe holds
@@ -42,7 +42,7 @@ for kv in bf16 fp8e4m3; do
     ok $? "KV cache $kv: the probe at batch $big runs one sequence, no slower than at batch $small (4x slack)"
 done
 
-# Past 512 tokens a probe runs the first 512 of its sequence but holds the
+# Past 128 tokens a probe runs the first 128 of its sequence but holds the
 # whole length: inference and train fit and verify at seq 1024, holding
 # more than at 512.
 printf 'point 2 tiled 0 2 1 %s %s\n' 512 0 1024 0 512 1 1024 1 >"$TEST_TMP/requests"
@@ -55,8 +55,8 @@ set -- $held
 ok "$([ $# -eq 4 ] && [ "$2" -gt "$1" ] && [ "$4" -gt "$3" ]; echo $?)" \
     "a probe at seq 1024 holds more than at 512 (inference and train): the whole length is allocated"
 run_gpumem bench --backend opencl --suite oom --workload block $model --mode inference,train --precision bf16 \
-    --seq 256,1024 --pattern per-tensor --mem-limit 128MiB --out "$TEST_TMP/oom" --quiet
-is "$RC" 0 "the oom suite searches seq 256 and 1024 in both modes"
-is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch" && $_->{status} eq "ok" && ($_->{seq_len} == 1024) == ($_->{note} =~ /ran and verified the first 512 tokens of its first sequence/)')" 4 \
-    "its notes say that a probe at seq 1024 ran the first 512 tokens, one at seq 256 its whole sequence"
+    --seq 64,1024 --pattern per-tensor --mem-limit 128MiB --out "$TEST_TMP/oom" --quiet
+is "$RC" 0 "the oom suite searches seq 64 and 1024 in both modes"
+is "$(csv_count "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch" && $_->{status} eq "ok" && ($_->{seq_len} == 1024) == ($_->{note} =~ /ran and verified the first 128 tokens of its first sequence/)')" 4 \
+    "its notes say that a probe at seq 1024 ran the first 128 tokens, one at seq 64 its whole sequence"
 done_testing
