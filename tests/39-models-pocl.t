@@ -155,7 +155,7 @@ run_gpumem bench --backend opencl --suite oom --mem-limit 64MiB --workload block
     --optimizer adamw --precision bf16 --seq 128 --pattern per-tensor --out "$TEST_TMP/oom" --quiet
 found=$(csv_value "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch"' value)
 predicted=$(csv_value "$TEST_TMP/oom/results.csv" '$_->{metric} eq "max_batch_model"' value)
-diag "train bf16 seq 128 under 64MiB: max_batch $found, the model says $predicted"
+note "train bf16 seq 128 under 64MiB: max_batch $found, the model says $predicted"
 [ "${found:-0}" -ge 1 ]
 ok $? "the oom suite finds a batch that fine-tunes"
 [ -n "$predicted" ] && [ "$found" -le "$predicted" ] && [ "$found" -ge $((predicted - 1)) ]
@@ -169,7 +169,7 @@ run_gpumem bench --backend opencl --suite oom --mem-limit 16MiB --workload block
     --seq 128 --pattern per-tensor --out "$TEST_TMP/oom4" --quiet
 found=$(csv_value "$TEST_TMP/oom4/results.csv" '$_->{metric} eq "max_batch" && $_->{precision} eq "bf16-wint4-kvfp8e4m3"' value)
 predicted=$(csv_value "$TEST_TMP/oom4/results.csv" '$_->{metric} eq "max_batch_model"' value)
-diag "int4 + fp8 KV + bf16, seq 128 under 16MiB: max_batch $found, the model says $predicted"
+note "int4 + fp8 KV + bf16, seq 128 under 16MiB: max_batch $found, the model says $predicted"
 [ -n "$predicted" ] && [ "${found:-0}" -ge 1 ] && [ "$found" -le "$predicted" ] && [ "$found" -ge $((predicted - 1)) ]
 ok $? "int4 + fp8 KV: the largest batch that serves is the memory model's prediction (or one less)"
 

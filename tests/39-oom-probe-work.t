@@ -31,7 +31,7 @@ for kv in bf16 fp8e4m3; do
     is "$(grep -c "^point block tiled bf16 seq 16 batch $big fits" "$TEST_TMP/log")" 2 \
         "KV cache $kv: worker.log names the probes at batch $big"
     runs=$(perl -ne 'print "$1 $2\n" if /^point block .* batch (\d+) fits: .* run ([0-9.]+) s,/' "$TEST_TMP/log")
-    diag "KV cache $kv, batch and run seconds:" "$runs"
+    note "KV cache $kv, batch and run seconds:" "$runs"
     printf '%s\n' "$runs" | perl -e '
         my %min;
         while (<STDIN>) { my ($b, $s) = split; $min{$b} = $s if !defined $min{$b} || $s < $min{$b} }
@@ -50,7 +50,7 @@ printf 'point 2 tiled 0 2 1 %s %s\n' 512 0 1024 0 512 1 1024 1 >"$TEST_TMP/reque
     <"$TEST_TMP/requests" >"$TEST_TMP/answers" 2>"$TEST_TMP/log"
 is "$?-$(grep -c '^result 0 ' "$TEST_TMP/answers")" "0-4" "seq 512 and 1024, inference and train: every probe fits and verifies"
 held=$(perl -ne 'print "$1 " if /^point block .* seq \d+ batch 1 fits: held (\d+) B/' "$TEST_TMP/log")
-diag "held at seq 512, 1024 (inference), 512, 1024 (train): $held"
+note "held at seq 512, 1024 (inference), 512, 1024 (train): $held"
 set -- $held
 ok "$([ $# -eq 4 ] && [ "$2" -gt "$1" ] && [ "$4" -gt "$3" ]; echo $?)" \
     "a probe at seq 1024 holds more than at 512 (inference and train): the whole length is allocated"

@@ -35,7 +35,7 @@ ok $? "both searches give the same batch at every point"
 
 sum() { answers "$1" probes | awk '{ s += $5 } END { print s + 0 }'; }
 pm=$(sum "$TEST_TMP/model") pb=$(sum "$TEST_TMP/bisect")
-diag "probes: model $pm, bisect $pb"
+note "probes: model $pm, bisect $pb"
 [ "$pm" -lt "$pb" ]
 ok $? "the model search needs fewer probes ($pm against $pb)"
 is "$(answers "$TEST_TMP/model" search_time | grep -c .)" "$n" "each search records its time"

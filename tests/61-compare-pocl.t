@@ -57,10 +57,10 @@ for attempt in 1 2 3; do
     aa_pair
     [ "$RC" = 0 ] || break
     "$GPUMEM" compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate >/dev/null 2>&1 && break
-    diag "A/A pair $attempt: a regression between identical runs (other work: $others cores); measuring again"
+    note "A/A pair $attempt: a regression between identical runs (other work: $others cores); measuring again"
 done
 is "$RC" 0 "runs A1 and A2, the same configuration"
-diag "other work beside the A/A pair: $others cores"
+note "other work beside the A/A pair: $others cores"
 # B: PoCL on one thread, its kernels compiled without the work-group
 # vectorizer (POCL_WORK_GROUP_METHOD=loops): the kind of slowdown a driver
 # upgrade can bring, whether or not the other core is free.
@@ -76,7 +76,7 @@ is "$RC" 0 "run D, another hidden size"
 
 # A/A
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate
-diag "A/A verdicts:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
+note "A/A verdicts:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
 if [ "$quiet" = 1 ]; then
     is "$RC" 0 "A/A: exit 0 under --gate"
     like "$OUT" "^no regression$" "A/A: no regression"
@@ -99,7 +99,7 @@ run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --gate
 is "$RC" 1 "A/B: exit 1 under --gate"
 like "$ERR" "^gpumem compare: [0-9]+ regressions? against A1:\n  B: workloads linear blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms \(\+[0-9.]+%, p=" \
     "A/B: the regressions listed on stderr, the blocked time first"
-diag "A/B verdicts:" "$OUT"
+note "A/B verdicts:" "$OUT"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --format csv
 printf '%s\n' "$OUT" >"$TEST_TMP/ab.csv"
 is "$(csv_count "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{verdict} eq "regression" && $_->{p_holm} < 0.05')" 4 \
@@ -133,7 +133,7 @@ is "$(csv_count "$TEST_TMP/rr.csv" '$_->{variant} eq "blocked" && $_->{test} eq 
     "A/A in rounds: each metric tested on 5 round medians a side, with its MDE"
 run_gpumem compare "$TEST_TMP/R1" "$TEST_TMP/R2" --gate
 printf "%s" "$OUT" | grep -q WARNING; ok $((1 - $?)) "A/A in rounds: no warning about run-to-run noise"
-diag "A/A in rounds:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
+note "A/A in rounds:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
 if [ "$quiet" = 1 ]; then
     is "$RC" 0 "A/A in rounds: exit 0 under --gate"
 else

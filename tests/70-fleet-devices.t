@@ -56,7 +56,7 @@ POCL_MAX_PTHREAD_COUNT=1 POCL_EXTRA_BUILD_FLAGS=-cl-opt-disable run_gpumem bench
 is "$normal_rc-$RC" "0-0" "two devices and a slowed run"
 run_gpumem fleet "$fleet" --out "$TEST_TMP/report"
 is "$RC" 1 "fleet: exit status 1, a GPU was flagged"
-diag "$OUT"
+note "$OUT"
 like "$OUT" "^3 +\S+ +\S+ +\S+/slow +[0-9]+ +[1-9][0-9]* " "the slowed run is flagged"
 like "$OUT" "^1 +\S+ +\S+ +\S+/device0 +[0-9]+ +0 .*\n2 +\S+ +\S+ +\S+/device1 +[0-9]+ +0 " "and neither normal one"
 [ -s "$TEST_TMP/report/fleet.csv" ] && grep -q '^## GPUs' "$TEST_TMP/report/fleet.md"

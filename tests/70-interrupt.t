@@ -60,7 +60,7 @@ workers=$(tagged | grep -c .)
 kill -TERM $pid
 wait $pid
 is "$?" 143 "oom suite, SIGTERM: exit status 143"
-diag "$workers worker process(es) were running"
+note "$workers worker process(es) were running"
 sleep 0.2
 left=$(grep -l "GM_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | wc -l)
 is "$left" 0 "oom suite, SIGTERM: no worker process left"

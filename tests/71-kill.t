@@ -59,7 +59,7 @@ while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
         fi
     fi
 done
-diag "$kills kills with kill -9 in $cycles runs, $mid of them after the run had finished points of its own;" \
+note "$kills kills with kill -9 in $cycles runs, $mid of them after the run had finished points of its own;" \
      "$finished run(s) reached their end between kills"
 ok "$([ "$kills" -ge "$KILLS" ]; echo $?)" "at least $KILLS kill -9 at random moments ($kills)"
 ok "$([ "$mid" -ge 5 ]; echo $?)" "at least 5 of them in the middle of a run's points ($mid)"

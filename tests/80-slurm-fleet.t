@@ -126,7 +126,7 @@ is "$(csv_count "$task0/results.csv" '$_->{status} eq "ok"')-$(csv_count "$task1
 
 run_gpumem fleet "$S/results" --format markdown
 is "$RC" 1 "gpumem fleet: exit status 1, a GPU flagged"
-diag "$OUT"
+note "$OUT"
 like "$OUT" "^\| 2 \| $host \| \S+ \| \S+/$host-$job-task1 \| 4 \| [1-4] \|" "the slowed task's GPU is flagged"
 like "$OUT" "^\| 1 \| $host \| \S+ \| \S+/$host-$job-task0 \| 4 \| 0 \|" "and the other is not"
 like "$OUT" "^# fleet \S+: 2 GPUs, 4 points, 1 GPU flagged" "one GPU of two flagged"

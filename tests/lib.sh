@@ -13,7 +13,12 @@ _tap_failed=0
 
 plan() { echo "1..$1"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# diag TEXT...: TAP diagnostics on stderr, which prove shows without -v
+# (a failure's got/want and notes reach CI's log).
+diag() { printf '%s\n' "$@" | sed 's/^/# /' >&2; }
+# note TEXT...: TAP comments on stdout, for what is worth keeping in a
+# verbose run (prove -v) but not in every log.
+note() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 # ok COND_EXIT_STATUS NAME
 ok() {
