@@ -27,18 +27,25 @@ static float write_value(size_t i)
     return (float)((int)(i & 255u) - 128) * (1.0f / 128.0f);
 }
 
-/* Fills n elements of dst in precision p from the pattern `which`. */
-static void fill_pattern(gm_precision p, void *dst, size_t n, unsigned which)
+/* The pattern `which`'s table in precision p: each value as stored
+ * (es bytes at t * es of `stored`) and as it reads back (`value`). */
+static void pattern_table(gm_precision p, unsigned which, unsigned char *stored, float *value)
 {
-    unsigned char table[PATTERN_TABLE * 4];
-    size_t es = gm_precision_size(p);
     for (size_t t = 0; t < PATTERN_TABLE; t++) {
         uint64_t x = (uint64_t)t * 0x94d049bb133111ebull + which;
-        gm_store(p, table, t, (float)((int)((x >> 40) & 2047) - 1024) / 1024.0f, STREAM_INT8_SCALE);
+        gm_store(p, stored, t, (float)((int)((x >> 40) & 2047) - 1024) / 1024.0f, STREAM_INT8_SCALE);
+        value[t] = gm_load(p, stored, t, STREAM_INT8_SCALE);
     }
-    unsigned char *out = dst;
-    for (size_t i = 0; i < n; i++)
-        memcpy(out + i * es, table + pattern_index(i, which) * es, es);
+}
+
+/* Element i of dst = element t of the table, es bytes each. */
+static void put_element(unsigned char *dst, size_t i, const unsigned char *table, size_t t, size_t es)
+{
+    switch (es) {
+    case 1: dst[i] = table[t]; break;
+    case 2: memcpy(dst + 2 * i, table + 2 * t, 2); break;
+    default: memcpy(dst + 4 * i, table + 4 * t, 4); break;
+    }
 }
 
 int stream_data_init(stream_data *d, gm_precision p, size_t n)
@@ -49,19 +56,30 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
     d->n = n;
     d->a = malloc(n * es);
     d->b = malloc(n * es);
-    if (!d->a || !d->b) {
+    unsigned char *table_a = malloc(2 * PATTERN_TABLE * 4), *table_b = table_a + PATTERN_TABLE * 4;
+    float *value_a = malloc(2 * PATTERN_TABLE * sizeof *value_a), *value_b = value_a + PATTERN_TABLE;
+    if (!d->a || !d->b || !table_a || !value_a) {
+        free(table_a);
+        free(value_a);
         stream_data_release(d);
         return -1;
     }
-    fill_pattern(p, d->a, n, 0);
-    fill_pattern(p, d->b, n, 1);
+    pattern_table(p, 0, table_a, value_a);
+    pattern_table(p, 1, table_b, value_b);
+    /* One pass: both arrays and the reference sums, in index order (the
+     * sums as if each element were read back from the arrays). */
     for (size_t i = 0; i < n; i++) {
-        double a = gm_load(p, d->a, i, STREAM_INT8_SCALE), b = gm_load(p, d->b, i, STREAM_INT8_SCALE);
+        size_t ia = pattern_index(i, 0), ib = pattern_index(i, 1);
+        put_element(d->a, i, table_a, ia, es);
+        put_element(d->b, i, table_b, ib, es);
+        double a = value_a[ia], b = value_b[ib];
         d->sum_a += a;
         d->sum_abs_a += fabs(a);
         d->sum_ab += a * b;
         d->sum_abs_ab += fabs(a * b);
     }
+    free(table_a);
+    free(value_a);
     return 0;
 }
 
