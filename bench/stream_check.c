@@ -56,30 +56,31 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
     d->n = n;
     d->a = malloc(n * es);
     d->b = malloc(n * es);
-    unsigned char *table_a = malloc(2 * PATTERN_TABLE * 4), *table_b = table_a + PATTERN_TABLE * 4;
-    float *value_a = malloc(2 * PATTERN_TABLE * sizeof *value_a), *value_b = value_a + PATTERN_TABLE;
-    if (!d->a || !d->b || !table_a || !value_a) {
-        free(table_a);
-        free(value_a);
+    /* The tables of a (pattern 0) and b (pattern 1). */
+    struct {
+        unsigned char stored[2][PATTERN_TABLE * 4];
+        float value[2][PATTERN_TABLE];
+    } *t = malloc(sizeof *t);
+    if (!d->a || !d->b || !t) {
+        free(t);
         stream_data_release(d);
         return -1;
     }
-    pattern_table(p, 0, table_a, value_a);
-    pattern_table(p, 1, table_b, value_b);
+    pattern_table(p, 0, t->stored[0], t->value[0]);
+    pattern_table(p, 1, t->stored[1], t->value[1]);
     /* One pass: both arrays and the reference sums, in index order (the
      * sums as if each element were read back from the arrays). */
     for (size_t i = 0; i < n; i++) {
         size_t ia = pattern_index(i, 0), ib = pattern_index(i, 1);
-        put_element(d->a, i, table_a, ia, es);
-        put_element(d->b, i, table_b, ib, es);
-        double a = value_a[ia], b = value_b[ib];
+        put_element(d->a, i, t->stored[0], ia, es);
+        put_element(d->b, i, t->stored[1], ib, es);
+        double a = t->value[0][ia], b = t->value[1][ib];
         d->sum_a += a;
         d->sum_abs_a += fabs(a);
         d->sum_ab += a * b;
         d->sum_abs_ab += fabs(a * b);
     }
-    free(table_a);
-    free(value_a);
+    free(t);
     return 0;
 }
 
