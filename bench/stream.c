@@ -304,12 +304,13 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
     bool wrong = false;
     stream_launch one = {s, k, access, p, n, global, local, 1};
     /* Warm-up unheld: a first launch may load code, which must not wait
-     * behind a held queue (bench.h). Then one held launch, timed, sets the
-     * launches of every rep. */
+     * behind a held queue (bench.h). Then one launch, timed, sets the
+     * launches of every rep: held after a warm-up, unheld where it is the
+     * first (--warmup 0). */
     for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
         st = gm_time_on_queue(s->dev, 0, enqueue_launch, &one, &ms[0]);
     if (st == GM_OK && ms)
-        st = gm_time_work(s->dev, 0, enqueue_launch, &one, &ms[0]);
+        st = (o->warmup ? gm_time_work : gm_time_on_queue)(s->dev, 0, enqueue_launch, &one, &ms[0]);
     if (st == GM_OK && ms)
         one.launches = launches_per_rep(ms[0]);
     for (unsigned r = 0; st == GM_OK && r < o->reps && ms && gbs && !wrong; r++) {

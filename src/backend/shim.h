@@ -3,7 +3,8 @@
  * (gm_device_open installs it; dev->backend is then the shim's table and
  * the vendor backend sits behind it). It forwards every op and does three
  * things no vendor backend has to know about (and marks each call's start
- * and end for the hung-device watchdog, watchdog.h):
+ * and end for the hung-device watchdog, watchdog.h, and with
+ * GPUMEM_KERNEL_PROFILE=1 times every launch, kernel_profile.h):
  *
  *   - the rule of a held queue (backend.h, queue_hold): while one is held,
  *     any op but launch and event_record first releases it, so that no
