@@ -337,8 +337,7 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
     } else {
         gm_row r = point_row(s, k, p, access);
         char launches_note[80];
-        snprintf(launches_note, sizeof launches_note, "%u launches back to back a rep; time is one launch's",
-                 one.launches);
+        snprintf(launches_note, sizeof launches_note, "%u" GM_LAUNCHES_NOTE, one.launches);
         r.note = one.launches > 1 ? launches_note : NULL;
         gm_stats stats;
         gm_stats_compute(gbs, o->reps, &stats);

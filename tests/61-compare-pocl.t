@@ -7,7 +7,7 @@
 # reason; a cut or malformed CSV exits 2 naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 33
+plan 35
 
 # A compute-bound point (about 9 ms a repetition on two idle cores), 15
 # repetitions a side after 10 untimed: enough for the U test to pass Holm
@@ -171,6 +171,20 @@ like "$OUT" "^left out \([0-9]+\):\n(  [^\n]*\n)*  workloads linear blocked per-
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/D" --gate
 like "$RC $OUT" "^0 (.|\n)*^left out \([0-9]+\):\n(  [^\n]*\n)*  workloads linear blocked per-tensor fp16 batch 16 seq 64 time: model_bytes [0-9]+ in A1, [0-9]+ in D: another shape or model" \
     "a point whose shape differs (model_bytes) is left out, not compared"
+
+# Timed another way: a short stream kernel launched back to back (4KiB
+# arrays take microseconds a launch) against one launch a rep, as a run
+# from before the suite launched short kernels back to back wrote it (the
+# launches note taken off); 16MiB arrays fill a rep with one launch either way.
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite stream --kernels copy --precision fp32 --sizes 4KiB,16MiB \
+    --reps 3 --out "$TEST_TMP/S1" --quiet
+mkdir -p "$TEST_TMP/S0" && cp "$TEST_TMP/S1/"* "$TEST_TMP/S0/" &&
+    sed -E "s/,[0-9]+ launches back to back a rep; time is one launch's\$/,/" "$TEST_TMP/S1/results.csv" >"$TEST_TMP/S0/results.csv"
+run_gpumem compare "$TEST_TMP/S0" "$TEST_TMP/S1"
+like "$RC $OUT" "^0 (.|\n)*^stream copy [a-z]+ per-tensor fp32 16MiB +bandwidth (.|\n)*^left out \(2\):\n  stream copy [a-z]+ per-tensor fp32 4KiB bandwidth: 1 launch a rep in S0, [0-9]+ in S1: timed another way \(one short launch includes its fixed cost\)\n  stream copy [a-z]+ per-tensor fp32 4KiB time: 1 launch a rep in S0" \
+    "one launch a rep against back to back: left out, with the counts; one launch a side: compared"
+run_gpumem compare "$TEST_TMP/S1" "$TEST_TMP/S1"
+like "$RC $OUT" "^0 (.|\n)*^stream copy [a-z]+ per-tensor fp32 4KiB +bandwidth " "back to back a side: compared"
 
 # Bad input
 mkdir -p "$TEST_TMP/cut" && cp "$TEST_TMP/A2/"* "$TEST_TMP/cut/"

@@ -1,6 +1,7 @@
 /* Joining runs on their point keys and judging each change (src/compare.h). */
 #include "analysis/compare.h"
 #include "analysis/stats_compare.h"
+#include "run/point_key.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -87,6 +88,20 @@ static int t_on_units(gm_cmp_result *r, int by_run)
     free(uo);
     free(scratch);
     return rc;
+}
+
+/* Were b and o timed alike? A rep of one short launch includes the
+ * launch's fixed cost on the device, which launches back to back share
+ * out (run/results.h, GM_LAUNCHES_NOTE): a single launch is not compared
+ * with back-to-back ones (a run from before the stream suite launched short
+ * kernels back to back, or a point at the edge where one launch fills a
+ * rep). Counts that differ but are both above one are compared: each rep
+ * then lasts about as long, and the fixed cost is a like share of both. */
+static bool timed_alike(const gm_cmp_point *b, const gm_cmp_point *o, unsigned *nb, unsigned *no)
+{
+    *nb = gm_point_note_launches(b->note);
+    *no = gm_point_note_launches(o->note);
+    return (*nb == 1) == (*no == 1);
 }
 
 /* Fills r's ratio, test and interval (the verdict comes after Holm).
@@ -211,6 +226,7 @@ int gm_compare(gm_comparison *c)
         for (int k = 1; k < c->n_runs; k++) {
             const gm_cmp_run *run = &c->runs[k];
             const gm_cmp_point *o = gm_cmp_run_find(run, b->key);
+            unsigned nb = 1, no = 1;
             int rc = 0;
             if (b->repeated)
                 rc = add_left_out(c, b, 0, "repeated in %s", base->label);
@@ -225,6 +241,11 @@ int gm_compare(gm_comparison *c)
             else if (strcmp(b->suite, "oom") != 0 && strcmp(b->model_bytes, o->model_bytes) != 0)
                 rc = add_left_out(c, b, k, "model_bytes %s in %s, %s in %s: another shape or model",
                                   b->model_bytes, base->label, o->model_bytes, run->label);
+            else if (!timed_alike(b, o, &nb, &no))
+                rc = add_left_out(c, b, k,
+                                  "%u launch%s a rep in %s, %u in %s: timed another way (one short launch includes "
+                                  "its fixed cost)",
+                                  nb, nb == 1 ? "" : "es", base->label, no, run->label);
             else {
                 gm_cmp_result *r = &c->results[c->n_results++];
                 r->base = b;

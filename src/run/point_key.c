@@ -36,6 +36,20 @@ int gm_point_key_require(char *const *header, int n_header, const char *path, co
 
 bool gm_point_note_train(const char *note) { return note && strstr(note, GM_TRAIN_NOTE) != NULL; }
 
+unsigned gm_point_note_launches(const char *note)
+{
+    const char *at = note ? strstr(note, GM_LAUNCHES_NOTE) : NULL;
+    if (!at)
+        return 1;
+    const char *digits = at;
+    while (digits > note && at - digits < 9 && digits[-1] >= '0' && digits[-1] <= '9')
+        digits--;
+    unsigned n = 0;
+    for (const char *d = digits; d < at; d++)
+        n = n * 10 + (unsigned)(*d - '0');     /* at most 9 digits: no overflow */
+    return n >= 1 ? n : 1;
+}
+
 bool gm_point_file_train(const char *path)
 {
     FILE *f = fopen(path, "r");

@@ -32,6 +32,10 @@ bool gm_point_note_train(const char *note);
 /* The same over a whole results.csv at path: does any line carry the note? */
 bool gm_point_file_train(const char *path);
 
+/* The launches a rep of the row's point made: the count its note gives
+ * before GM_LAUNCHES_NOTE (run/results.h), else 1. */
+unsigned gm_point_note_launches(const char *note);
+
 /* The mode field of a row: row[col], or for a run without the column
  * (col -1) what the row had: `train` or `inference` (train_run) on the rows
  * of the workloads suite and of the oom suite's searches, empty on others. */

@@ -23,6 +23,13 @@
  * a run's rows are training rows when a row carries this note. */
 #define GM_TRAIN_NOTE "backward not computed: gradients synthetic"
 
+/* The note of a point whose timed rep launched its kernel N > 1 times back
+ * to back (the stream suite's short kernels), after the count: "8" GM_LAUNCHES_NOTE.
+ * A rep of one short launch includes the launch's fixed cost on the
+ * device, which back-to-back launches share out; `compare` does not
+ * compare the two (gm_point_note_launches). */
+#define GM_LAUNCHES_NOTE " launches back to back a rep; time is one launch's"
+
 typedef enum {
     GM_ROW_OK,
     GM_ROW_OOM,          /* the point did not fit */
