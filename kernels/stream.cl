@@ -221,6 +221,21 @@ GM_INLINE void gm_store16_nt(uint4 *p, size_t j, uint4 v) { p[j] = v; }
 struct gm_vf {
     float v[GM_VW];
 };
+GM_INLINE gm_vf operator+(gm_vf a, gm_vf b)
+{
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] += b.v[l];
+    return a;
+}
+GM_INLINE gm_vf operator*(float s, gm_vf a)
+{
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] = s * a.v[l];
+    return a;
+}
+#if !defined(GM_INT8)   /* read and dot's float sums (int8 adds integers: dp4a) */
 GM_INLINE gm_vf gm_vzero(void)
 {
     gm_vf r;
@@ -229,25 +244,11 @@ GM_INLINE gm_vf gm_vzero(void)
         r.v[l] = 0.0f;
     return r;
 }
-GM_INLINE gm_vf operator+(gm_vf a, gm_vf b)
-{
-#pragma unroll
-    for (int l = 0; l < GM_VW; l++)
-        a.v[l] += b.v[l];
-    return a;
-}
 GM_INLINE gm_vf operator*(gm_vf a, gm_vf b)
 {
 #pragma unroll
     for (int l = 0; l < GM_VW; l++)
         a.v[l] *= b.v[l];
-    return a;
-}
-GM_INLINE gm_vf operator*(float s, gm_vf a)
-{
-#pragma unroll
-    for (int l = 0; l < GM_VW; l++)
-        a.v[l] = s * a.v[l];
     return a;
 }
 GM_INLINE gm_vf &operator+=(gm_vf &a, gm_vf b)
@@ -263,6 +264,7 @@ GM_INLINE float gm_hsum(gm_vf a)
         s += a.v[l];
     return s;
 }
+#endif
 /* gm_stream_write_value's, through gm_byte_ramp (no conversion). */
 GM_INLINE gm_vf gm_write_vec(size_t j)
 {
@@ -373,7 +375,13 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_
  * lanes: read in 16-bit lanes (a block of 256 vectors adds at most 256
  * values of magnitude <= 128 to a lane: within 2^15), dot in 32-bit lanes
  * (a block of 2^16 vectors: at most 2^16 products of magnitude <= 2^14 to
- * a lane, 2^30). Otherwise the floats of gm_vrawf.
+ * a lane, 2^30). int8 on CUDA does the same with dp4a (four byte
+ * products added to an int32, one instruction a word: an int8 kernel
+ * that converts every element spends an instruction or two on each byte
+ * it reads) into one int32: read sums a vector's 16 values (multiplied
+ * by 1 in each byte: at most 2^11), 2^16 vectors to a block (2^27), and
+ * dot its 16 products (at most 2^18), 2^12 vectors to a block (2^30).
+ * Otherwise the floats of gm_vrawf.
  */
 #if defined(GM_OPENCL) && defined(GM_INT8)
 typedef short16 gm_read_acc;
@@ -392,6 +400,26 @@ GM_INLINE gm_dot_acc gm_dot_term(GM_GLOBAL const gm_t *a, GM_GLOBAL const gm_t *
 }
 GM_INLINE gm_dot_acc gm_dot_zero(void) { return (gm_dot_acc)(0); }
 GM_INLINE float gm_dot_sum(gm_dot_acc s) { return gm_hsum(convert_float16(s)); }
+#elif defined(GM_CUDA) && defined(GM_INT8)
+#define GM_BYTE_ONES 0x01010101
+typedef int gm_read_acc;
+#define GM_READ_BLOCK ((size_t)65536)
+GM_INLINE gm_read_acc gm_read_term(const gm_t *a, size_t j)
+{
+    const int4 q = ((const int4 *)a)[j];
+    return __dp4a(q.w, GM_BYTE_ONES, __dp4a(q.z, GM_BYTE_ONES, __dp4a(q.y, GM_BYTE_ONES, __dp4a(q.x, GM_BYTE_ONES, 0))));
+}
+GM_INLINE gm_read_acc gm_read_zero(void) { return 0; }
+GM_INLINE float gm_read_sum(gm_read_acc s) { return (float)s; }
+typedef int gm_dot_acc;
+#define GM_DOT_BLOCK ((size_t)4096)
+GM_INLINE gm_dot_acc gm_dot_term(const gm_t *a, const gm_t *b, size_t j)
+{
+    const int4 p = ((const int4 *)a)[j], q = ((const int4 *)b)[j];
+    return __dp4a(p.w, q.w, __dp4a(p.z, q.z, __dp4a(p.y, q.y, __dp4a(p.x, q.x, 0))));
+}
+GM_INLINE gm_dot_acc gm_dot_zero(void) { return 0; }
+GM_INLINE float gm_dot_sum(gm_dot_acc s) { return (float)s; }
 #else
 typedef gm_vf gm_read_acc;
 typedef gm_vf gm_dot_acc;
