@@ -3,10 +3,13 @@
 #include "bench/bench.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { K_READ, K_WRITE, K_COPY, K_SCALE, K_ADD, K_TRIAD, K_DOT };
 
@@ -48,6 +51,62 @@ static void put_element(unsigned char *dst, size_t i, const unsigned char *table
     }
 }
 
+/* The tables of a (pattern 0) and b (pattern 1). */
+typedef struct {
+    unsigned char stored[2][PATTERN_TABLE * 4];
+    float value[2][PATTERN_TABLE];
+} pattern_tables;
+
+/* stream_data_init fills the arrays in STREAM_INIT_SLICES equal slices of
+ * the index range, up to STREAM_INIT_THREADS at once (one a core): each
+ * slice's sums add in index order and the slices' in slice order, so the
+ * reference sums are the same however many threads ran. */
+#define STREAM_INIT_SLICES 64
+#define STREAM_INIT_THREADS 16
+#define STREAM_INIT_ALONE ((size_t)1 << 20)   /* fewer elements: one thread */
+
+typedef struct {
+    double a, abs_a, ab, abs_ab;
+} slice_sums;
+
+typedef struct {
+    stream_data *d;
+    const pattern_tables *t;
+    slice_sums *sums;           /* STREAM_INIT_SLICES */
+    unsigned first, step;       /* this job's slices: first, first + step, ... */
+} init_job;
+
+/* One pass over slice `slice`: both arrays and its reference sums (as if
+ * each element were read back from the arrays). */
+static void fill_slice(const init_job *j, unsigned slice)
+{
+    stream_data *d = j->d;
+    const pattern_tables *t = j->t;
+    size_t es = gm_precision_size(d->prec);
+    size_t width = d->n / STREAM_INIT_SLICES, begin = width * slice;
+    size_t end = slice + 1 == STREAM_INIT_SLICES ? d->n : begin + width;   /* the last takes the rest */
+    slice_sums s = {0, 0, 0, 0};
+    for (size_t i = begin; i < end; i++) {
+        size_t ia = pattern_index(i, 0), ib = pattern_index(i, 1);
+        put_element(d->a, i, t->stored[0], ia, es);
+        put_element(d->b, i, t->stored[1], ib, es);
+        double a = t->value[0][ia], b = t->value[1][ib];
+        s.a += a;
+        s.abs_a += fabs(a);
+        s.ab += a * b;
+        s.abs_ab += fabs(a * b);
+    }
+    j->sums[slice] = s;
+}
+
+static void *run_init_job(void *arg)
+{
+    const init_job *j = arg;
+    for (unsigned slice = j->first; slice < STREAM_INIT_SLICES; slice += j->step)
+        fill_slice(j, slice);
+    return NULL;
+}
+
 int stream_data_init(stream_data *d, gm_precision p, size_t n)
 {
     memset(d, 0, sizeof *d);
@@ -56,30 +115,43 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
     d->n = n;
     d->a = malloc(n * es);
     d->b = malloc(n * es);
-    /* The tables of a (pattern 0) and b (pattern 1). */
-    struct {
-        unsigned char stored[2][PATTERN_TABLE * 4];
-        float value[2][PATTERN_TABLE];
-    } *t = malloc(sizeof *t);
-    if (!d->a || !d->b || !t) {
+    pattern_tables *t = malloc(sizeof *t);
+    slice_sums *sums = calloc(STREAM_INIT_SLICES, sizeof *sums);
+    if (!d->a || !d->b || !t || !sums) {
         free(t);
+        free(sums);
         stream_data_release(d);
         return -1;
     }
     pattern_table(p, 0, t->stored[0], t->value[0]);
     pattern_table(p, 1, t->stored[1], t->value[1]);
-    /* One pass: both arrays and the reference sums, in index order (the
-     * sums as if each element were read back from the arrays). */
-    for (size_t i = 0; i < n; i++) {
-        size_t ia = pattern_index(i, 0), ib = pattern_index(i, 1);
-        put_element(d->a, i, t->stored[0], ia, es);
-        put_element(d->b, i, t->stored[1], ib, es);
-        double a = t->value[0][ia], b = t->value[1][ib];
-        d->sum_a += a;
-        d->sum_abs_a += fabs(a);
-        d->sum_ab += a * b;
-        d->sum_abs_ab += fabs(a * b);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned jobs = n < STREAM_INIT_ALONE || cores < 2           ? 1u
+                    : cores > STREAM_INIT_THREADS ? STREAM_INIT_THREADS
+                                                  : (unsigned)cores;
+    init_job job[STREAM_INIT_THREADS];
+    pthread_t thread[STREAM_INIT_THREADS];
+    bool started[STREAM_INIT_THREADS] = {false};
+    for (unsigned k = 0; k < jobs; k++)
+        job[k] = (init_job){d, t, sums, k, jobs};
+    /* Jobs 1.. on threads of their own; job 0, and any job whose thread
+     * could not start, on this one. */
+    for (unsigned k = 1; k < jobs; k++)
+        started[k] = pthread_create(&thread[k], NULL, run_init_job, &job[k]) == 0;
+    run_init_job(&job[0]);
+    for (unsigned k = 1; k < jobs; k++) {
+        if (started[k])
+            pthread_join(thread[k], NULL);
+        else
+            run_init_job(&job[k]);
     }
+    for (unsigned slice = 0; slice < STREAM_INIT_SLICES; slice++) {
+        d->sum_a += sums[slice].a;
+        d->sum_abs_a += sums[slice].abs_a;
+        d->sum_ab += sums[slice].ab;
+        d->sum_abs_ab += sums[slice].abs_ab;
+    }
+    free(sums);
     free(t);
     return 0;
 }

@@ -407,7 +407,8 @@ typedef int gm_read_acc;
 GM_INLINE gm_read_acc gm_read_term(const gm_t *a, size_t j)
 {
     const int4 q = ((const int4 *)a)[j];
-    return __dp4a(q.w, GM_BYTE_ONES, __dp4a(q.z, GM_BYTE_ONES, __dp4a(q.y, GM_BYTE_ONES, __dp4a(q.x, GM_BYTE_ONES, 0))));
+    return __dp4a(q.w, GM_BYTE_ONES,
+                  __dp4a(q.z, GM_BYTE_ONES, __dp4a(q.y, GM_BYTE_ONES, __dp4a(q.x, GM_BYTE_ONES, 0))));
 }
 GM_INLINE gm_read_acc gm_read_zero(void) { return 0; }
 GM_INLINE float gm_read_sum(gm_read_acc s) { return (float)s; }
