@@ -116,10 +116,9 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
     d->a = malloc(n * es);
     d->b = malloc(n * es);
     pattern_tables *t = malloc(sizeof *t);
-    slice_sums *sums = calloc(STREAM_INIT_SLICES, sizeof *sums);
-    if (!d->a || !d->b || !t || !sums) {
+    slice_sums sums[STREAM_INIT_SLICES];
+    if (!d->a || !d->b || !t) {
         free(t);
-        free(sums);
         stream_data_release(d);
         return -1;
     }
@@ -151,7 +150,6 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
         d->sum_ab += sums[slice].ab;
         d->sum_abs_ab += sums[slice].abs_ab;
     }
-    free(sums);
     free(t);
     return 0;
 }

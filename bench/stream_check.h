@@ -30,8 +30,9 @@ typedef struct {
     double sum_ab, sum_abs_ab;     /* reference for dot */
 } stream_data;
 
-/* Allocates and fills a and b and their reference sums. Returns 0, or -1
- * if host memory ran out. */
+/* Allocates and fills a and b and their reference sums, on up to one
+ * thread a host core (the sums do not depend on how many). Returns 0, or
+ * -1 if host memory ran out. */
 int stream_data_init(stream_data *d, gm_precision p, size_t n);
 void stream_data_release(stream_data *d);
 
