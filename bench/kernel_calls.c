@@ -79,10 +79,10 @@ gm_status gm_attention_enqueue(gm_device *dev, gm_kernel *kernel, bool chunked, 
                      gm_arg_buf(c->o),        gm_arg_buf(c->stats),     gm_arg_u32(&c->bh),
                      gm_arg_u32(&c->seq),     gm_arg_u32(&c->dim),      gm_arg_u32(&c->causal),
                      gm_arg_f32(&c->scale_in), gm_arg_f32(&c->scale_out), gm_arg_u32(&c->heads),
-                     gm_arg_u32(&kv_group),   gm_arg_u64(&c->q_batch), gm_arg_u64(&c->q_row),    gm_arg_u64(&c->kv_batch),
-                     gm_arg_u64(&c->kv_row),  gm_arg_u64(&c->o_batch),  gm_arg_u64(&c->o_row),
-                     gm_arg_u64(&c->q_off),   gm_arg_u64(&c->k_off),    gm_arg_u64(&c->v_off),
-                     gm_arg_u64(&c->o_off)};
+                     gm_arg_u32(&kv_group),   gm_arg_u64(&c->q_batch),  gm_arg_u64(&c->q_row),
+                     gm_arg_u64(&c->kv_batch), gm_arg_u64(&c->kv_row), gm_arg_u64(&c->o_batch),
+                     gm_arg_u64(&c->o_row),   gm_arg_u64(&c->q_off),    gm_arg_u64(&c->k_off),
+                     gm_arg_u64(&c->v_off),   gm_arg_u64(&c->o_off)};
     size_t global, local;
     gm_launch_geometry(dev, chunked, (size_t)c->bh * c->seq, &global, &local);
     return dev->backend->launch(dev, 0, kernel, global, local, args, (int)(sizeof args / sizeof args[0]));
