@@ -24,6 +24,7 @@ typedef struct {
     CUstream streams[GM_MAX_QUEUES];
     void *blas;                  /* cuBLAS handle, made on first use */
     void *blaslt;                /* cuBLASLt handle, likewise */
+    void *lt_plan;               /* cuBLASLt's plan of the last shape (cuda_blas.c), likewise */
     CUdeviceptr lt_workspace;    /* cuBLASLt's workspace, made on first use */
     size_t lt_workspace_bytes;   /* its size; 0 before, or if it could not be had */
     bool lt_workspace_tried;
@@ -297,6 +298,7 @@ CUstream gm_cu_stream(gm_device *dev, int queue)
 
 void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
 void **gm_cu_blaslt_handle(gm_device *dev) { return &ST(dev)->blaslt; }
+void **gm_cu_blaslt_plan_slot(gm_device *dev) { return &ST(dev)->lt_plan; }
 
 size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace)
 {

@@ -6,8 +6,9 @@
  * rows are `unsupported`. cuda_gemm_plan.c decides the call and its
  * arguments; the entry points are declared in cuda_gemm.h, to need no
  * cuBLAS header. The cuBLASLt call offers the device's workspace
- * (gm_cu_blaslt_workspace), and makes its descriptors and its heuristic
- * query (which cuBLASLt caches) per call.
+ * (gm_cu_blaslt_workspace), and keeps the descriptors and the heuristic's
+ * algorithm of the last shape (lt_plan), so that a timed call enqueues the
+ * matmul alone.
  */
 #include "backend/cuda/cuda_gemm.h"
 #include "backend/cuda/cuda_private.h"
@@ -158,53 +159,113 @@ static int gemm_ex(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, co
     return rc;
 }
 
-static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, const gm_buffer *a,
-                     const gm_buffer *b, gm_buffer *c, bool *no_algo)
+/* cuBLASLt's plan of one GEMM shape: the operation's descriptor, the
+ * layouts of A, B, C and D, and the heuristic's algorithm for them with
+ * the workspace offered. Made on a shape's first call (its warm-up) and
+ * kept, one shape a device, until another shape comes or the device
+ * closes (gm_cu_blas_release), so that a timed call of the shape enqueues
+ * the matmul alone: making the descriptors and asking the heuristic is
+ * host work that a timed call would otherwise count. */
+typedef struct {
+    gm_cu_gemm_args args;       /* the shape it is for */
+    uint64_t workspace_bytes;
+    void *op, *layout[4];       /* A, B, C, D */
+    gm_cublaslt_heuristic best;
+    int found;                  /* 0: cuBLASLt has no algorithm for the shape */
+} lt_plan;
+
+static bool same_args(const gm_cu_gemm_args *x, const gm_cu_gemm_args *y)
 {
-    void **handle = gm_cu_blaslt_handle(dev);
-    int rc = *handle ? GM_CUBLAS_STATUS_SUCCESS : lt.create(handle);
-    void *op = NULL, *la = NULL, *lb = NULL, *lc = NULL, *ld = NULL, *pref = NULL;
+    return x->lt == y->lt && x->transa == y->transa && x->transb == y->transb && x->m == y->m && x->n == y->n &&
+           x->k == y->k && x->lda == y->lda && x->ldb == y->ldb && x->ldc == y->ldc && x->a_rows == y->a_rows &&
+           x->a_cols == y->a_cols && x->b_rows == y->b_rows && x->b_cols == y->b_cols && x->a_type == y->a_type &&
+           x->b_type == y->b_type && x->c_type == y->c_type && x->lt_c_type == y->lt_c_type &&
+           x->compute == y->compute && x->scale_type == y->scale_type;
+}
+
+static void lt_plan_free(lt_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < 4; i++)
+        if (p->layout[i])
+            lt.layout_destroy(p->layout[i]);
+    if (p->op)
+        lt.desc_destroy(p->op);
+    free(p);
+}
+
+/* Makes the plan of x with workspace_bytes offered into *out (NULL where
+ * a call failed: its cuBLAS status is returned). */
+static int lt_plan_make(void *handle, const gm_cu_gemm_args *x, uint64_t workspace_bytes, void **out)
+{
+    *out = NULL;
+    lt_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return GM_CUBLAS_STATUS_ALLOC_FAILED;
+    p->args = *x;
+    p->workspace_bytes = workspace_bytes;
     const int32_t transa = x->transa, transb = x->transb;
-    CUdeviceptr workspace = 0;
-    const uint64_t workspace_bytes = rc == GM_CUBLAS_STATUS_SUCCESS ? gm_cu_blaslt_workspace(dev, &workspace) : 0;
+    void *pref = NULL;
+    int rc = lt.desc_create(&p->op, x->compute, x->scale_type);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.desc_create(&op, x->compute, x->scale_type);
+        rc = lt.desc_set(p->op, GM_CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.desc_set(op, GM_CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa);
+        rc = lt.desc_set(p->op, GM_CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.desc_set(op, GM_CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb);
+        rc = lt.layout_create(&p->layout[0], x->a_type, (uint64_t)x->a_rows, (uint64_t)x->a_cols, x->lda);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&la, x->a_type, (uint64_t)x->a_rows, (uint64_t)x->a_cols, x->lda);
+        rc = lt.layout_create(&p->layout[1], x->b_type, (uint64_t)x->b_rows, (uint64_t)x->b_cols, x->ldb);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&lb, x->b_type, (uint64_t)x->b_rows, (uint64_t)x->b_cols, x->ldb);
+        rc = lt.layout_create(&p->layout[2], x->lt_c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&lc, x->lt_c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&ld, x->c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
+        rc = lt.layout_create(&p->layout[3], x->c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.pref_create(&pref);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                         sizeof workspace_bytes);
-    gm_cublaslt_heuristic best = {0};
-    int found = 0;
+        rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &p->workspace_bytes,
+                         sizeof p->workspace_bytes);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.heuristic(*handle, op, la, lb, lc, ld, pref, 1, &best, &found);
-    *no_algo = rc == GM_CUBLAS_STATUS_SUCCESS && found == 0;
-    /* beta is 0: C is not read (and may be NULL). */
-    const float one = 1.0f, zero = 0.0f;
-    if (rc == GM_CUBLAS_STATUS_SUCCESS && found > 0)
-        rc = lt.matmul(*handle, op, &one, (const void *)b->handle, la, (const void *)a->handle, lb, &zero, NULL, lc,
-                       (void *)c->handle, ld, best.algo, (void *)workspace, (size_t)workspace_bytes, stream);
+        rc = lt.heuristic(handle, p->op, p->layout[0], p->layout[1], p->layout[2], p->layout[3], pref, 1, &p->best,
+                          &p->found);
     if (pref)
         lt.pref_destroy(pref);
-    void *layouts[] = {la, lb, lc, ld};
-    for (int i = 0; i < 4; i++)
-        if (layouts[i])
-            lt.layout_destroy(layouts[i]);
-    if (op)
-        lt.desc_destroy(op);
+    if (rc != GM_CUBLAS_STATUS_SUCCESS) {
+        lt_plan_free(p);
+        return rc;
+    }
+    *out = p;
     return rc;
+}
+
+static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, const gm_buffer *a,
+                     const gm_buffer *b, gm_buffer *c, bool *no_algo)
+{
+    *no_algo = false;
+    void **handle = gm_cu_blaslt_handle(dev);
+    int rc = *handle ? GM_CUBLAS_STATUS_SUCCESS : lt.create(handle);
+    if (rc != GM_CUBLAS_STATUS_SUCCESS)
+        return rc;
+    CUdeviceptr workspace = 0;
+    const uint64_t workspace_bytes = gm_cu_blaslt_workspace(dev, &workspace);
+    void **slot = gm_cu_blaslt_plan_slot(dev);
+    lt_plan *p = *slot;
+    if (!p || !same_args(&p->args, x) || p->workspace_bytes != workspace_bytes) {
+        lt_plan_free(p);
+        *slot = NULL;
+        rc = lt_plan_make(*handle, x, workspace_bytes, slot);
+        if (rc != GM_CUBLAS_STATUS_SUCCESS)
+            return rc;
+        p = *slot;
+    }
+    *no_algo = p->found == 0;
+    if (*no_algo)
+        return rc;
+    /* beta is 0: C is not read (and may be NULL). */
+    const float one = 1.0f, zero = 0.0f;
+    return lt.matmul(*handle, p->op, &one, (const void *)b->handle, p->layout[0], (const void *)a->handle,
+                     p->layout[1], &zero, NULL, p->layout[2], (void *)c->handle, p->layout[3], p->best.algo,
+                     (void *)workspace, (size_t)workspace_bytes, stream);
 }
 
 gm_status gm_cu_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
@@ -237,6 +298,10 @@ void gm_cu_blas_release(gm_device *dev)
     if (*handle && load_cublas())
         blas.destroy(*handle);
     *handle = NULL;
+    void **plan = gm_cu_blaslt_plan_slot(dev);
+    if (*plan && load_cublaslt())
+        lt_plan_free(*plan);
+    *plan = NULL;
     handle = gm_cu_blaslt_handle(dev);
     if (*handle && load_cublaslt())
         lt.destroy(*handle);

@@ -16,6 +16,9 @@ CUstream gm_cu_stream(gm_device *dev, int queue);
  * first use). */
 void **gm_cu_blas_handle(gm_device *dev);
 void **gm_cu_blaslt_handle(gm_device *dev);
+/* Where the device keeps cuBLASLt's plan of the last GEMM shape
+ * (cuda_blas.c owns what it points to; NULL until first use). */
+void **gm_cu_blaslt_plan_slot(gm_device *dev);
 /* cuBLASLt's workspace on dev (the context current): its size, and its
  * address in *workspace. Made on the first call with cuMemAlloc, outside
  * the suite's accounting like the handles' own memory: 32 MiB from
