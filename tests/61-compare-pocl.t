@@ -7,7 +7,7 @@
 # reason; a cut or malformed CSV exits 2 naming the file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 35
+plan 38
 
 # A compute-bound point (about 9 ms a repetition on two idle cores), 15
 # repetitions a side after 10 untimed: enough for the U test to pass Holm
@@ -185,6 +185,20 @@ like "$RC $OUT" "^0 (.|\n)*^stream copy [a-z]+ per-tensor fp32 16MiB +bandwidth 
     "one launch a rep against back to back: left out, with the counts; one launch a side: compared"
 run_gpumem compare "$TEST_TMP/S1" "$TEST_TMP/S1"
 like "$RC $OUT" "^0 (.|\n)*^stream copy [a-z]+ per-tensor fp32 4KiB +bandwidth " "back to back a side: compared"
+# At the edge where one launch just fills a rep, the count comes out 1 in
+# one run and 2 in the next (S2: S1 with its 16MiB rows at 2). Between two
+# runs that launched short kernels back to back, each single launch filled
+# a rep alone: compared; against a run that never did (S0): left out.
+mkdir -p "$TEST_TMP/S2" && cp "$TEST_TMP/S1/"* "$TEST_TMP/S2/" &&
+    sed -E "/,16777216,/s/,\$/,2 launches back to back a rep; time is one launch's/" "$TEST_TMP/S1/results.csv" \
+        >"$TEST_TMP/S2/results.csv"
+run_gpumem compare "$TEST_TMP/S1" "$TEST_TMP/S2"
+like "$RC $OUT" "^0 (.|\n)*^stream copy [a-z]+ per-tensor fp32 16MiB +bandwidth " \
+    "one launch against two, both runs launching back to back: compared"
+ok "$(printf '%s' "$OUT" | grep -c 'timed another way')" "  and nothing is left out for it"
+run_gpumem compare "$TEST_TMP/S0" "$TEST_TMP/S2"
+like "$RC $OUT" "^0 (.|\n)*^left out \([0-9]+\):\n(  [^\n]*\n)*  stream copy [a-z]+ per-tensor fp32 16MiB bandwidth: 1 launch a rep in S0, 2 in S2: timed another way" \
+    "one launch against two, from a run that never launched back to back: left out"
 
 # Bad input
 mkdir -p "$TEST_TMP/cut" && cp "$TEST_TMP/A2/"* "$TEST_TMP/cut/"

@@ -90,18 +90,22 @@ static int t_on_units(gm_cmp_result *r, int by_run)
     return rc;
 }
 
-/* Were b and o timed alike? A rep of one short launch includes the
- * launch's fixed cost on the device, which launches back to back share
- * out (run/results.h, GM_LAUNCHES_NOTE): a single launch is not compared
- * with back-to-back ones (a run from before the stream suite launched short
- * kernels back to back, or a point at the edge where one launch fills a
- * rep). Counts that differ but are both above one are compared: each rep
- * then lasts about as long, and the fixed cost is a like share of both. */
-static bool timed_alike(const gm_cmp_point *b, const gm_cmp_point *o, unsigned *nb, unsigned *no)
+/* Were b (of base) and o (of run) timed alike? A rep of one short launch
+ * includes the launch's fixed cost on the device, which launches back to
+ * back share out (run/results.h, GM_LAUNCHES_NOTE): a single launch is not
+ * compared with back-to-back ones from a run that never launched back to
+ * back (a run from before the stream suite did, whose short kernels had one
+ * launch a rep, or one of large arrays only). Where both runs did, one
+ * launch a rep means that launch filled the rep alone, and it is compared
+ * with a count above one as two counts above one are (a point at the edge
+ * where one launch just fills a rep gets 1 in one run and 2 in the next):
+ * each rep then lasts about as long, and the fixed cost is a like share. */
+static bool timed_alike(const gm_cmp_run *base, const gm_cmp_point *b, const gm_cmp_run *run,
+                        const gm_cmp_point *o, unsigned *nb, unsigned *no)
 {
     *nb = gm_point_note_launches(b->note);
     *no = gm_point_note_launches(o->note);
-    return (*nb == 1) == (*no == 1);
+    return (*nb == 1) == (*no == 1) || (base->back_to_back && run->back_to_back);
 }
 
 /* Fills r's ratio, test and interval (the verdict comes after Holm).
@@ -241,7 +245,7 @@ int gm_compare(gm_comparison *c)
             else if (strcmp(b->suite, "oom") != 0 && strcmp(b->model_bytes, o->model_bytes) != 0)
                 rc = add_left_out(c, b, k, "model_bytes %s in %s, %s in %s: another shape or model",
                                   b->model_bytes, base->label, o->model_bytes, run->label);
-            else if (!timed_alike(b, o, &nb, &no))
+            else if (!timed_alike(base, b, run, o, &nb, &no))
                 rc = add_left_out(c, b, k,
                                   "%u launch%s a rep in %s, %u in %s: timed another way (one short launch includes "
                                   "its fixed cost)",

@@ -37,6 +37,9 @@ typedef struct {
     gm_cmp_point **sorted;  /* by key, for lookups */
     int n_members;          /* runs in the group (1: one folder) */
     bool train_run;         /* a run without the mode column ran --mode train */
+    bool back_to_back;      /* a point of the run launched back to back (GM_LAUNCHES_NOTE): the run
+                             * gave a short kernel several launches a rep, so a point of one launch
+                             * there filled a rep with it */
 } gm_cmp_run;
 
 /* Reads the run folder `dir`. A missing or malformed results.csv or

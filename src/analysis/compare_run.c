@@ -117,6 +117,7 @@ static int load_results(gm_cmp_run *r, const char *path, char *err, size_t len)
             snprintf(err, len, "out of memory");
             return -1;
         }
+        r->back_to_back = r->back_to_back || gm_point_note_launches(p->note) > 1;
         r->sorted[r->n_points++] = p;
     }
     qsort(r->sorted, (size_t)r->n_points, sizeof *r->sorted, by_key);
