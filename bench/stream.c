@@ -132,12 +132,18 @@ static gm_status alloc_arrays(stream_state *s, size_t bytes)
     gm_buffer *bufs[] = {&s->a, &s->bb, &s->c};
     for (int i = 0; i < 3 && st == GM_OK; i++)
         st = gm_device_alloc(s->dev, GM_MEM_DEVICE, bytes, bufs[i]);
-    if (st == GM_OK)
+    known = known && st == GM_OK && s->dev->backend->mem_info(s->dev, &free_after, &total) == GM_OK;
+    s->measured_bytes = known && free_before > free_after ? free_before - free_after : 0;
+    /* Every rep reads its output back here: into page-locked memory where
+     * the device copies by DMA (two to four times the pageable copy's
+     * speed on a GPU, for arrays up to a card's GiBs a rep), else, or
+     * where that is refused, ordinary host memory (a CPU device's memory
+     * is the host's). */
+    if (st == GM_OK && (s->dev->info.type == GM_DEV_CPU
+                        || gm_device_alloc(s->dev, GM_MEM_PINNED, bytes, &s->out) != GM_OK))
         st = gm_device_alloc(s->dev, GM_MEM_HOST, bytes, &s->out);
     if (st != GM_OK)
         free_arrays(s);
-    known = known && st == GM_OK && s->dev->backend->mem_info(s->dev, &free_after, &total) == GM_OK;
-    s->measured_bytes = known && free_before > free_after ? free_before - free_after : 0;
     s->bytes = bytes;   /* the size attempted: failure rows name it too */
     return st;
 }
