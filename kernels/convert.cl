@@ -68,3 +68,31 @@ GM_KERNEL convert_fp8_half(GM_GLOBAL const float *GM_RESTRICT f, GM_GLOBAL gm_u8
         }
     }
 }
+
+/*
+ * convert_int8_lanes (OpenCL: the int8 stream kernels' integer lanes):
+ * for every scalar s[t] (t < n_s) and every int8 q (-128 .. 127, q + 128
+ * = 16 * (v % 16) + lane for vector v = 16 t + v % 16),
+ * mul[256 t + q + 128] = gm_i8x16_mul_q15(q, gm_q15(s[t])); and for the
+ * 16 vectors of t = 0, pairs[8 v + l] = gm_i8x16_dot_pairs(q, ~q)'s lane l
+ * (~q = -1 - q: every pair of signs, -128 * 127 among them).
+ */
+GM_KERNEL convert_int8_lanes(GM_GLOBAL const float *GM_RESTRICT s, GM_GLOBAL short *GM_RESTRICT mul,
+                             GM_GLOBAL int *GM_RESTRICT pairs, gm_u64 n_s)
+{
+#if defined(GM_OPENCL)
+    GM_FOR_EACH(v, (size_t)n_s * 16) {
+        char16 q = as_char16(convert_uchar16((uint)(v % 16) * 16u
+                                             + (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)))
+                   ^ (char)0x80;   /* code q + 128 to q */
+        vstore16(gm_i8x16_mul_q15(q, gm_q15(s[v / 16])), v, mul);
+        if (v < 16)
+            vstore8(gm_i8x16_dot_pairs(q, ~q), v, pairs);
+    }
+#else
+    (void)s;
+    (void)mul;
+    (void)pairs;
+    (void)n_s;
+#endif
+}

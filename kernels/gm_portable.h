@@ -390,6 +390,48 @@ GM_INLINE uchar16 gm_fp8x16_half_encode(float16 y, gm_u32 M, gm_u32 top)
         r = min(r & (ushort)0xffu, (ushort16)top) | ((r >> (ushort)1u) & (ushort)0x80u);
     return convert_uchar16(select(r, (ushort16)0x7fu, (h & (ushort)0x7fffu) > (ushort)0x7c00u));
 }
+
+/*
+ * int8 arithmetic in 16-bit lanes (OpenCL), as int8 kernels compute on
+ * the stored integers:
+ *   gm_q15(s): s in Q15 fixed point, s * 2^15 rounded to nearest; valid
+ *     where gm_q15_fits(s), i.e. |s| < 1.
+ *   gm_i8x16_mul_q15(q, k): q * k / 2^15 rounded to nearest, halves up
+ *     ((q * k + 2^14) >> 15). For k = gm_q15(s) that is q * s moved by at
+ *     most 128 * 2^-16 = 2^-9 before the rounding, so it is rint(q * s)
+ *     wherever q * s is further than 2^-9 from a half (the stream suite's
+ *     s = 0.4 gives multiples of 0.2: every q), and one off at most
+ *     where it is not. Int8 requantisation multiplies so (a fixed-point
+ *     multiplier, no float per element).
+ *   gm_i8x16_dot_pairs(a, b): lane l of 8 is a[2l] b[2l] + a[2l+1] b[2l+1],
+ *     exact (at most 2^15 in magnitude).
+ * An x86 CPU compiler with AVX2 (PoCL) gets one instruction for each:
+ * vpmulhrsw and vpmaddwd, which it does not find in the spelt-out
+ * arithmetic (32-bit multiplies, several instructions a vector); every
+ * other compiler gets the arithmetic, the same results.
+ */
+#if defined(__AVX2__)
+#define GM_X86_AVX2 1
+#endif
+GM_INLINE int gm_q15_fits(float s) { return fabs(s) < 1.0f; }
+GM_INLINE short gm_q15(float s) { return (short)clamp(rint(s * 32768.0f), -32767.0f, 32767.0f); }
+GM_INLINE short16 gm_i8x16_mul_q15(char16 q, short k)
+{
+#if defined(GM_X86_AVX2)
+    return as_short16(__builtin_ia32_pmulhrsw256(convert_short16(q), (short16)k));
+#else
+    return convert_short16((convert_int16(q) * (int)k + 0x4000) >> 15);
+#endif
+}
+GM_INLINE int8 gm_i8x16_dot_pairs(char16 a, char16 b)
+{
+    short16 x = convert_short16(a), y = convert_short16(b);
+#if defined(GM_X86_AVX2)
+    return as_int8(__builtin_ia32_pmaddwd256(x, y));
+#else
+    return convert_int8(x.even) * convert_int8(y.even) + convert_int8(x.odd) * convert_int8(y.odd);
+#endif
+}
 #endif
 
 /* int4 weight kk, j of a [k, n] matrix: element i = kk * n + j, nibble

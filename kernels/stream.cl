@@ -38,7 +38,8 @@
  * verification's tolerance allows it); int8 stores rint(f(qa, qb)) for the
  * definition's rint(f(qa * scale, qb * scale) / scale), the same integers
  * when scale is a power of two (as the stream suite's is), otherwise
- * within one rounding before the rounding to an integer.
+ * within one rounding before the rounding to an integer (on OpenCL it
+ * computes in integer lanes: GM_FOR_EACH_STORE_S).
  *
  * Buffers must be 16-byte aligned (every backend's allocations are).
  * Reductions write one partial per work group; they assume a work-group
@@ -374,8 +375,9 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_
  * float. int8 on OpenCL adds the stored integers exactly in integer
  * lanes: read in 16-bit lanes (a block of 256 vectors adds at most 256
  * values of magnitude <= 128 to a lane: within 2^15), dot in 32-bit lanes
- * (a block of 2^16 vectors: at most 2^16 products of magnitude <= 2^14 to
- * a lane, 2^30). int8 on CUDA does the same with dp4a (four byte
+ * that each take two products a vector (gm_i8x16_dot_pairs; a block of
+ * 2^15 vectors: at most 2^16 products of magnitude <= 2^14 to a lane,
+ * 2^30). int8 on CUDA does the same with dp4a (four byte
  * products added to an int32, one instruction a word: an int8 kernel
  * that converts every element spends an instruction or two on each byte
  * it reads) into one int32: read sums a vector's 16 values (multiplied
@@ -392,14 +394,19 @@ GM_INLINE gm_read_acc gm_read_term(GM_GLOBAL const gm_t *a, size_t j)
 }
 GM_INLINE gm_read_acc gm_read_zero(void) { return (gm_read_acc)(0); }
 GM_INLINE float gm_read_sum(gm_read_acc s) { return gm_hsum(convert_float16(s)); }
-typedef int16 gm_dot_acc;
-#define GM_DOT_BLOCK ((size_t)65536)
+typedef int8 gm_dot_acc;
+#define GM_DOT_BLOCK ((size_t)32768)
 GM_INLINE gm_dot_acc gm_dot_term(GM_GLOBAL const gm_t *a, GM_GLOBAL const gm_t *b, size_t j)
 {
-    return convert_int16(((GM_GLOBAL const char16 *)a)[j]) * convert_int16(((GM_GLOBAL const char16 *)b)[j]);
+    return gm_i8x16_dot_pairs(((GM_GLOBAL const char16 *)a)[j], ((GM_GLOBAL const char16 *)b)[j]);
 }
 GM_INLINE gm_dot_acc gm_dot_zero(void) { return (gm_dot_acc)(0); }
-GM_INLINE float gm_dot_sum(gm_dot_acc s) { return gm_hsum(convert_float16(s)); }
+GM_INLINE float gm_dot_sum(gm_dot_acc s)
+{
+    float8 f = convert_float8(s);
+    float4 h = f.lo + f.hi;
+    return (h.s0 + h.s1) + (h.s2 + h.s3);
+}
 #elif defined(GM_CUDA) && defined(GM_INT8)
 #define GM_BYTE_ONES 0x01010101
 typedef int gm_read_acc;
@@ -567,22 +574,46 @@ GM_KERNEL stream_copy(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RE
     GM_TAIL(i, (size_t)n) c[i] = a[i];
 }
 
+/*
+ * int8 on OpenCL computes on the stored integers in 16-bit lanes, then
+ * saturates to a byte and clamps to -127 below (GM_I8_STORE_SAT): add
+ * adds them (exactly the rounded float sum: integers add exactly); scale
+ * and triad multiply by s in Q15 fixed point where |s| < 1
+ * (gm_i8x16_mul_q15: rint(s * q) for the stream suite's s, one off at most
+ * for any other). GM_FOR_EACH_STORE_S(j, nv, streaming, s, BODY, I8_BODY)
+ * is GM_FOR_EACH_STORE with I8_BODY there (which reads k, s in Q15), BODY
+ * everywhere else.
+ */
+#if defined(GM_OPENCL) && defined(GM_INT8)
+#define GM_I8_VEC(p, j) (((GM_GLOBAL const char16 *)(p))[j])
+#define GM_I8_STORE_SAT(j, store, w) \
+    store((GM_GLOBAL uint4 *)c, (j), as_uint4(max(convert_char16_sat(w), (char16)(-127))))
+#define GM_FOR_EACH_STORE_S(j, nv, streaming, s, BODY, I8_BODY) \
+    do {                                                     \
+        if (gm_q15_fits(s)) {                                \
+            const short k = gm_q15(s);                       \
+            GM_FOR_EACH_STORE(j, nv, streaming, I8_BODY);    \
+        } else {                                             \
+            GM_FOR_EACH_STORE(j, nv, streaming, BODY);       \
+        }                                                    \
+    } while (0)
+#else
+#define GM_FOR_EACH_STORE_S(j, nv, streaming, s, BODY, I8_BODY) GM_FOR_EACH_STORE(j, nv, streaming, BODY)
+#endif
+
 GM_KERNEL stream_scale(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RESTRICT c,
                        unsigned long n, float s, float scale, unsigned int streaming)
 {
     const size_t nv = (size_t)n / GM_VW;
 #define GM_SCALE_VEC(j, store) gm_vstore_raw(c, j, s * gm_vrawf(a, j), store)
-    GM_FOR_EACH_STORE(j, nv, streaming, GM_SCALE_VEC);
+#define GM_SCALE_I8_VEC(j, store) GM_I8_STORE_SAT(j, store, gm_i8x16_mul_q15(GM_I8_VEC(a, j), k))
+    GM_FOR_EACH_STORE_S(j, nv, streaming, s, GM_SCALE_VEC, GM_SCALE_I8_VEC);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, s * GM_LOAD(a, i, scale), scale);
 }
 
-/* int8 on OpenCL adds the stored integers with saturation, clamped to
- * -127 below: exactly the rounded float sum (integers add exactly). */
 #if defined(GM_OPENCL) && defined(GM_INT8)
-#define GM_ADD_VEC(j, store)                                                                     \
-    store((GM_GLOBAL uint4 *)c, (j), as_uint4(max(convert_char16_sat(convert_short16(((GM_GLOBAL const char16 *)(a))[j]) \
-                                                           + convert_short16(((GM_GLOBAL const char16 *)(b))[j])), \
-                                        (char16)(-127))))
+#define GM_ADD_VEC(j, store) \
+    GM_I8_STORE_SAT(j, store, convert_short16(GM_I8_VEC(a, j)) + convert_short16(GM_I8_VEC(b, j)))
 #else
 #define GM_ADD_VEC(j, store) gm_vstore_raw(c, (j), gm_vrawf(a, (j)) + gm_vrawf(b, (j)), store)
 #endif
@@ -599,7 +630,9 @@ GM_KERNEL stream_triad(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t
 {
     const size_t nv = (size_t)n / GM_VW;
 #define GM_TRIAD_VEC(j, store) gm_vstore_raw(c, j, gm_vrawf(a, j) + s * gm_vrawf(b, j), store)
-    GM_FOR_EACH_STORE(j, nv, streaming, GM_TRIAD_VEC);
+#define GM_TRIAD_I8_VEC(j, store) \
+    GM_I8_STORE_SAT(j, store, convert_short16(GM_I8_VEC(a, j)) + gm_i8x16_mul_q15(GM_I8_VEC(b, j), k))
+    GM_FOR_EACH_STORE_S(j, nv, streaming, s, GM_TRIAD_VEC, GM_TRIAD_I8_VEC);
     GM_TAIL(i, (size_t)n) GM_STORE(c, i, GM_LOAD(a, i, scale) + s * GM_LOAD(b, i, scale), scale);
 }
 

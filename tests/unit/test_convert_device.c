@@ -9,7 +9,8 @@
  * And the int4 quantiser of block.cl: every weight the workloads hash
  * (k / 128 - 1 times a power of two) against every group scale they give,
  * codes and scales as gm_int4_code and gm_int4_scale give them (ties
- * included).
+ * included). And the int8 stream kernels' integer lanes (Q15 products,
+ * pair sums) against their definitions, for every int8.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 
 #include "opencl_fixture.h"
 #include "bench/bench.h"
+#include "bench/stream_check.h"
 
 static size_t sweep(float *f, size_t max)
 {
@@ -234,6 +236,88 @@ static void test_int4_device_matches_host(void **state)
     printf("# %d weights x %zu scales: int4 codes and scales agree\n", VALUES, n_scales);
 }
 
+/* Runs convert_int8_lanes for the n_s scalars s: the Q15 products
+ * (mul[256 t + q + 128]) and the pair sums (pairs[2 * (q + 128)]'s
+ * neighbours: lane l of vector v) come back. */
+static void run_int8_lanes(int chunked, const float *s, size_t n_s, int16_t *mul, int32_t *pairs)
+{
+    gm_buffer ds = {0}, dm = {0}, dp = {0}, h = {0};
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n_s * 4, &ds), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n_s * 512, &dm), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, 128 * 4, &dp), GM_OK);
+    assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n_s * 512, &h), GM_OK);
+    memcpy(h.host, s, n_s * 4);
+    assert_int_equal(dev.backend->copy(&dev, 0, &ds, 0, &h, 0, n_s * 4, false), GM_OK);
+    gm_program *prog = NULL;
+    gm_kernel *k = NULL;
+    char variant[32];
+    if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant), NULL,
+                                   &prog) != GM_OK)
+        fail_msg("convert.%s: %s", variant, dev.err.msg);
+    if (dev.backend->kernel_get(&dev, prog, "convert_int8_lanes", &k) != GM_OK)
+        fail_msg("convert_int8_lanes: %s", dev.err.msg);
+    uint64_t n64 = n_s;
+    gm_arg args[] = {gm_arg_buf(&ds), gm_arg_buf(&dm), gm_arg_buf(&dp), gm_arg_u64(&n64)};
+    size_t global, local;
+    gm_launch_geometry(&dev, chunked, n_s * 16, &global, &local);
+    assert_int_equal(dev.backend->launch(&dev, 0, k, global, local, args, 4), GM_OK);
+    assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &dm, 0, n_s * 512, false), GM_OK);
+    memcpy(mul, h.host, n_s * 512);
+    assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &dp, 0, 128 * 4, false), GM_OK);
+    memcpy(pairs, h.host, 128 * 4);
+    dev.backend->kernel_release(&dev, k);
+    dev.backend->program_release(&dev, prog);
+    gm_buffer *bufs[] = {&ds, &dm, &dp, &h};
+    for (int i = 0; i < 4; i++)
+        gm_device_free(&dev, bufs[i]);
+}
+
+/* The int8 stream kernels' integer lanes (kernels/gm_portable.h), for
+ * every int8 q: the Q15 product of q and s is (q k + 2^14) >> 15 with
+ * k = s 2^15 rounded, for scalars s across (-1, 1); it is the float
+ * definition's rint(s q) wherever s q is further than 2^-9 from a half,
+ * one off at most elsewhere, and for the stream suite's s (+-STREAM_SCALAR)
+ * at every q. The pair sums are exact. */
+static void test_int8_lanes_match_definition(void **state)
+{
+    (void)state;
+    enum { N_S = 72 };
+    float s[N_S] = {STREAM_SCALAR, -STREAM_SCALAR, 0.5f, -0.5f, 0.25f, 1.0f / 3.0f, 0.999f, -0.999f,
+                    0.0f, 0x1p-15f, 0x1p-16f, 0x1.fffep-1f};
+    for (int t = 12; t < N_S; t++)   /* a spread of others, none a simple fraction */
+        s[t] = (float)((t * 7919) % 1999 - 999) / 1000.5f;
+    static int16_t mul[N_S * 256];
+    int32_t pairs[128];
+    for (int chunked = 0; chunked < 2; chunked++) {
+        run_int8_lanes(chunked, s, N_S, mul, pairs);
+        int near_half = 0;
+        for (int t = 0; t < N_S; t++) {
+            long k = lrintf(s[t] * 32768.0f);
+            k = k > 32767 ? 32767 : k < -32767 ? -32767 : k;
+            for (int q = -128; q < 128; q++) {
+                int got = mul[t * 256 + q + 128];
+                long fixed = (q * k + 16384) >> 15;   /* arithmetic shift: gcc and clang */
+                if (got != fixed)
+                    fail_msg("Q15 %d x %a (k %ld): device %d, definition %ld", q, (double)s[t], k, got, fixed);
+                float sq = s[t] * (float)q;
+                int want = (int)rintf(sq);
+                bool near = fabsf(fabsf(sq - floorf(sq)) - 0.5f) <= 0x1p-9f;
+                near_half += near;
+                if (got != want && (near == false || abs(got - want) > 1 || t < 2))
+                    fail_msg("Q15 %d x %a: device %d, rint %d", q, (double)s[t], got, want);
+            }
+        }
+        for (int i = 0; i < 128; i++) {
+            int q0 = 2 * i - 128, q1 = q0 + 1;
+            if (pairs[i] != q0 * (-1 - q0) + q1 * (-1 - q1))
+                fail_msg("pair %d, %d: device %d, exact %d", q0, q1, pairs[i], q0 * (-1 - q0) + q1 * (-1 - q1));
+        }
+        if (chunked)
+            printf("# %d scalars x 256 int8: Q15 products as defined (%d within 2^-9 of a half), 128 pair sums "
+                   "exact\n", N_S, near_half);
+    }
+}
+
 /* The half-unit conversions (the stream kernels'), one at a time and
  * sixteen at a time, over the same sweep (padded with zeros to whole
  * vectors of 16). */
@@ -257,6 +341,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_fp8_device_matches_host),
                                        cmocka_unit_test(test_int4_device_matches_host),
-                                       cmocka_unit_test(test_fp8_half_units_match_host)};
+                                       cmocka_unit_test(test_fp8_half_units_match_host),
+                                       cmocka_unit_test(test_int8_lanes_match_definition)};
     return cmocka_run_group_tests(tests, open_device, close_device);
 }
