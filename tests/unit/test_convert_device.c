@@ -84,19 +84,35 @@ static void bufs_close(convert_bufs *b)
         gm_device_free(&dev, all[i]);
 }
 
+/* convert.cl's kernel `name`, built for the access pattern `chunked`;
+ * *prog receives its program, released after the kernel (kernel_done). */
+static gm_kernel *convert_kernel(int chunked, const char *name, gm_program **prog)
+{
+    gm_kernel *k = NULL;
+    char variant[32];
+    *prog = NULL;
+    if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant), NULL,
+                                   prog) != GM_OK)
+        fail_msg("convert.%s: %s", variant, dev.err.msg);
+    if (dev.backend->kernel_get(&dev, *prog, name, &k) != GM_OK)
+        fail_msg("%s: %s", name, dev.err.msg);
+    return k;
+}
+
+static void kernel_done(gm_kernel *k, gm_program *prog)
+{
+    dev.backend->kernel_release(&dev, k);
+    dev.backend->program_release(&dev, prog);
+}
+
 /* Runs convert.cl's `kernel` (convert_fp8, or convert_fp8_half with
  * `wide`) in both access patterns and compares every output with the
  * host's conversions. */
 static void check_kernel(convert_bufs *b, const float *f, const char *kernel, int wide)
 {
     for (int chunked = 0; chunked < 2; chunked++) {
-        gm_program *prog = NULL;
-        gm_kernel *k = NULL;
-        char variant[32];
-        if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant),
-                                       NULL, &prog) != GM_OK)
-            fail_msg("convert.%s: %s", variant, dev.err.msg);
-        assert_int_equal(dev.backend->kernel_get(&dev, prog, kernel, &k), GM_OK);
+        gm_program *prog;
+        gm_kernel *k = convert_kernel(chunked, kernel, &prog);
         uint64_t n64 = b->n;
         unsigned wide32 = (unsigned)wide;
         gm_arg args[] = {gm_arg_buf(&b->df),  gm_arg_buf(&b->c43), gm_arg_buf(&b->c52),
@@ -132,8 +148,7 @@ static void check_kernel(convert_bufs *b, const float *f, const char *kernel, in
                 fail_msg("%s wide %d: e5m2(%a): host 0x%02x, device 0x%02x", kernel, wide, (double)f[i],
                          gm_float_to_fp8e5m2(f[i]), g52[i]);
         }
-        dev.backend->kernel_release(&dev, k);
-        dev.backend->program_release(&dev, prog);
+        kernel_done(k, prog);
     }
 }
 
@@ -165,14 +180,8 @@ static void run_int4(int chunked, const float *w, const float *sc, size_t n, int
     assert_int_equal(dev.backend->copy(&dev, 0, &dw, 0, &h, 0, n * 4, false), GM_OK);
     memcpy(h.host, sc, n * 4);
     assert_int_equal(dev.backend->copy(&dev, 0, &ds, 0, &h, 0, n * 4, false), GM_OK);
-    gm_program *prog = NULL;
-    gm_kernel *k = NULL;
-    char variant[32];
-    if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant), NULL,
-                                   &prog) != GM_OK)
-        fail_msg("convert.%s: %s", variant, dev.err.msg);
-    if (dev.backend->kernel_get(&dev, prog, "convert_int4_weights", &k) != GM_OK)
-        fail_msg("convert_int4_weights: %s", dev.err.msg);
+    gm_program *prog;
+    gm_kernel *k = convert_kernel(chunked, "convert_int4_weights", &prog);
     uint64_t n64 = n;
     gm_arg args[] = {gm_arg_buf(&dw), gm_arg_buf(&ds), gm_arg_buf(&dc), gm_arg_buf(&dh), gm_arg_u64(&n64)};
     size_t global, local;
@@ -182,8 +191,7 @@ static void run_int4(int chunked, const float *w, const float *sc, size_t n, int
     memcpy(code, h.host, n);
     assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &dh, 0, n * 2, false), GM_OK);
     memcpy(scale, h.host, n * 2);
-    dev.backend->kernel_release(&dev, k);
-    dev.backend->program_release(&dev, prog);
+    kernel_done(k, prog);
     for (int i = 0; i < 4; i++)
         gm_device_free(&dev, dbufs[i]);
     gm_device_free(&dev, &h);
@@ -237,8 +245,8 @@ static void test_int4_device_matches_host(void **state)
 }
 
 /* Runs convert_int8_lanes for the n_s scalars s: the Q15 products
- * (mul[256 t + q + 128]) and the pair sums (pairs[2 * (q + 128)]'s
- * neighbours: lane l of vector v) come back. */
+ * (mul[256 t + q + 128]) and the 128 pair sums (pairs[i]: q = 2i - 128
+ * and q + 1, each with its partner ~q) come back. */
 static void run_int8_lanes(int chunked, const float *s, size_t n_s, int16_t *mul, int32_t *pairs)
 {
     gm_buffer ds = {0}, dm = {0}, dp = {0}, h = {0};
@@ -248,14 +256,8 @@ static void run_int8_lanes(int chunked, const float *s, size_t n_s, int16_t *mul
     assert_int_equal(gm_device_alloc(&dev, GM_MEM_HOST, n_s * 512, &h), GM_OK);
     memcpy(h.host, s, n_s * 4);
     assert_int_equal(dev.backend->copy(&dev, 0, &ds, 0, &h, 0, n_s * 4, false), GM_OK);
-    gm_program *prog = NULL;
-    gm_kernel *k = NULL;
-    char variant[32];
-    if (dev.backend->program_build(&dev, "convert", gm_kernel_variant(GM_FP32, chunked, variant, sizeof variant), NULL,
-                                   &prog) != GM_OK)
-        fail_msg("convert.%s: %s", variant, dev.err.msg);
-    if (dev.backend->kernel_get(&dev, prog, "convert_int8_lanes", &k) != GM_OK)
-        fail_msg("convert_int8_lanes: %s", dev.err.msg);
+    gm_program *prog;
+    gm_kernel *k = convert_kernel(chunked, "convert_int8_lanes", &prog);
     uint64_t n64 = n_s;
     gm_arg args[] = {gm_arg_buf(&ds), gm_arg_buf(&dm), gm_arg_buf(&dp), gm_arg_u64(&n64)};
     size_t global, local;
@@ -265,8 +267,7 @@ static void run_int8_lanes(int chunked, const float *s, size_t n_s, int16_t *mul
     memcpy(mul, h.host, n_s * 512);
     assert_int_equal(dev.backend->copy(&dev, 0, &h, 0, &dp, 0, 128 * 4, false), GM_OK);
     memcpy(pairs, h.host, 128 * 4);
-    dev.backend->kernel_release(&dev, k);
-    dev.backend->program_release(&dev, prog);
+    kernel_done(k, prog);
     gm_buffer *bufs[] = {&ds, &dm, &dp, &h};
     for (int i = 0; i < 4; i++)
         gm_device_free(&dev, bufs[i]);
