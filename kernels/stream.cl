@@ -116,6 +116,11 @@ GM_INLINE void gm_store16_nt(GM_GLOBAL uint4 *p, size_t j, uint4 v)
 #endif
 }
 
+/* The sums of the lanes of 4 and of 8 floats, added in pairs: every
+ * precision's gm_hsum, and int8 dot's fold. */
+GM_INLINE float gm_hsum4(float4 h) { return (h.s0 + h.s1) + (h.s2 + h.s3); }
+GM_INLINE float gm_hsum8(float8 v) { return gm_hsum4(v.lo + v.hi); }
+
 #if defined(GM_FP32)
 typedef float4 gm_vf;
 typedef int4 gm_vi;
@@ -123,7 +128,7 @@ typedef int4 gm_vi;
 #define gm_convert_vf convert_float4
 GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j) { return ((GM_GLOBAL const float4 *)p)[j]; }
 GM_INLINE uint4 gm_vpack_raw(gm_vf v) { return as_uint4(v); }
-GM_INLINE float gm_hsum(gm_vf v) { return (v.s0 + v.s1) + (v.s2 + v.s3); }
+GM_INLINE float gm_hsum(gm_vf v) { return gm_hsum4(v); }
 
 #elif defined(GM_FP16)
 typedef float8 gm_vf;
@@ -140,11 +145,7 @@ GM_INLINE uint4 gm_vpack_raw(gm_vf v)
     vstore_half8_rte(v, 0, (__private half *)&bits);
     return as_uint4(bits);
 }
-GM_INLINE float gm_hsum(gm_vf v)
-{
-    float4 h = v.lo + v.hi;
-    return (h.s0 + h.s1) + (h.s2 + h.s3);
-}
+GM_INLINE float gm_hsum(gm_vf v) { return gm_hsum8(v); }
 
 #elif defined(GM_BF16)
 typedef float8 gm_vf;
@@ -163,11 +164,7 @@ GM_INLINE uint4 gm_vpack_raw(gm_vf v)
     r = select(r, (u >> 16) | 0x40u, as_uint8(v != v));   /* NaN */
     return as_uint4(convert_ushort8(r));
 }
-GM_INLINE float gm_hsum(gm_vf v)
-{
-    float4 h = v.lo + v.hi;
-    return (h.s0 + h.s1) + (h.s2 + h.s3);
-}
+GM_INLINE float gm_hsum(gm_vf v) { return gm_hsum8(v); }
 
 #else /* one byte an element: int8, fp8e4m3, fp8e5m2 */
 typedef float16 gm_vf;
@@ -196,12 +193,7 @@ GM_INLINE gm_vf gm_vrawf(GM_GLOBAL const gm_t *p, size_t j)
 }
 GM_INLINE uint4 gm_vpack_raw(gm_vf v) { return as_uint4(gm_fp8x16_half_encode(v, GM_FP8_M, GM_FP8_TOP)); }
 #endif
-GM_INLINE float gm_hsum(gm_vf v)
-{
-    float8 h8 = v.lo + v.hi;
-    float4 h = h8.lo + h8.hi;
-    return (h.s0 + h.s1) + (h.s2 + h.s3);
-}
+GM_INLINE float gm_hsum(gm_vf v) { return gm_hsum8(v.lo + v.hi); }
 #endif
 
 GM_INLINE gm_vf gm_vzero(void) { return (gm_vf)(0.0f); }
@@ -401,12 +393,7 @@ GM_INLINE gm_dot_acc gm_dot_term(GM_GLOBAL const gm_t *a, GM_GLOBAL const gm_t *
     return gm_i8x16_dot_pairs(((GM_GLOBAL const char16 *)a)[j], ((GM_GLOBAL const char16 *)b)[j]);
 }
 GM_INLINE gm_dot_acc gm_dot_zero(void) { return (gm_dot_acc)(0); }
-GM_INLINE float gm_dot_sum(gm_dot_acc s)
-{
-    float8 f = convert_float8(s);
-    float4 h = f.lo + f.hi;
-    return (h.s0 + h.s1) + (h.s2 + h.s3);
-}
+GM_INLINE float gm_dot_sum(gm_dot_acc s) { return gm_hsum8(convert_float8(s)); }
 #elif defined(GM_CUDA) && defined(GM_INT8)
 #define GM_BYTE_ONES 0x01010101
 typedef int gm_read_acc;

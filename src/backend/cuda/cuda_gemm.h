@@ -112,6 +112,8 @@ typedef struct {
  * op(A) m x k, op(B) k x n, each matrix stored column-major with its
  * leading dimension. Row-major c = a b is column-major c^T = b^T a^T, so
  * A is the gm_gemm's b (the weights), B its a, and m, n are its n, m.
+ * cuda_blas.c's same_args compares every field (cuBLASLt's plan of a
+ * shape is kept while they match): a field added here goes there too.
  */
 typedef struct {
     bool lt;                    /* cublasLtMatmul (fp8), else cublasGemmEx */
