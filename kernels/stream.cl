@@ -100,7 +100,14 @@ GM_INLINE float gm_stream_write_value(size_t i)
 /* gm_store16(p, j, v): stores the 16 bytes v as vector j of p.
  * gm_store16_nt: the same past the caches where the compiler can (a
  * non-temporal store: the line is not read before it is written, and the
- * caches keep what they hold). Kernels choose one with GM_FOR_EACH_STORE. */
+ * caches keep what they hold). Kernels choose one with GM_FOR_EACH_STORE.
+ * On x86-64 the value is first pinned in a vector register (an empty asm
+ * statement, no instruction): where the CPU has AVX-512 (PoCL compiles
+ * for it), LLVM would otherwise fold the narrowing that makes v (bf16's
+ * 32 to 16 bits, fp8's 16 to 8) into the store, a vpmovdw or vpmovwb to
+ * memory, which has no non-temporal form: the store then went through
+ * the caches, reading each line first: bf16's and fp8's scale moved half
+ * as many bytes again as it counts, add and triad a third. */
 GM_INLINE void gm_store16(GM_GLOBAL uint4 *p, size_t j, uint4 v) { p[j] = v; }
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_nontemporal_store)
@@ -110,6 +117,9 @@ GM_INLINE void gm_store16(GM_GLOBAL uint4 *p, size_t j, uint4 v) { p[j] = v; }
 GM_INLINE void gm_store16_nt(GM_GLOBAL uint4 *p, size_t j, uint4 v)
 {
 #if defined(GM_NT_STORE)
+#if defined(__x86_64__) && defined(__clang__)
+    __asm__("" : "+x"(v));
+#endif
     __builtin_nontemporal_store(v, &p[j]);
 #else
     p[j] = v;
