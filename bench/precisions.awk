@@ -1,7 +1,7 @@
 # The summary of bench/precisions.sh: every stream kernel's bandwidth in
 # each precision against fp32's, taken pairwise within each round.
 #
-#   awk -f bench/median.awk -f bench/precisions.awk \
+#   awk -f bench/median.awk -f bench/csv.awk -f bench/precisions.awk \
 #       -v kernels="read triad" -v precisions="fp32 fp16" -v require=1 \
 #       -v goal=0.9 -v llc=BYTES RUN/results.csv RUN/samples.csv
 #
@@ -27,36 +27,6 @@
 # not ok: each is printed with its note, and nothing is judged) or the run
 # cannot be judged (no samples, several devices, sizes or access patterns,
 # a point missing from a round). Messages go to stderr.
-
-# Splits one CSV record (quoted fields may hold commas, doubled quotes and
-# newlines) into f[1..n]; returns n.
-function csv_split(s, f,    n, i, c, field, quoted) {
-    if (index(s, "\"") == 0)
-        return split(s, f, ",")
-    n = 0
-    field = ""
-    quoted = 0
-    for (i = 1; i <= length(s); i++) {
-        c = substr(s, i, 1)
-        if (quoted) {
-            if (c != "\"")
-                field = field c
-            else if (substr(s, i + 1, 1) == "\"") {
-                field = field c
-                i++
-            } else
-                quoted = 0
-        } else if (c == "\"")
-            quoted = 1
-        else if (c == ",") {
-            f[++n] = field
-            field = ""
-        } else
-            field = field c
-    }
-    f[++n] = field
-    return n
-}
 
 function problem(msg) {
     print "precisions: " msg > "/dev/stderr"
@@ -88,16 +58,12 @@ function round_median(k, p, r,    i, t) {
 
 FNR == 1 {
     file++
-    pending = ""
+    csv_pending = ""
 }
 {
-    # A quoted field may run over several lines: gather until the quotes pair up.
-    pending = pending == "" ? $0 : pending "\n" $0
-    q = pending
-    if (gsub(/"/, "", q) % 2)
+    if (!csv_gather($0))
         next
-    line = pending
-    pending = ""
+    line = csv_record
     if (line == "")
         next
     split("", rec)

@@ -126,7 +126,7 @@ fi
 
 # summary REQUIRE: bench/precisions.awk over the run folder (its exit status).
 summary() {
-    awk -f "$here/median.awk" -f "$here/precisions.awk" -v kernels="$kernels" -v precisions="$precisions" \
+    awk -f "$here/median.awk" -f "$here/csv.awk" -f "$here/precisions.awk" -v kernels="$kernels" -v precisions="$precisions" \
         -v require="$1" -v goal="$goal" -v llc="$llc" "$run/results.csv" "$run/samples.csv"
 }
 
