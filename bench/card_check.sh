@@ -40,11 +40,11 @@
 #   CARD_GEMM_PRECISIONS  (default fp32,fp16,bf16,int8,fp8e4m3)
 #   CARD_SEARCH_ARGS   the searched shape (default: Llama-3-8B, bf16,
 #                      inference, seq 2048, one allocation a tensor)
-#   CARD_<STEP>_LIMIT  seconds a step may run (ENV 60, BENCH 330,
-#                      PRECISIONS 180, GEMM 90; SEARCH 150 for each of its
+#   CARD_<STEP>_LIMIT  seconds a step may run (ENV 30, BENCH 330,
+#                      PRECISIONS 150, GEMM 75; SEARCH 100 for each of its
 #                      two searches)
-# On a card the defaults fit two runs of under 10 minutes: env and bench,
-# then precisions, gemm and search.
+# The limits add up to 785 s, so that a card's checks fit two runs of
+# under 10 minutes (env and bench, then precisions, gemm and search).
 set -u
 gpumem=${GPUMEM:-./gpumem}
 backend=${CARD_BACKEND:-cuda}
@@ -73,7 +73,7 @@ cuda | opencl) ;;
 *) usage "CARD_BACKEND must be cuda or opencl (got '$backend')" ;;
 esac
 # Each step's time limit in seconds: CARD_<STEP>_LIMIT, else its default.
-for pair in env:60 bench:330 precisions:180 gemm:90 search:150; do
+for pair in env:30 bench:330 precisions:150 gemm:75 search:100; do
     name=CARD_$(echo "${pair%%:*}" | tr '[:lower:]' '[:upper:]')_LIMIT
     v=
     eval "v=\${$name:-${pair#*:}}"

@@ -59,7 +59,7 @@ like "$summary" "search model:(.|\n)*probes = 2 count(.|\n)*search bisect:(.|\n)
     "and their probes"
 ok $([ -s "$dir/gemm/results.csv" ] && [ -s "$dir/search-model/results.csv" ] && [ -s "$dir/search-bisect/results.csv" ]
      echo $?) "the run folders are kept under the folder"
-like "$(cat "$dir/search.log")" '^\$ timeout -s INT -k 30 150 .* bench --suite oom --backend opencl --device 0 --mem-limit' \
+like "$(cat "$dir/search.log")" '^\$ timeout -s INT -k 30 100 .* bench --suite oom --backend opencl --device 0 --mem-limit' \
     "the log holds each command as run, under its time limit"
 
 # precisions: its table in the summary; 1 (a cell under the goal) is a finding, not a failure.
