@@ -105,9 +105,10 @@ GM_INLINE float gm_stream_write_value(size_t i)
  * statement, no instruction): where the CPU has AVX-512 (PoCL compiles
  * for it), LLVM would otherwise fold the narrowing that makes v (bf16's
  * 32 to 16 bits, fp8's 16 to 8) into the store, a vpmovdw or vpmovwb to
- * memory, which has no non-temporal form: the store then went through
- * the caches, reading each line first: bf16's and fp8's scale moved half
- * as many bytes again as it counts, add and triad a third. */
+ * memory, which has no non-temporal form: the store would go through
+ * the caches, reading each line first (bf16's and fp8's scale would move
+ * half as many bytes again as it counts, add and triad a third).
+ * tests/30-stream-stores-pocl.t checks the compiled kernels. */
 GM_INLINE void gm_store16(GM_GLOBAL uint4 *p, size_t j, uint4 v) { p[j] = v; }
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_nontemporal_store)

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The stream kernels that write (write, copy, scale, add, triad) keep a
+# non-temporal store in every precision, as compiled by the OpenCL device
+# (PoCL on an x86-64 CPU): its kernel cache, in a folder of the test's own
+# (POCL_CACHE_DIR), is disassembled and each kernel must hold a vmovnt*
+# instruction (the loop run where the arrays pass the last-level cache,
+# kernels/stream.cl gm_store16_nt). Where the CPU target has AVX-512, LLVM
+# folds bf16's and fp8's narrowing into a store with no non-temporal form
+# unless the kernels keep the vector in a register first.
+. tests/lib.sh
+[ "$(uname -m)" = x86_64 ] || skip_all "the check reads x86-64 machine code"
+command -v objdump >/dev/null || skip_all "objdump (binutils) is not installed"
+"$GPUMEM" info 2>/dev/null | grep -q '^  opencl:0 .*\[cpu\]' || skip_all "no OpenCL CPU device"
+plan 3
+
+cache=$TEST_TMP/pocl
+mkdir -p "$cache"
+precisions="fp32 fp16 bf16 int8 fp8e4m3 fp8e5m2"
+kernels="write copy scale add triad"
+POCL_CACHE_DIR=$cache run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
+    --precision "$(echo $precisions | tr ' ' ,)" --kernels "$(echo $kernels | tr ' ' ,)" --access chunked \
+    --sizes 4KiB --reps 1 --warmup 0 --out "$TEST_TMP/run" --quiet
+is "$RC" 0 "the writing kernels in every precision ran (4KiB, chunked)"
+[ "$RC" = 0 ] || diag "$ERR"
+
+# One program a precision, each with its kernels' shared objects.
+objects=$(find "$cache" -name 'stream_*.so' | sort)
+is "$(printf '%s\n' "$objects" | grep -c .)" 30 "PoCL's cache holds the 5 kernels of the 6 precisions' programs"
+without=
+for so in $objects; do
+    objdump -d --no-show-raw-insn "$so" | grep -q 'vmovnt' || without="$without ${so#"$cache"/}"
+done
+is "$without" "" "every one holds a non-temporal store (vmovnt*)"
+done_testing
