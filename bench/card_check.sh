@@ -26,8 +26,8 @@
 # folders under DIR, and DIR/summary.txt: a line a step with its exit
 # status and wall time, then the figures worth quoting, between the card's
 # free memory before the first step and after the last (nvidia-smi: they
-# should be the same). Exits 0 when every
-# step exited 0, 1 when one did not, 2 on bad usage.
+# should be the same). Exits 0 when every step exited 0, 1 when one did
+# not, 2 on bad usage.
 # Settings:
 #   GPUMEM             the binary (default ./gpumem)
 #   CARD_BACKEND       cuda (default) or opencl; CARD_DEVICE its index (0)

@@ -15,10 +15,9 @@ plan 3
 
 cache=$TEST_TMP/pocl
 mkdir -p "$cache"
-precisions="fp32 fp16 bf16 int8 fp8e4m3 fp8e5m2"
-kernels="write copy scale add triad"
-POCL_CACHE_DIR=$cache run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
-    --precision "$(echo $precisions | tr ' ' ,)" --kernels "$(echo $kernels | tr ' ' ,)" --access chunked \
+export POCL_CACHE_DIR="$cache"
+run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
+    --precision fp32,fp16,bf16,int8,fp8e4m3,fp8e5m2 --kernels write,copy,scale,add,triad --access chunked \
     --sizes 4KiB --reps 1 --warmup 0 --out "$TEST_TMP/run" --quiet
 is "$RC" 0 "the writing kernels in every precision ran (4KiB, chunked)"
 [ "$RC" = 0 ] || diag "$ERR"
