@@ -42,7 +42,7 @@ void gm_plot_data_free(gm_plot_data *d)
 const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf, size_t len)
 {
     const char *model = d->col_model >= 0 ? r[d->col_model] : "", *mode = d->col_mode >= 0 ? r[d->col_mode] : "";
-    if (model[0])
+    if (model[0] && strcmp(r[d->col_workload], "block") == 0)
         snprintf(buf, len, "%s %s %s", model, r[d->col_precision], mode[0] ? mode : "inference");
     else
         snprintf(buf, len, "%s %s %s%s", r[d->col_workload], r[d->col_variant], r[d->col_precision],
@@ -52,6 +52,10 @@ const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf,
 
 static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
                                                  "swap_bandwidth", "allocator", "fragmentation"};
+
+/* Whether the kind's script draws y on a logarithmic axis (plots/KIND.gp):
+ * there a y of 0 or less cannot be drawn. */
+static const int log_y[GM_PLOT_KINDS] = {0, 0, 1, 1, 0, 1, 0};
 
 const char *gm_plot_kind_name(int k) { return kinds[k]; }
 
@@ -186,6 +190,7 @@ int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set)
         gm_plot_point *p = &set->points[set->n_points];
         if (!pick(d, k, d->fields[i], p, variants))
             continue;
+        p->off_axis = log_y[k] && !(p->y > 0);
         int j = 0;
         while (j < set->n_panels && strcmp(set->panels[j], p->panel) != 0)
             j++;
@@ -235,7 +240,7 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
 {
     int any = 0;
     for (int i = 0; i < set->n_points && !any; i++)
-        any = set->points[i].has_hi && !strcmp(set->points[i].panel, panel);
+        any = set->points[i].has_hi && !set->points[i].off_axis && !strcmp(set->points[i].panel, panel);
     if (!any)
         return 0;
     char path[4400];
@@ -248,7 +253,7 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
     const char *current = NULL;
     for (int i = 0; i < set->n_points; i++) {
         const gm_plot_point *pt = &set->points[i];
-        if (!pt->has_hi || strcmp(pt->panel, panel) != 0)
+        if (!pt->has_hi || pt->off_axis || strcmp(pt->panel, panel) != 0)
             continue;
         if (!current || strcmp(current, pt->band) != 0) {
             fprintf(f, "%s\"%s p50-p99\" low high\n", current ? "\n\n" : "", pt->band);
@@ -263,10 +268,53 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
     return 0;
 }
 
+/* Whether the panel's series has a point on the axes. */
+static int series_drawn(const gm_plot_set *set, const char *panel, const char *series, int dashed)
+{
+    for (int i = 0; i < set->n_points; i++) {
+        const gm_plot_point *pt = &set->points[i];
+        if (!pt->off_axis && pt->dashed == dashed && !strcmp(pt->panel, panel) && !strcmp(pt->series, series))
+            return 1;
+    }
+    return 0;
+}
+
+/* base.PANEL.off: the panel's solid series with no point on the axes, each
+ * in double quotes (a quote in a name becomes an apostrophe). */
+static int write_off_axis(const gm_plot_set *set, const char *base, const char *panel, char *err, size_t len)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s.%s.off", base, panel);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    const char *current = NULL;
+    for (int i = 0; i < set->n_points; i++) {
+        const gm_plot_point *pt = &set->points[i];
+        if (pt->dashed || strcmp(pt->panel, panel) != 0 || (current && !strcmp(current, pt->series)))
+            continue;
+        current = pt->series;       /* points are sorted: each series once */
+        if (series_drawn(set, panel, pt->series, 0))
+            continue;
+        fputc('"', f);
+        for (const char *c = pt->series; *c; c++)
+            fputc(*c == '"' ? '\'' : *c, f);
+        fputs("\" ", f);
+    }
+    if (fclose(f) != 0) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len)
 {
     for (int p = 0; p < set->n_panels; p++)
-        if (write_bands(set, base, set->panels[p], err, len) != 0)
+        if (write_bands(set, base, set->panels[p], err, len) != 0
+            || write_off_axis(set, base, set->panels[p], err, len) != 0)
             return -1;
     for (int p = 0; p < set->n_panels; p++)
         for (int dashed = 0; dashed < 2; dashed++) {
@@ -280,7 +328,7 @@ int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t le
             const char *current = NULL;
             for (int i = 0; i < set->n_points; i++) {
                 const gm_plot_point *pt = &set->points[i];
-                if (strcmp(pt->panel, set->panels[p]) != 0 || pt->dashed != dashed)
+                if (strcmp(pt->panel, set->panels[p]) != 0 || pt->dashed != dashed || pt->off_axis)
                     continue;
                 if (!current || strcmp(current, pt->series) != 0) {
                     fprintf(f, "%s\"%s\" value\n", current ? "\n\n" : "", pt->series);

@@ -24,9 +24,11 @@ int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len);
 void gm_plot_data_free(gm_plot_data *d);
 
 /* How plots and the report name the point of a workloads or oom row r:
- * "<model> <precision> <mode>" for a whole model ("llama-3-8b bf16
- * inference"), else "<workload> <variant> <precision>", with " train" for a
- * training point. Returns buf. */
+ * "<model> <precision> <mode>" for a whole model (the block workload with
+ * a model: "llama-3-8b bf16 inference"), else "<workload> <variant>
+ * <precision>", with " train" for a training point (another workload's
+ * row may name the model too: its layer's width is --hidden's). Returns
+ * buf. */
 const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf, size_t len);
 
 #define GM_PLOT_KINDS 7
@@ -39,6 +41,8 @@ typedef struct {
     char band[96];                /* p50 and p99 of one band share this name */
     int has_hi;                   /* y_hi: the band's upper edge at x */
     double y_hi;
+    int off_axis;                 /* y <= 0 where the kind's y axis is logarithmic
+                                   * (a batch of 0: nothing fits): not drawn */
 } gm_plot_point;
 
 typedef struct {
@@ -61,7 +65,11 @@ int gm_plot_select(const gm_plot_data *d, int k, gm_plot_set *set);
 void gm_plot_set_free(gm_plot_set *set);
 
 /* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel, and
- * base.PANEL.band.dat (blocks of "x low high") where points have a band.
+ * base.PANEL.band.dat (blocks of "x low high") where points have a band;
+ * off-axis points are left out of them. base.PANEL.off names, each in
+ * double quotes on one line, the solid series of the panel with no point
+ * on the axes (plots/panels.gp puts them in the legend; a panel with
+ * nothing to draw says so instead): empty when there is none.
  * Returns 0, or -1 with err. */
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len);
 
