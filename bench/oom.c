@@ -20,6 +20,8 @@
  *   allocator      allocation and free latency (p50, p99) by block size at
  *                  fill levels of 0, 50 and 90%, for raw allocation, the
  *                  caching pool and the driver's async pool
+ * --oom-parts picks among them (alloc: largest_alloc and largest_total;
+ * fragmentation; allocator; batch: max_batch); all by default.
  * Every probe goes through the device's cap, so --mem-limit emulates a
  * smaller card. This process never touches the device while it searches
  * (it closes its own context): every probe runs in a worker process
@@ -588,7 +590,16 @@ static double frag_fill_level(const gm_bench *b, int k)
     return k == 0 ? f / 2 : k == 1 ? f : (1 + f) / 2;
 }
 
-static int oom_count(gm_bench *b) { return 2 + N_FRAG_FILLS + N_LATENCY_PROBES + each_search(b, NULL, NULL); }
+const char *const gm_oom_part_names[] = {"alloc", "fragmentation", "allocator", "batch"};
+
+static bool measures(const gm_bench *b, gm_oom_part part) { return b->opts->oom_parts & (1u << part); }
+
+static int oom_count(gm_bench *b)
+{
+    return (measures(b, GM_OOM_ALLOC) ? 2 : 0) + (measures(b, GM_OOM_FRAGMENTATION) ? N_FRAG_FILLS : 0) +
+           (measures(b, GM_OOM_ALLOCATOR) ? N_LATENCY_PROBES : 0) +
+           (measures(b, GM_OOM_BATCH) ? each_search(b, NULL, NULL) : 0);
+}
 
 static int oom_run(gm_bench *b)
 {
@@ -599,22 +610,25 @@ static int oom_run(gm_bench *b)
     gm_device_close(dev);
     gm_worker *w = gm_worker_new(b);
     /* A resumed run passes the points it finished without their work. */
-    int rc = !w ? -1 : gm_bench_resuming(b) ? 0 : largest_alloc(b, w);
-    gm_bench_point_done(b, "oom largest allocation");
-    if (rc == 0 && !b->device_lost) {
-        rc = gm_bench_resuming(b) ? 0 : largest_total(b, w);
-        gm_bench_point_done(b, "oom largest total");
+    int rc = !w ? -1 : 0;
+    if (rc == 0 && measures(b, GM_OOM_ALLOC)) {
+        rc = gm_bench_resuming(b) ? 0 : largest_alloc(b, w);
+        gm_bench_point_done(b, "oom largest allocation");
+        if (rc == 0 && !b->device_lost) {
+            rc = gm_bench_resuming(b) ? 0 : largest_total(b, w);
+            gm_bench_point_done(b, "oom largest total");
+        }
     }
-    for (int k = 0; k < N_FRAG_FILLS && rc == 0 && !b->device_lost; k++) {
+    for (int k = 0; k < N_FRAG_FILLS && measures(b, GM_OOM_FRAGMENTATION) && rc == 0 && !b->device_lost; k++) {
         rc = gm_bench_resuming(b) ? 0 : fragmentation(b, w, frag_fill_level(b, k));
         gm_bench_point_done(b, "oom fragmentation");
     }
-    for (int k = 0; k < 3 && rc == 0 && !b->device_lost; k++)
+    for (int k = 0; k < 3 && measures(b, GM_OOM_ALLOCATOR) && rc == 0 && !b->device_lost; k++)
         for (int f = 0; f < 3 && rc == 0 && !b->device_lost; f++) {
             rc = gm_bench_resuming(b) ? 0 : allocator_latency(b, w, latency_kinds[k], fill_levels[f]);
             gm_bench_point_done(b, "oom allocator latency");
         }
-    if (rc == 0 && !b->device_lost)
+    if (measures(b, GM_OOM_BATCH) && rc == 0 && !b->device_lost)
         rc = each_search(b, w, max_batch) < 0 ? -1 : 0;
     gm_worker_free(w);
     if (gm_device_open(dev, dev->backend, dev->index) != GM_OK) {

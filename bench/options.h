@@ -50,6 +50,7 @@ typedef struct {
      * instead of from the memory model's guess. */
     unsigned probe_timeout;
     bool search_bisect;
+    unsigned oom_parts;        /* what the oom suite measures: bit per gm_oom_part */
     /* Seconds one device call may take before the device counts as hung
      * (watchdog.h); 0: never. */
     unsigned hang_timeout;
@@ -102,6 +103,17 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
 
 /* Is `name` a suite (a profile section may be named after it)? */
 bool gm_is_suite_name(const char *name);
+
+/* What the oom suite measures (--oom-parts), in bit order; names in
+ * gm_oom_part_names (bench/oom.c). */
+typedef enum {
+    GM_OOM_ALLOC,          /* the largest single allocation and the largest total */
+    GM_OOM_FRAGMENTATION,  /* the largest free block after fragmenting fills */
+    GM_OOM_ALLOCATOR,      /* allocation and free latency by fill level */
+    GM_OOM_BATCH,          /* each workload's largest batch */
+    GM_OOM_PART_COUNT
+} gm_oom_part;
+extern const char *const gm_oom_part_names[];
 
 /* Names of the stream kernels, in gm_stream_kernel order, and parsing. */
 extern const char *const gm_stream_kernel_names[];

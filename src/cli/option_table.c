@@ -67,6 +67,11 @@ static int kernel_values(const char **names, int max)
     return fill(names, max, gm_stream_kernel_names, GM_STREAM_KERNEL_COUNT);
 }
 
+static int oom_part_values(const char **names, int max)
+{
+    return fill(names, max, gm_oom_part_names, GM_OOM_PART_COUNT);
+}
+
 static int check_values(const char **names, int max)
 {
     int k = 0;
@@ -430,6 +435,11 @@ APPLY(apply_search)
         return -1;
     d->bench->search_bisect = i == 1;
     return 0;
+}
+
+APPLY(apply_oom_parts)
+{
+    return parse_names(opt, v, &d->bench->oom_parts, err, err_len);
 }
 
 static const char SIZE_BOUND[] = "every size must be at least 4KiB";
@@ -887,6 +897,9 @@ const gm_option gm_option_table[] = {
     {"search", GM_OPTARG_ENUM, "S", B, "oom", "how the largest batch is found: model (probe the memory model's "
      "guess and the next batch first, gallop out, then bisect) or bisect (double from 1, then bisect)", "model",
      VALUES(search_values), .apply = apply_search},
+    {"oom-parts", GM_OPTARG_LIST, "LIST", B, "oom", "what is measured: alloc (the largest allocation and total), "
+     "fragmentation, allocator (latency), batch (each workload's largest batch)", "all", VALUES(oom_part_values),
+     .apply = apply_oom_parts},
     /* stress */
     {"checks", GM_OPTARG_LIST, "LIST", S, NULL, "the checks to run", "all", VALUES(check_values),
      .apply = apply_checks},

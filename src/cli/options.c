@@ -35,6 +35,7 @@ void gm_opts_init(gm_bench_opts *o)
     o->patterns = 1u;
     o->modes = 1u << GM_PLAN_INFERENCE;
     o->probe_timeout = 600;
+    o->oom_parts = (1u << GM_OOM_PART_COUNT) - 1;
     o->hang_timeout = GM_HANG_TIMEOUT_DEFAULT;
     o->frag_fill = 0.5;
     o->frag_free = 0.5;

@@ -1,0 +1,61 @@
+#!/bin/sh
+# --oom-parts picks what the oom suite measures (alloc, fragmentation,
+# allocator, batch): only those rows are written, and a bad list gets one
+# message and exit 2. A model that does not fit at all (a batch of 0, which
+# no logarithmic axis can draw) leaves `gpumem plot` whole: the frontier
+# names it in the legend beside the series that fit, a panel with nothing
+# else says so in its middle, and the report says "does not fit".
+. tests/lib.sh
+plan 14
+
+# metrics RUN: the distinct workload/metric pairs of a run's ok rows.
+metrics() {
+    perl -e "$CSV_PERL"'print "$_->{workload}/$_->{metric}\n" for grep { $_->{status} eq "ok" } rows($ARGV[0])' \
+        "$1/results.csv" | sort -u | tr '\n' ' '
+}
+
+batch=$TEST_TMP/batch
+run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 64MiB --workload linear,block \
+    --model llama-3-8b --hidden 32 --precision bf16 --seq 64,128 --pattern per-tensor --out "$batch" --quiet
+is "$RC" 0 "--oom-parts batch: exit status 0"
+[ -n "$ERR" ] && diag "$ERR"
+is "$(metrics "$batch")" \
+    "block/device_fraction block/max_batch block/max_batch_halving block/max_batch_model block/probes block/search_time linear/device_fraction linear/max_batch linear/max_batch_halving linear/max_batch_model linear/probes linear/search_time " \
+    "only the searches' rows: no allocation, fragmentation or latency rows"
+is "$(csv_count "$batch/results.csv" '$_->{metric} eq "max_batch" && $_->{workload} eq "block" && $_->{value} == 0')" 2 \
+    "Llama-3-8B in 64MiB: batch 0 at both lengths"
+is "$(csv_count "$batch/results.csv" '$_->{metric} eq "max_batch" && $_->{workload} eq "linear" && $_->{value} > 0')" 2 \
+    "a narrow layer fits at both lengths"
+
+alloc=$TEST_TMP/alloc
+run_gpumem bench --backend opencl --suite oom --oom-parts alloc,fragmentation --mem-limit 8MiB --out "$alloc" --quiet
+is "$RC-$(metrics "$alloc")" "0-alloc/fragmentation alloc/largest_alloc alloc/largest_free_block alloc/largest_total " \
+    "--oom-parts alloc,fragmentation: the largest allocation and total and the fragmentation rows alone"
+
+run_gpumem bench --backend opencl --suite oom --oom-parts alloc,latency --mem-limit 8MiB --out "$TEST_TMP/bad" --quiet
+is "$RC" 2 "an unknown part: exit status 2"
+is "$ERR" "gpumem bench: --oom-parts: unknown value 'latency' (allowed: alloc,fragmentation,allocator,batch)" \
+    "one message naming the value and the allowed ones"
+[ ! -e "$TEST_TMP/bad/results.csv" ]
+ok $? "and no run folder's results"
+
+# The plot and the report of a run where one model does not fit.
+run_gpumem plot "$batch"
+is "$RC" 0 "plot: exit status 0 with a series of batch 0"
+is "$(cat "$batch/plots/oom_frontier.per-tensor.off")" '"llama-3-8b bf16 inference" ' \
+    "the frontier names the series no axis can draw"
+is "$(grep -c '^"' "$batch/plots/oom_frontier.per-tensor.dat")-$(grep -c '^"llama' "$batch/plots/oom_frontier.per-tensor.dat")" \
+    "1-0" "and draws the layer that fits alone"
+grep -q 'llama-3-8b bf16 inference: not even batch 1 fits' "$batch/plots/oom_frontier.svg"
+ok $? "the legend says the model does not fit"
+like "$(cat "$batch/report.md")" \
+    '^\| largest batch: llama-3-8b bf16 inference per-tensor, seq 128 \| does not fit \(batch 1 fails\) \(model: 0\) \|$' \
+    "the report says it does not fit, beside the model's answer"
+
+# A frontier with nothing to draw: an empty frame that names what is missing.
+only=$TEST_TMP/only
+run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 64MiB --workload block \
+    --model llama-3-8b --precision bf16 --seq 64 --pattern per-tensor --out "$only" --quiet
+run_gpumem plot "$only"
+is "$RC-$(grep -c 'not even batch 1 fits' "$only/plots/oom_frontier.svg")" "0-1" \
+    "a frontier with no batch that fits renders, saying so once"
