@@ -9,18 +9,19 @@
 #   bench/card_check.sh DIR [STEP...]     (default: every step, in order)
 #
 #   env         the card (nvidia-smi: name, memory, clocks) and gpumem info
-#   bench       make bench's run: gpumem bench --profile quick, a 2-second
-#               stress run and the report, with the wall time; DIR/bench is
-#               the run folder that results/reference/<device>/ keeps
-#               (results.csv, samples.csv, meta.json). The report needs
-#               gnuplot: where it is missing, run gpumem plot on the folder
-#               elsewhere
+#   bench       make bench's run: gpumem bench --profile quick, its stress
+#               checks (the Makefile's BENCH_STRESS_ARGS) and the report,
+#               with the wall time; DIR/bench is the run folder that
+#               results/reference/<device>/ keeps (results.csv,
+#               samples.csv, meta.json). The report needs gnuplot: where
+#               it is missing, run gpumem plot on the folder elsewhere
 #   precisions  every stream kernel in every precision against fp32
 #               (bench/precisions.sh) at CARD_PREC_SIZE
 #   gemm        linear with m = n = k = CARD_GEMM_SIZE (the vendor GEMM at
 #               8192^3 by default) in every precision the GEMMs take
 #   search      the largest batch of one shape, found by the model-guided
-#               search and by bisection, side by side: answers, probes, time
+#               search and by bisection, side by side (the oom suite's
+#               searches alone: --oom-parts batch): answers, probes, time
 #
 # Writes DIR/STEP.log for each step (every command and its output), its run
 # folders under DIR, and DIR/summary.txt: a line a step with its exit
@@ -28,7 +29,8 @@
 # free memory before the first step and after the last (nvidia-smi: they
 # should be the same). Exits 0 when every step exited 0, 1 when one did
 # not, 2 on bad usage.
-# Settings:
+# CUDA numbers the cards by PCI bus, as nvidia-smi does (CUDA_DEVICE_ORDER,
+# unless set). Settings:
 #   GPUMEM             the binary (default ./gpumem)
 #   CARD_BACKEND       cuda (default) or opencl; CARD_DEVICE its index (0)
 #   CARD_MEM_LIMIT     --mem-limit for every run (default none: the card
@@ -84,6 +86,11 @@ for pair in env:30 bench:330 precisions:150 gemm:75 search:100; do
 done
 
 [ -x "$gpumem" ] || usage "$gpumem is not an executable: build it first (make), or set GPUMEM"
+# make bench's stress checks, as the Makefile declares them.
+stress_args=$(sed -n 's/^BENCH_STRESS_ARGS ?= //p' "$here/../Makefile" 2>/dev/null)
+[ -n "$stress_args" ] || usage "no BENCH_STRESS_ARGS in $here/../Makefile: run the script from its checkout"
+# --device and nvidia-smi --id name the same card.
+export CUDA_DEVICE_ORDER="${CUDA_DEVICE_ORDER:-PCI_BUS_ID}"
 command -v timeout >/dev/null || usage "timeout (coreutils) is required"
 mkdir -p "$dir" || usage "cannot create $dir"
 [ -w "$dir" ] || usage "$dir is not writable"
@@ -135,8 +142,9 @@ step_bench() {
     # shellcheck disable=SC2086
     limited "$1" "$gpumem" bench --profile quick $dev_opts --out "$run" ${CARD_BENCH_ARGS:-}
     rc=$?
-    logged "$gpumem" stress --duration 2 --backend "$backend" --device "$device" \
-        --mem-limit "${mem_limit:-256MiB}" --out "$run/stress" || [ "$rc" != 0 ] || rc=1
+    # shellcheck disable=SC2086
+    logged "$gpumem" stress $stress_args --backend "$backend" --device "$device" --out "$run/stress" ||
+        [ "$rc" != 0 ] || rc=1
     echo "bench: the searches (largest batch, the model's guess, probes, time):" >>"$figures"
     quote "$run" "max_batch search_time"
     if command -v gnuplot >/dev/null; then
@@ -180,7 +188,8 @@ step_search() {
     rc=0
     for search in model bisect; do
         # shellcheck disable=SC2086
-        limited "$1" "$gpumem" bench --suite oom $dev_opts $shape --search "$search" --out "$dir/search-$search" || rc=$?
+        limited "$1" "$gpumem" bench --suite oom --oom-parts batch $dev_opts $shape --search "$search" \
+            --out "$dir/search-$search" || rc=$?
         echo "search $search:" >>"$figures"
         quote "$dir/search-$search" "max_batch max_batch_model probes search_time"
     done

@@ -6,7 +6,7 @@
 # answers agree); a step past its time limit is stopped by SIGINT, keeps
 # the rows it measured, is reported as stopped and fails the whole.
 . tests/lib.sh
-plan 19
+plan 21
 
 # card [VAR=VALUE...] $script [DIR STEP...]: the script on PoCL under the
 # test's cap (the assignments override the settings); sets RC, OUT, ERR.
@@ -59,8 +59,10 @@ like "$summary" "search model:(.|\n)*probes = 2 count(.|\n)*search bisect:(.|\n)
     "and their probes"
 ok $([ -s "$dir/gemm/results.csv" ] && [ -s "$dir/search-model/results.csv" ] && [ -s "$dir/search-bisect/results.csv" ]
      echo $?) "the run folders are kept under the folder"
-like "$(cat "$dir/search.log")" '^\$ timeout -s INT -k 30 100 .* bench --suite oom --backend opencl --device 0 --mem-limit' \
-    "the log holds each command as run, under its time limit"
+like "$(cat "$dir/search.log")" '^\$ timeout -s INT -k 30 100 .* bench --suite oom --oom-parts batch --backend opencl --device 0 --mem-limit' \
+    "the log holds each command as run, under its time limit: the searches alone"
+is "$(csv_count "$dir/search-model/results.csv" '$_->{workload} ne "linear"')" 0 \
+    "no allocation, fragmentation or latency rows beside them"
 
 # precisions: its table in the summary; 1 (a cell under the goal) is a finding, not a failure.
 card CARD_PREC_SIZE=1MiB CARD_PREC_PRECISIONS=bf16 $script "$dir" precisions
@@ -74,4 +76,7 @@ like "$RC:$OUT" "^1:bench: stopped at its limit of 3 s \(exit 124\) in [0-9]+ s"
     "bench past its 3 s: stopped, reported, exit 1"
 rows=$(csv_count "$dir/bench/results.csv" '$_->{status} eq "ok"')
 ok $([ "$rows" -gt 0 ]; echo $?) "and the rows it measured are kept ($rows)"
+stress_args=$(sed -n 's/^BENCH_STRESS_ARGS ?= //p' Makefile)
+like "$(cat "$dir/bench.log")" "^\\\$ $GPUMEM stress $stress_args --backend opencl --device 0 --out $dir/bench/stress\n" \
+    "its stress checks are make bench's ($stress_args)"
 done_testing
