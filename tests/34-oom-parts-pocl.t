@@ -4,9 +4,10 @@
 # message and exit 2. A model that does not fit at all (a batch of 0, which
 # no logarithmic axis can draw) leaves `gpumem plot` whole: the frontier
 # names it in the legend beside the series that fit, a panel with nothing
-# else says so in its middle, and the report says "does not fit".
+# else says so in its middle, and the report says "does not fit". A line
+# keeps the colour of its model's dashed line whichever lines are drawn.
 . tests/lib.sh
-plan 14
+plan 17
 
 # metrics RUN: the distinct workload/metric pairs of a run's ok rows.
 metrics() {
@@ -51,6 +52,36 @@ ok $? "the legend says the model does not fit"
 like "$(cat "$batch/report.md")" \
     '^\| largest batch: llama-3-8b bf16 inference per-tensor, seq 128 \| does not fit \(batch 1 fails\) \(model: 0\) \|$' \
     "the report says it does not fit, beside the model's answer"
+
+# Colours follow the series, not the blocks of a file: with the layer's
+# measured line off the axis (its batches set to 0 in a copy of the run)
+# and the model's answers for Llama drawn (set to 5), the measured Llama
+# line and its model's share a colour, the layer's model keeps its own.
+edited=$TEST_TMP/edited
+mkdir -p "$edited" && cp "$batch/meta.json" "$edited/" &&
+    perl -e "$CSV_PERL"'
+        my @rows = rows($ARGV[0]); my @cols = parse(`head -1 $ARGV[0]` =~ s/\r?\n$//r);
+        print join(",", @cols), "\n";
+        for my $r (@rows) {
+            $r->{value} = 0 if $r->{workload} eq "linear" && $r->{metric} eq "max_batch";
+            $r->{value} = 5 if $r->{workload} eq "block" && $r->{metric} =~ /^max_batch(_model)?$/;
+            print join(",", map { my $v = $r->{$_}; $v =~ /[",\n]/ ? "\"" . ($v =~ s/"/""/gr) . "\"" : $v } @cols), "\n";
+        }' "$batch/results.csv" >"$edited/results.csv"
+is "$(csv_count "$edited/results.csv" '$_->{metric} =~ /^max_batch(_model)?$/ && $_->{value} == ($_->{workload} eq "block" ? 5 : 0)')" 6 \
+    "the edited copy: Llama's batches and model answers 5, the layer's measured batches 0"
+run_gpumem plot "$edited"
+is "$RC:$(cat "$edited/plots/oom_frontier.per-tensor.colours" | tr '\n' '|')" "0:1 |0 1 ||" \
+    "the measured Llama line takes the colour number of its model's (1), not the first (0)"
+# stroke TITLE: the colour the SVG draws the line of that legend title in.
+stroke() {
+    perl -0777 -ne 'print $1 if /<title>\Q$ENV{T}\E<\/title>.*?<path stroke=.(rgb\([^)]*\))/s' \
+        "$edited/plots/oom_frontier.svg"
+}
+measured=$(T="llama-3-8b bf16 inference" stroke)
+modelled=$(T="llama-3-8b bf16 inference (model)" stroke)
+layer=$(T="linear blocked bf16 (model)" stroke)
+ok $([ -n "$measured" ] && [ "$measured" = "$modelled" ] && [ "$measured" != "$layer" ]; echo $?) \
+    "and the SVG draws the two in one colour ($measured, $modelled), the layer's model in another ($layer)"
 
 # A frontier with nothing to draw: an empty frame that names what is missing.
 only=$TEST_TMP/only

@@ -62,6 +62,7 @@ static int overlay(gm_comparison *c, int k, const char *dir, int *made, char *er
                 gm_plot_point *q = &all.points[all.n_points++];
                 *q = set.points[i];
                 snprintf(q->series, sizeof q->series, "%.60s: %.60s", c->runs[r].label, set.points[i].series);
+                snprintf(q->colour, sizeof q->colour, "%.60s: %.60s", c->runs[r].label, set.points[i].colour);
                 int j = 0;
                 while (j < all.n_panels && strcmp(all.panels[j], q->panel) != 0)
                     j++;

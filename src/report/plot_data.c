@@ -95,17 +95,28 @@ static int stream_variants_differ(const gm_plot_data *d)
     return 0;
 }
 
-/* Fills p from row r for plot kind k; returns 0 when the row is not shown.
- * `variants`: the stream rows have several access patterns. */
-static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int variants)
-{
-    char sz[32], name[100];
 #define F(c) r[d->col_##c]
 #define IS(c, v) (strcmp(F(c), (v)) == 0)
+static int pick_point(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int variants);
+
+/* Fills p from row r for plot kind k; returns 0 when the row is not shown.
+ * `variants`: the stream rows have several access patterns. A series'
+ * colour key is its name unless the kind pairs series (pick_point). */
+static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int variants)
+{
     if (!IS(status, "ok") || !F(value)[0])
         return 0;
     memset(p, 0, sizeof *p);
     snprintf(p->panel, sizeof p->panel, "all");
+    int ok = pick_point(d, k, r, p, variants);
+    if (ok && !p->colour[0])
+        snprintf(p->colour, sizeof p->colour, "%s", p->series);
+    return ok;
+}
+
+static int pick_point(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int variants)
+{
+    char sz[32], name[100];
     p->y = atof(F(value));
     switch (k) {
     case 0:
@@ -115,6 +126,7 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int va
         snprintf(p->panel, sizeof p->panel, "%s", stream_family(F(workload), &p->dashed));
         snprintf(p->series, sizeof p->series, "%s %s%s%s", F(workload), F(precision), variants ? " " : "",
                  variants ? F(variant) : "");
+        snprintf(p->colour, sizeof p->colour, "%s", p->series + strlen(F(workload)) + 1);
         return 1;
     case 1:
         if (!IS(suite, "workloads") || !IS(metric, "throughput"))
@@ -130,6 +142,7 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int va
         snprintf(p->panel, sizeof p->panel, "%s", F(pattern));
         snprintf(p->series, sizeof p->series, "%s%s", gm_plot_point_name(d, r, name, sizeof name),
                  p->dashed ? " (model)" : "");
+        snprintf(p->colour, sizeof p->colour, "%s", name);
         return 1;
     case 3:
         if (!IS(suite, "swap") || !IS(workload, "transfer") || !(IS(metric, "latency_p50") || IS(metric, "latency_p99")))
@@ -139,6 +152,7 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int va
         snprintf(p->panel, sizeof p->panel, "%s", F(pattern));     /* a panel per host memory kind */
         snprintf(p->series, sizeof p->series, "%s %s", F(variant), p->dashed ? "p99" : "p50");
         snprintf(p->band, sizeof p->band, "%s", F(variant));
+        snprintf(p->colour, sizeof p->colour, "%s", F(variant));
         return 1;
     case 4:
         if (!IS(suite, "swap") || !IS(workload, "transfer") || !IS(metric, "bandwidth"))
@@ -163,9 +177,9 @@ static int pick(const gm_plot_data *d, int k, char **r, gm_plot_point *p, int va
         return 1;
     }
     return 0;
+}
 #undef IS
 #undef F
-}
 
 static int by_panel_series_x(const void *a, const void *b)
 {
@@ -234,13 +248,25 @@ void gm_plot_set_free(gm_plot_set *set)
     set->n_points = 0;
 }
 
+/* Whether point pt starts or continues a block of a panel's file: 0 solid,
+ * 1 dashed (gm_plot_write), 2 band (write_bands); *name is what a block
+ * holds one of. */
+static int in_file(const gm_plot_point *pt, const char *panel, int file, const char **name)
+{
+    *name = file == 2 ? pt->band : pt->series;
+    if (pt->off_axis || strcmp(pt->panel, panel) != 0)
+        return 0;
+    return file == 2 ? pt->has_hi : pt->dashed == file;
+}
+
 /* base.PANEL.band.dat: for each band, "x low high" lines. Not written
  * when the panel has no band. */
 static int write_bands(const gm_plot_set *set, const char *base, const char *panel, char *err, size_t len)
 {
     int any = 0;
+    const char *current = NULL, *name;
     for (int i = 0; i < set->n_points && !any; i++)
-        any = set->points[i].has_hi && !set->points[i].off_axis && !strcmp(set->points[i].panel, panel);
+        any = in_file(&set->points[i], panel, 2, &name);
     if (!any)
         return 0;
     char path[4400];
@@ -250,10 +276,9 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
         snprintf(err, len, "cannot write %s", path);
         return -1;
     }
-    const char *current = NULL;
     for (int i = 0; i < set->n_points; i++) {
         const gm_plot_point *pt = &set->points[i];
-        if (!pt->has_hi || pt->off_axis || strcmp(pt->panel, panel) != 0)
+        if (!in_file(pt, panel, 2, &name))
             continue;
         if (!current || strcmp(current, pt->band) != 0) {
             fprintf(f, "%s\"%s p50-p99\" low high\n", current ? "\n\n" : "", pt->band);
@@ -310,11 +335,56 @@ static int write_off_axis(const gm_plot_set *set, const char *base, const char *
     return 0;
 }
 
+/* base.PANEL.colours: for the solid, dashed and band files, a line each of
+ * their blocks' colour numbers: the rank of the block's colour key among
+ * the panel's keys in the order points meet them. */
+static int write_colours(const gm_plot_set *set, const char *base, const char *panel, char *err, size_t len)
+{
+    const char **keys = calloc((size_t)set->n_points + 1, sizeof *keys);
+    char path[4400];
+    snprintf(path, sizeof path, "%s.%s.colours", base, panel);
+    FILE *f = keys ? fopen(path, "w") : NULL;
+    if (!f) {
+        free(keys);
+        snprintf(err, len, keys ? "cannot write %s" : "out of memory (%s)", path);
+        return -1;
+    }
+    int n_keys = 0;
+    for (int i = 0; i < set->n_points; i++) {
+        const gm_plot_point *pt = &set->points[i];
+        int k = 0;
+        while (k < n_keys && strcmp(keys[k], pt->colour) != 0)
+            k++;
+        if (k == n_keys && !strcmp(pt->panel, panel))
+            keys[n_keys++] = pt->colour;
+    }
+    for (int file = 0; file < 3; file++) {
+        const char *current = NULL, *name;
+        for (int i = 0; i < set->n_points; i++) {
+            if (!in_file(&set->points[i], panel, file, &name) || (current && !strcmp(current, name)))
+                continue;
+            current = name;
+            int k = 0;
+            while (k < n_keys && strcmp(keys[k], set->points[i].colour) != 0)
+                k++;
+            fprintf(f, "%d ", k);
+        }
+        fputc('\n', f);
+    }
+    free(keys);
+    if (fclose(f) != 0) {
+        snprintf(err, len, "cannot write %s", path);
+        return -1;
+    }
+    return 0;
+}
+
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len)
 {
     for (int p = 0; p < set->n_panels; p++)
         if (write_bands(set, base, set->panels[p], err, len) != 0
-            || write_off_axis(set, base, set->panels[p], err, len) != 0)
+            || write_off_axis(set, base, set->panels[p], err, len) != 0
+            || write_colours(set, base, set->panels[p], err, len) != 0)
             return -1;
     for (int p = 0; p < set->n_panels; p++)
         for (int dashed = 0; dashed < 2; dashed++) {
@@ -325,10 +395,10 @@ int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t le
                 snprintf(err, len, "cannot write %s", path);
                 return -1;
             }
-            const char *current = NULL;
+            const char *current = NULL, *name;
             for (int i = 0; i < set->n_points; i++) {
                 const gm_plot_point *pt = &set->points[i];
-                if (strcmp(pt->panel, set->panels[p]) != 0 || pt->dashed != dashed || pt->off_axis)
+                if (!in_file(pt, set->panels[p], dashed, &name))
                     continue;
                 if (!current || strcmp(current, pt->series) != 0) {
                     fprintf(f, "%s\"%s\" value\n", current ? "\n\n" : "", pt->series);

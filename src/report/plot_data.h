@@ -39,6 +39,10 @@ typedef struct {
     double x, y;
     int dashed;                   /* drawn dashed (model prediction, p99) */
     char band[96];                /* p50 and p99 of one band share this name */
+    char colour[128];             /* a series shares its colour with every series
+                                   * of the same key: a measured line with its
+                                   * model, p50 with p99 and their band, two
+                                   * kernels of a panel in one precision */
     int has_hi;                   /* y_hi: the band's upper edge at x */
     double y_hi;
     int off_axis;                 /* y <= 0 where the kind's y axis is logarithmic
@@ -66,7 +70,9 @@ void gm_plot_set_free(gm_plot_set *set);
 
 /* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel, and
  * base.PANEL.band.dat (blocks of "x low high") where points have a band;
- * off-axis points are left out of them. base.PANEL.off names, each in
+ * off-axis points are left out of them. base.PANEL.colours gives each
+ * block its colour: three lines (solid, dashed, band blocks), each a
+ * colour number a block, numbered by colour key in the panel. base.PANEL.off names, each in
  * double quotes on one line, the solid series of the panel with no point
  * on the axes (plots/panels.gp puts them in the legend; a panel with
  * nothing to draw says so instead): empty when there is none.
