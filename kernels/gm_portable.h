@@ -363,6 +363,35 @@ GM_INLINE gm_u32 gm_i8x4_encode(const float *in)
 }
 #endif
 #if defined(GM_OPENCL)
+/*
+ * 16 fp16 bit patterns to floats (exact), and 16 floats to fp16 rounded
+ * down (toward -inf) and up: vload_half16 and vstore_half16_rtn / _rtp,
+ * which an x86 CPU compiler (PoCL) splits into conversions of 8 and the
+ * shuffles that join them; with AVX-512 one conversion of 16 does each
+ * (vcvtph2ps, vcvtps2ph with its rounding in the immediate: 1 down, 2
+ * up), the same results.
+ */
+#if defined(__AVX512F__) && defined(__clang__)
+#define GM_X86_AVX512 1
+#endif
+GM_INLINE float16 gm_half16_to_float(ushort16 h)
+{
+#if defined(GM_X86_AVX512)
+    return __builtin_ia32_vcvtph2ps512_mask(as_short16(h), (float16)(0.0f), (ushort)0xffffu, 4);
+#else
+    return vload_half16(0, (const __private half *)&h);
+#endif
+}
+GM_INLINE void gm_float16_to_half_down_up(float16 y, ushort16 *down, ushort16 *up)
+{
+#if defined(GM_X86_AVX512)
+    *down = as_ushort16(__builtin_ia32_vcvtps2ph512_mask(y, 1, (short16)(0), (ushort)0xffffu));
+    *up = as_ushort16(__builtin_ia32_vcvtps2ph512_mask(y, 2, (short16)(0), (ushort)0xffffu));
+#else
+    vstore_half16_rtn(y, 0, (__private half *)down);
+    vstore_half16_rtp(y, 0, (__private half *)up);
+#endif
+}
 GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
 {
     ushort16 h;
@@ -372,17 +401,14 @@ GM_INLINE float16 gm_fp8x16_half_decode(uchar16 c, int e4m3)
         h = as_ushort16(convert_short16(as_char16(c)) << (short)7) & (ushort)0xbfffu;
         h = select(h, (ushort16)0x7e00u, (h & (ushort)0x3f80u) == (ushort)0x3f80u);   /* NaN */
     } else {
-        /* each half of the codes interleaved with zero bytes: c << 8 */
-        ushort8 lo = upsample(c.lo, (uchar8)0), hi = upsample(c.hi, (uchar8)0);
-        return (float16)(vload_half8(0, (const __private half *)&lo), vload_half8(0, (const __private half *)&hi));
+        h = convert_ushort16(c) << (ushort)8;   /* the code is the fp16's top byte */
     }
-    return vload_half16(0, (const __private half *)&h);
+    return gm_half16_to_float(h);
 }
 GM_INLINE uchar16 gm_fp8x16_half_encode(float16 y, gm_u32 M, gm_u32 top)
 {
     ushort16 hd, hu;   /* rounded down and up: the smaller magnitude is the truncation */
-    vstore_half16_rtn(y, 0, (__private half *)&hd);
-    vstore_half16_rtp(y, 0, (__private half *)&hu);
+    gm_float16_to_half_down_up(y, &hd, &hu);
     ushort16 h = min(hd, hu) | (as_ushort16(hd != hu) & (ushort)1u);
     ushort s = (ushort)(10u - M);
     ushort16 r = (h + (ushort)((1u << (9u - M)) - 1u) + ((h >> s) & (ushort)1u)) >> s;
