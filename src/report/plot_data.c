@@ -248,6 +248,27 @@ void gm_plot_set_free(gm_plot_set *set)
     set->n_points = 0;
 }
 
+/* A panel's file base.PANEL.SUFFIX, opened for writing into *f; its
+ * name in path. Returns 0, or -1 with err naming it. */
+static int panel_file_open(const char *base, const char *panel, const char *suffix, char *path, size_t path_len,
+                           FILE **f, char *err, size_t len)
+{
+    snprintf(path, path_len, "%s.%s.%s", base, panel, suffix);
+    *f = fopen(path, "w");
+    if (!*f)
+        snprintf(err, len, "cannot write %s", path);
+    return *f ? 0 : -1;
+}
+
+/* Closes a panel's file: 0, or -1 with err naming it (a failed write shows here). */
+static int panel_file_close(FILE *f, const char *path, char *err, size_t len)
+{
+    if (fclose(f) == 0)
+        return 0;
+    snprintf(err, len, "cannot write %s", path);
+    return -1;
+}
+
 /* Whether point pt starts or continues a block of a panel's file: 0 solid,
  * 1 dashed (gm_plot_write), 2 band (write_bands); *name is what a block
  * holds one of. */
@@ -270,12 +291,9 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
     if (!any)
         return 0;
     char path[4400];
-    snprintf(path, sizeof path, "%s.%s.band.dat", base, panel);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write %s", path);
+    FILE *f;
+    if (panel_file_open(base, panel, "band.dat", path, sizeof path, &f, err, len) != 0)
         return -1;
-    }
     for (int i = 0; i < set->n_points; i++) {
         const gm_plot_point *pt = &set->points[i];
         if (!in_file(pt, panel, 2, &name))
@@ -286,11 +304,7 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
         }
         fprintf(f, "%.17g %.17g %.17g\n", pt->x, pt->y, pt->y_hi);
     }
-    if (fclose(f) != 0) {
-        snprintf(err, len, "cannot write %s", path);
-        return -1;
-    }
-    return 0;
+    return panel_file_close(f, path, err, len);
 }
 
 /* Whether the panel's series has a point on the axes. */
@@ -309,12 +323,9 @@ static int series_drawn(const gm_plot_set *set, const char *panel, const char *s
 static int write_off_axis(const gm_plot_set *set, const char *base, const char *panel, char *err, size_t len)
 {
     char path[4400];
-    snprintf(path, sizeof path, "%s.%s.off", base, panel);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write %s", path);
+    FILE *f;
+    if (panel_file_open(base, panel, "off", path, sizeof path, &f, err, len) != 0)
         return -1;
-    }
     const char *current = NULL;
     for (int i = 0; i < set->n_points; i++) {
         const gm_plot_point *pt = &set->points[i];
@@ -328,11 +339,7 @@ static int write_off_axis(const gm_plot_set *set, const char *base, const char *
             fputc(*c == '"' ? '\'' : *c, f);
         fputs("\" ", f);
     }
-    if (fclose(f) != 0) {
-        snprintf(err, len, "cannot write %s", path);
-        return -1;
-    }
-    return 0;
+    return panel_file_close(f, path, err, len);
 }
 
 /* base.PANEL.colours: for the solid, dashed and band files, a line each of
@@ -342,11 +349,13 @@ static int write_colours(const gm_plot_set *set, const char *base, const char *p
 {
     const char **keys = calloc((size_t)set->n_points + 1, sizeof *keys);
     char path[4400];
-    snprintf(path, sizeof path, "%s.%s.colours", base, panel);
-    FILE *f = keys ? fopen(path, "w") : NULL;
-    if (!f) {
+    FILE *f;
+    if (!keys) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    if (panel_file_open(base, panel, "colours", path, sizeof path, &f, err, len) != 0) {
         free(keys);
-        snprintf(err, len, keys ? "cannot write %s" : "out of memory (%s)", path);
         return -1;
     }
     int n_keys = 0;
@@ -372,11 +381,7 @@ static int write_colours(const gm_plot_set *set, const char *base, const char *p
         fputc('\n', f);
     }
     free(keys);
-    if (fclose(f) != 0) {
-        snprintf(err, len, "cannot write %s", path);
-        return -1;
-    }
-    return 0;
+    return panel_file_close(f, path, err, len);
 }
 
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len)
@@ -389,12 +394,10 @@ int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t le
     for (int p = 0; p < set->n_panels; p++)
         for (int dashed = 0; dashed < 2; dashed++) {
             char path[4400];
-            snprintf(path, sizeof path, "%s.%s%s.dat", base, set->panels[p], dashed ? ".dashed" : "");
-            FILE *f = fopen(path, "w");
-            if (!f) {
-                snprintf(err, len, "cannot write %s", path);
+            FILE *f;
+            if (panel_file_open(base, set->panels[p], dashed ? "dashed.dat" : "dat", path, sizeof path, &f, err,
+                                len) != 0)
                 return -1;
-            }
             const char *current = NULL, *name;
             for (int i = 0; i < set->n_points; i++) {
                 const gm_plot_point *pt = &set->points[i];
@@ -406,10 +409,8 @@ int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t le
                 }
                 fprintf(f, "%.17g %.17g\n", pt->x, pt->y);
             }
-            if (fclose(f) != 0) {
-                snprintf(err, len, "cannot write %s", path);
+            if (panel_file_close(f, path, err, len) != 0)
                 return -1;
-            }
         }
     return 0;
 }
