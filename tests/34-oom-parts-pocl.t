@@ -50,7 +50,7 @@ is "$(grep -c '^"' "$batch/plots/oom_frontier.per-tensor.dat")-$(grep -c '^"llam
 grep -q 'llama-3-8b bf16 inference: not even batch 1 fits' "$batch/plots/oom_frontier.svg"
 ok $? "the legend says the model does not fit"
 like "$(cat "$batch/report.md")" \
-    '^\| largest batch: llama-3-8b bf16 inference per-tensor, seq 128 \| does not fit \(batch 1 fails\) \(model: 0\) \|$' \
+    '^\| largest batch: llama-3-8b bf16 inference per-tensor, seq 128 \| does not fit: batch 1 fails \(model: 0\) \|$' \
     "the report says it does not fit, beside the model's answer"
 
 # Colours follow the series, not the blocks of a file: with the layer's

@@ -226,7 +226,7 @@ static const char *opt_field(char *const *r, int c) { return c >= 0 ? r[c] : "";
  * whole model ("llama-3-8b bf16 inference per-tensor, seq 4096"), else
  * "<workload> <implementation> <precision> <pattern>, seq S" ->
  * "batch <= B (model: B*)", B measured (allocated, run and verified), B*
- * what the memory model predicts; "does not fit (batch 1 fails) (model:
+ * what the memory model predicts; "does not fit: batch 1 fails (model:
  * B*)" where B is 0. The fit answer names the searches at
  * their longest sequence (four, then a count). */
 static void batch_rows(gm_report *rep, const gm_plot_data *d)
@@ -255,7 +255,7 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
         gm_plot_point_name(d, r, name, sizeof name);
         snprintf(label, sizeof label, "largest batch: %s %s, seq %s", name, F(r, pattern), F(r, seq));
         int none = atof(F(r, value)) < 1;    /* not even batch 1 fits */
-        snprintf(value, sizeof value, "%s%s%s%s%s", none ? "does not fit (batch 1 fails)" : "batch <= ",
+        snprintf(value, sizeof value, "%s%s%s%s%s", none ? "does not fit: batch 1 fails" : "batch <= ",
                  none ? "" : F(r, value), model ? " (model: " : "", model ? F(model, value) : "", model ? ")" : "");
         gm_report_headline(rep, label, "%s", value);
         if (atof(F(r, seq)) != longest)
