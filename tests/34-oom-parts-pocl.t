@@ -4,10 +4,11 @@
 # message and exit 2. A model that does not fit at all (a batch of 0, which
 # no logarithmic axis can draw) leaves `gpumem plot` whole: the frontier
 # names it in the legend beside the series that fit, a panel with nothing
-# else says so in its middle, and the report says "does not fit". A line
-# keeps the colour of its model's dashed line whichever lines are drawn.
+# else says so in its middle, a line that stops names where, and the
+# report says "does not fit", first. A line keeps the colour of its
+# model's dashed line whichever lines are drawn.
 . tests/lib.sh
-plan 17
+plan 19
 
 # metrics RUN: the distinct workload/metric pairs of a run's ok rows.
 metrics() {
@@ -55,8 +56,10 @@ like "$(cat "$batch/report.md")" \
 
 # Colours follow the series, not the blocks of a file: with the layer's
 # measured line off the axis (its batches set to 0 in a copy of the run)
-# and the model's answers for Llama drawn (set to 5), the measured Llama
-# line and its model's share a colour, the layer's model keeps its own.
+# and the model's answers for Llama drawn (set to 5; its measured batch
+# too at seq 64, still 0 at 128), the measured Llama line and its model's
+# share a colour, the layer's model keeps its own; the Llama line's title
+# says where it has no point.
 edited=$TEST_TMP/edited
 mkdir -p "$edited" && cp "$batch/meta.json" "$edited/" &&
     perl -e "$CSV_PERL"'
@@ -64,11 +67,13 @@ mkdir -p "$edited" && cp "$batch/meta.json" "$edited/" &&
         print join(",", @cols), "\n";
         for my $r (@rows) {
             $r->{value} = 0 if $r->{workload} eq "linear" && $r->{metric} eq "max_batch";
-            $r->{value} = 5 if $r->{workload} eq "block" && $r->{metric} =~ /^max_batch(_model)?$/;
+            $r->{value} = 5 if $r->{workload} eq "block"
+                && ($r->{metric} eq "max_batch_model" || $r->{metric} eq "max_batch" && $r->{seq_len} == 64);
             print join(",", map { my $v = $r->{$_}; $v =~ /[",\n]/ ? "\"" . ($v =~ s/"/""/gr) . "\"" : $v } @cols), "\n";
         }' "$batch/results.csv" >"$edited/results.csv"
-is "$(csv_count "$edited/results.csv" '$_->{metric} =~ /^max_batch(_model)?$/ && $_->{value} == ($_->{workload} eq "block" ? 5 : 0)')" 6 \
-    "the edited copy: Llama's batches and model answers 5, the layer's measured batches 0"
+is "$(csv_count "$edited/results.csv" '$_->{metric} =~ /^max_batch(_model)?$/ && $_->{value} ==
+    ($_->{workload} ne "block" || $_->{metric} eq "max_batch" && $_->{seq_len} == 128 ? 0 : 5)')" 6 \
+    "the edited copy: Llama's model answers and batch at seq 64 5, at 128 0, the layer's measured batches 0"
 run_gpumem plot "$edited"
 is "$RC:$(cat "$edited/plots/oom_frontier.per-tensor.colours" | tr '\n' '|')" "0:1 |0 1 ||" \
     "the measured Llama line takes the colour number of its model's (1), not the first (0)"
@@ -77,11 +82,18 @@ stroke() {
     perl -0777 -ne 'print $1 if /<title>\Q$ENV{T}\E<\/title>.*?<path stroke=.(rgb\([^)]*\))/s' \
         "$edited/plots/oom_frontier.svg"
 }
-measured=$(T="llama-3-8b bf16 inference" stroke)
+measured=$(T="llama-3-8b bf16 inference (0 at 128)" stroke)
 modelled=$(T="llama-3-8b bf16 inference (model)" stroke)
 layer=$(T="linear blocked bf16 (model)" stroke)
 ok $([ -n "$measured" ] && [ "$measured" = "$modelled" ] && [ "$measured" != "$layer" ]; echo $?) \
     "and the SVG draws the two in one colour ($measured, $modelled), the layer's model in another ($layer)"
+is "$(grep -h '^"llama' "$edited/plots/oom_frontier.per-tensor.dat")" '"llama-3-8b bf16 inference (0 at 128)" value' \
+    "the measured Llama line's title names the length where it has no point"
+
+# The report's answer puts the searches that fit nothing first.
+like "$(cat "$batch/report.md")" \
+    '^\*\*Where do the models stop fitting\?\*\* llama-3-8b bf16 inference per-tensor, seq 128: does not fit: batch 1 fails \(model: 0\); linear blocked bf16 per-tensor, seq 128: batch <= [1-9][0-9]* \(model: [1-9][0-9]*\)$' \
+    "the report's answer names the model that fits nothing before the layer that fits"
 
 # A frontier with nothing to draw: an empty frame that names what is missing.
 only=$TEST_TMP/only

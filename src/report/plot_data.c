@@ -307,6 +307,23 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
     return panel_file_close(f, path, err, len);
 }
 
+/* " (0 at X1, X2)": where the series of point pt (in its panel, solid or
+ * dashed) has points off the axis, beside those it draws; "" where none.
+ * Returns buf. */
+static const char *off_axis_xs(const gm_plot_set *set, const gm_plot_point *pt, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < set->n_points && used + 24 < len; i++) {
+        const gm_plot_point *q = &set->points[i];
+        if (q->off_axis && q->dashed == pt->dashed && !strcmp(q->panel, pt->panel) && !strcmp(q->series, pt->series))
+            used += (size_t)snprintf(buf + used, len - used, "%s%g", used ? ", " : " (0 at ", q->x);
+    }
+    if (used)
+        snprintf(buf + used, len - used, ")");
+    return buf;
+}
+
 /* Whether the panel's series has a point on the axes. */
 static int series_drawn(const gm_plot_set *set, const char *panel, const char *series, int dashed)
 {
@@ -404,7 +421,9 @@ int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t le
                 if (!in_file(pt, set->panels[p], dashed, &name))
                     continue;
                 if (!current || strcmp(current, pt->series) != 0) {
-                    fprintf(f, "%s\"%s\" value\n", current ? "\n\n" : "", pt->series);
+                    char off[96];
+                    fprintf(f, "%s\"%s%s\" value\n", current ? "\n\n" : "", pt->series,
+                            off_axis_xs(set, pt, off, sizeof off));
                     current = pt->series;
                 }
                 fprintf(f, "%.17g %.17g\n", pt->x, pt->y);

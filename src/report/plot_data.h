@@ -70,7 +70,8 @@ void gm_plot_set_free(gm_plot_set *set);
 
 /* Writes base.PANEL.dat (and base.PANEL.dashed.dat) for every panel, and
  * base.PANEL.band.dat (blocks of "x low high") where points have a band;
- * off-axis points are left out of them. base.PANEL.colours gives each
+ * off-axis points are left out of them (a series that keeps others says
+ * where in its title: "name (0 at 8192)"). base.PANEL.colours gives each
  * block its colour: three lines (solid, dashed, band blocks), each a
  * colour number a block, numbered by colour key in the panel. base.PANEL.off names, each in
  * double quotes on one line, the solid series of the panel with no point

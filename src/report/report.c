@@ -222,53 +222,70 @@ static void latency_rows(gm_report *rep, const gm_plot_data *d)
 /* The optional column c of row r ("" where the run has none). */
 static const char *opt_field(char *const *r, int c) { return c >= 0 ? r[c] : ""; }
 
+/* The words of max_batch row i: its point's name into name, "batch <=
+ * B (model: B*)" or "does not fit: ..." into value. Returns whether not
+ * even batch 1 fits. */
+static int search_words(const gm_plot_data *d, int i, char *name, size_t name_len, char *value, size_t value_len)
+{
+    char **r = d->fields[i], **model = NULL;
+    for (int j = i + 1; j < d->n_rows && !model; j++) {
+        char **m = d->fields[j];
+        if (ok_row(d, m, "oom", "max_batch_model") && !strcmp(F(m, workload), F(r, workload))
+            && !strcmp(F(m, variant), F(r, variant)) && !strcmp(F(m, precision), F(r, precision))
+            && !strcmp(F(m, pattern), F(r, pattern)) && !strcmp(F(m, seq), F(r, seq))
+            && !strcmp(opt_field(m, d->col_mode), opt_field(r, d->col_mode))
+            && !strcmp(opt_field(m, d->col_model), opt_field(r, d->col_model)))
+            model = m;
+    }
+    gm_plot_point_name(d, r, name, name_len);
+    int none = atof(F(r, value)) < 1;
+    snprintf(value, value_len, "%s%s%s%s%s", none ? "does not fit: batch 1 fails" : "batch <= ", none ? "" : F(r, value),
+             model ? " (model: " : "", model ? F(model, value) : "", model ? ")" : "");
+    return none;
+}
+
 /* One row per search: "<model> <precision> <mode> <pattern>, seq S" for a
  * whole model ("llama-3-8b bf16 inference per-tensor, seq 4096"), else
  * "<workload> <implementation> <precision> <pattern>, seq S" ->
  * "batch <= B (model: B*)", B measured (allocated, run and verified), B*
  * what the memory model predicts; "does not fit: batch 1 fails (model:
  * B*)" where B is 0. The fit answer names the searches at
- * their longest sequence (four, then a count). */
+ * their longest sequence (four, those that fit nothing first, then a
+ * count). */
 static void batch_rows(gm_report *rep, const gm_plot_data *d)
 {
     double longest = 0;
     for (int i = 0; i < d->n_rows; i++)
         if (ok_row(d, d->fields[i], "oom", "max_batch") && atof(F(d->fields[i], seq)) > longest)
             longest = atof(F(d->fields[i], seq));
-    gm_report_answer *ans = &rep->answers[GM_ANSWER_FIT];
-    int listed = 0, more = 0;
+    char label[200], value[120], name[100];
     for (int i = 0; i < d->n_rows; i++) {
         char **r = d->fields[i];
         if (!ok_row(d, r, "oom", "max_batch"))
             continue;
-        char **model = NULL;
-        for (int j = i + 1; j < d->n_rows && !model; j++) {
-            char **m = d->fields[j];
-            if (ok_row(d, m, "oom", "max_batch_model") && !strcmp(F(m, workload), F(r, workload))
-                && !strcmp(F(m, variant), F(r, variant)) && !strcmp(F(m, precision), F(r, precision))
-                && !strcmp(F(m, pattern), F(r, pattern)) && !strcmp(F(m, seq), F(r, seq))
-                && !strcmp(opt_field(m, d->col_mode), opt_field(r, d->col_mode))
-                && !strcmp(opt_field(m, d->col_model), opt_field(r, d->col_model)))
-                model = m;
-        }
-        char label[200], value[120], name[100];
-        gm_plot_point_name(d, r, name, sizeof name);
+        search_words(d, i, name, sizeof name, value, sizeof value);
         snprintf(label, sizeof label, "largest batch: %s %s, seq %s", name, F(r, pattern), F(r, seq));
-        int none = atof(F(r, value)) < 1;    /* not even batch 1 fits */
-        snprintf(value, sizeof value, "%s%s%s%s%s", none ? "does not fit: batch 1 fails" : "batch <= ",
-                 none ? "" : F(r, value), model ? " (model: " : "", model ? F(model, value) : "", model ? ")" : "");
         gm_report_headline(rep, label, "%s", value);
-        if (atof(F(r, seq)) != longest)
-            continue;
-        size_t used = strlen(ans->value);
-        if (listed < 4 && used + 140 < sizeof ans->value) {
-            snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : "", name,
-                     F(r, pattern), F(r, seq), value);
-            listed++;
-        } else {
-            more++;
-        }
     }
+    /* The answer: the searches at the longest sequence, those that fit
+     * nothing first (the news a reader must not miss), four at most. */
+    gm_report_answer *ans = &rep->answers[GM_ANSWER_FIT];
+    int listed = 0, more = 0;
+    for (int fits = 0; fits < 2; fits++)
+        for (int i = 0; i < d->n_rows; i++) {
+            char **r = d->fields[i];
+            if (!ok_row(d, r, "oom", "max_batch") || atof(F(r, seq)) != longest
+                || search_words(d, i, name, sizeof name, value, sizeof value) == fits)
+                continue;
+            size_t used = strlen(ans->value);
+            if (listed < 4 && used + 140 < sizeof ans->value) {
+                snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : "",
+                         name, F(r, pattern), F(r, seq), value);
+                listed++;
+            } else {
+                more++;
+            }
+        }
     if (listed) {
         snprintf(ans->label, sizeof ans->label, "Where do the models stop fitting?");
         size_t used = strlen(ans->value);
