@@ -307,6 +307,12 @@ static int write_bands(const gm_plot_set *set, const char *base, const char *pan
     return panel_file_close(f, path, err, len);
 }
 
+/* Whether point q belongs to the series `series` of the panel, solid or dashed. */
+static int same_series(const gm_plot_point *q, const char *panel, int dashed, const char *series)
+{
+    return q->dashed == dashed && !strcmp(q->panel, panel) && !strcmp(q->series, series);
+}
+
 /* " (0 at X1, X2)": where the series of point pt (in its panel, solid or
  * dashed) has points off the axis, beside those it draws; "" where none.
  * Returns buf. */
@@ -316,7 +322,7 @@ static const char *off_axis_xs(const gm_plot_set *set, const gm_plot_point *pt, 
     buf[0] = '\0';
     for (int i = 0; i < set->n_points && used + 24 < len; i++) {
         const gm_plot_point *q = &set->points[i];
-        if (q->off_axis && q->dashed == pt->dashed && !strcmp(q->panel, pt->panel) && !strcmp(q->series, pt->series))
+        if (q->off_axis && same_series(q, pt->panel, pt->dashed, pt->series))
             used += (size_t)snprintf(buf + used, len - used, "%s%g", used ? ", " : " (0 at ", q->x);
     }
     if (used)
@@ -327,11 +333,9 @@ static const char *off_axis_xs(const gm_plot_set *set, const gm_plot_point *pt, 
 /* Whether the panel's series has a point on the axes. */
 static int series_drawn(const gm_plot_set *set, const char *panel, const char *series, int dashed)
 {
-    for (int i = 0; i < set->n_points; i++) {
-        const gm_plot_point *pt = &set->points[i];
-        if (!pt->off_axis && pt->dashed == dashed && !strcmp(pt->panel, panel) && !strcmp(pt->series, series))
+    for (int i = 0; i < set->n_points; i++)
+        if (!set->points[i].off_axis && same_series(&set->points[i], panel, dashed, series))
             return 1;
-    }
     return 0;
 }
 
@@ -359,6 +363,15 @@ static int write_off_axis(const gm_plot_set *set, const char *base, const char *
     return panel_file_close(f, path, err, len);
 }
 
+/* The index of key among keys[0..n-1]; n where it is not there. */
+static int key_index(const char *const *keys, int n, const char *key)
+{
+    int k = 0;
+    while (k < n && strcmp(keys[k], key) != 0)
+        k++;
+    return k;
+}
+
 /* base.PANEL.colours: for the solid, dashed and band files, a line each of
  * their blocks' colour numbers: the rank of the block's colour key among
  * the panel's keys in the order points meet them. */
@@ -378,10 +391,7 @@ static int write_colours(const gm_plot_set *set, const char *base, const char *p
     int n_keys = 0;
     for (int i = 0; i < set->n_points; i++) {
         const gm_plot_point *pt = &set->points[i];
-        int k = 0;
-        while (k < n_keys && strcmp(keys[k], pt->colour) != 0)
-            k++;
-        if (k == n_keys && !strcmp(pt->panel, panel))
+        if (!strcmp(pt->panel, panel) && key_index(keys, n_keys, pt->colour) == n_keys)
             keys[n_keys++] = pt->colour;
     }
     for (int file = 0; file < 3; file++) {
@@ -390,10 +400,7 @@ static int write_colours(const gm_plot_set *set, const char *base, const char *p
             if (!in_file(&set->points[i], panel, file, &name) || (current && !strcmp(current, name)))
                 continue;
             current = name;
-            int k = 0;
-            while (k < n_keys && strcmp(keys[k], set->points[i].colour) != 0)
-                k++;
-            fprintf(f, "%d ", k);
+            fprintf(f, "%d ", key_index(keys, n_keys, set->points[i].colour));
         }
         fputc('\n', f);
     }

@@ -222,10 +222,12 @@ static void latency_rows(gm_report *rep, const gm_plot_data *d)
 /* The optional column c of row r ("" where the run has none). */
 static const char *opt_field(char *const *r, int c) { return c >= 0 ? r[c] : ""; }
 
+/* Whether max_batch row r found that not even batch 1 fits. */
+static int fits_nothing(const gm_plot_data *d, char *const *r) { return atof(F(r, value)) < 1; }
+
 /* The words of max_batch row i: its point's name into name, "batch <=
- * B (model: B*)" or "does not fit: ..." into value. Returns whether not
- * even batch 1 fits. */
-static int search_words(const gm_plot_data *d, int i, char *name, size_t name_len, char *value, size_t value_len)
+ * B (model: B*)" or "does not fit: ..." into value. */
+static void search_words(const gm_plot_data *d, int i, char *name, size_t name_len, char *value, size_t value_len)
 {
     char **r = d->fields[i], **model = NULL;
     for (int j = i + 1; j < d->n_rows && !model; j++) {
@@ -238,10 +240,9 @@ static int search_words(const gm_plot_data *d, int i, char *name, size_t name_le
             model = m;
     }
     gm_plot_point_name(d, r, name, name_len);
-    int none = atof(F(r, value)) < 1;
+    int none = fits_nothing(d, r);
     snprintf(value, value_len, "%s%s%s%s%s", none ? "does not fit: batch 1 fails" : "batch <= ", none ? "" : F(r, value),
              model ? " (model: " : "", model ? F(model, value) : "", model ? ")" : "");
-    return none;
 }
 
 /* One row per search: "<model> <precision> <mode> <pattern>, seq S" for a
@@ -274,9 +275,9 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
     for (int fits = 0; fits < 2; fits++)
         for (int i = 0; i < d->n_rows; i++) {
             char **r = d->fields[i];
-            if (!ok_row(d, r, "oom", "max_batch") || atof(F(r, seq)) != longest
-                || search_words(d, i, name, sizeof name, value, sizeof value) == fits)
+            if (!ok_row(d, r, "oom", "max_batch") || atof(F(r, seq)) != longest || fits_nothing(d, r) == fits)
                 continue;
+            search_words(d, i, name, sizeof name, value, sizeof value);
             size_t used = strlen(ans->value);
             if (listed < 4 && used + 140 < sizeof ans->value) {
                 snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : "",
