@@ -526,9 +526,16 @@ static int fragmentation(gm_bench *b, gm_worker *w, double fill)
         return emit_lost_probe(b, row, &r);
     double free_b = r.stats[0];
     char note[300], lb[32], fb[32], hb[32];
-    snprintf(note, sizeof note, "largest block %s of %s free, with %.0f fragments holding %s",
-             gm_format_size(r.value, lb, sizeof lb), gm_format_size((uint64_t)free_b, fb, sizeof fb), r.stats[2],
-             gm_format_size((uint64_t)r.stats[1], hb, sizeof hb));
+    int len = snprintf(note, sizeof note, "largest block %s of %s free, with %.0f fragments holding %s",
+                       gm_format_size(r.value, lb, sizeof lb), gm_format_size((uint64_t)free_b, fb, sizeof fb),
+                       r.stats[2], gm_format_size((uint64_t)r.stats[1], hb, sizeof hb));
+    /* A fill the device refused before its target is no fill at this level. */
+    if (r.stats[3] < r.stats[4] && len > 0 && (size_t)len < sizeof note) {
+        char made[32], aim[32];
+        snprintf(note + len, sizeof note - (size_t)len, "; the fill stopped at %s of the %s it aimed at",
+                 gm_format_size((uint64_t)r.stats[3], made, sizeof made),
+                 gm_format_size((uint64_t)r.stats[4], aim, sizeof aim));
+    }
     /* External fragmentation: the share of free memory no single block can have
      * (to 1MiB: the search's resolution). */
     double frag = free_b > 0 ? 1.0 - (double)r.value / free_b : 0.0;
@@ -582,11 +589,14 @@ static int allocator_latency(gm_bench *b, gm_worker *w, gm_pattern_kind kind, do
 }
 
 /* Fragmentation is measured at half, all and halfway past --frag-fill
- * (25%, 50%, 75% by default): a curve against fill level. */
+ * (25%, 50%, 75% by default): a curve against fill level. At a fill of
+ * 100%, which nothing is past, at 50%, 75% and 100%. */
 #define N_FRAG_FILLS 3
 static double frag_fill_level(const gm_bench *b, int k)
 {
     double f = b->opts->frag_fill;
+    if (f >= 1.0)
+        return k == 0 ? 0.5 : k == 1 ? 0.75 : 1.0;
     return k == 0 ? f / 2 : k == 1 ? f : (1 + f) / 2;
 }
 

@@ -9,7 +9,9 @@
 const char *const gm_pattern_names[GM_PATTERN_COUNT] = {
     "per-tensor", "monolithic", "fragmented", "pool", "async-pool", "managed", "growth", "prealloc"};
 
-#define MAX_FRAGMENTS 8192
+/* The most allocations a fill makes (its list grows to this): 64KiB:16MiB
+ * fragments average 2.9MiB, so half of a 141GB card takes some 25,000. */
+#define MAX_FRAGMENTS (1 << 20)
 
 static uint64_t align_up(uint64_t v) { return (v + GM_VIEW_ALIGN - 1) / GM_VIEW_ALIGN * GM_VIEW_ALIGN; }
 
@@ -107,16 +109,26 @@ static gm_cache *cache_of(gm_pattern_env *e, gm_pattern_kind kind)
 }
 
 /* Fills a share of free memory with seeded sizes, then frees a share of
- * those allocations in random order; the rest stay in p->fragments. */
+ * those allocations in random order; the rest stay in p->fragments. The
+ * fill stops short of its target only where the device is full first or
+ * MAX_FRAGMENTS are made: p->fill_held against p->fill_target says so. */
 static gm_status fragment(gm_pattern *p)
 {
     gm_pattern_env *e = p->env;
-    p->fragments = calloc(MAX_FRAGMENTS, sizeof *p->fragments);
+    int capacity = 1024;
+    p->fragments = malloc((size_t)capacity * sizeof *p->fragments);
     if (!p->fragments)
         return gm_device_fail(p->dev, GM_ERR_OOM, 0, "out of host memory");
     uint64_t target = (uint64_t)((double)free_now(p->dev) * e->frag_fill), held = 0;
     double span = log((double)e->frag_max / (double)e->frag_min);
     while (held < target && p->n_fragments < MAX_FRAGMENTS) {
+        if (p->n_fragments == capacity) {
+            gm_buffer *grown = realloc(p->fragments, (size_t)capacity * 2 * sizeof *p->fragments);
+            if (!grown)
+                break;          /* out of host memory: the fill is what it is (fill_held says) */
+            p->fragments = grown;
+            capacity *= 2;
+        }
         double u = (double)(gm_xorshift(&e->rng) >> 11) * 0x1p-53;
         uint64_t size = align_up((uint64_t)((double)e->frag_min * exp(u * span)));
         if (size > target - held)
@@ -126,6 +138,8 @@ static gm_status fragment(gm_pattern *p)
         held += size;
         p->n_fragments++;
     }
+    p->fill_target = target;
+    p->fill_held = held;
     /* Free a share of them, chosen by a seeded shuffle. */
     int n = p->n_fragments, drop = (int)lround(e->frag_free * n);
     for (int i = n - 1; i > 0; i--) {

@@ -78,7 +78,8 @@ typedef struct gm_pattern {
     int n_tickets;
     gm_buffer *fragments;         /* fragmented: the allocations left live */
     int n_fragments;
-    uint64_t fragment_bytes;
+    uint64_t fragment_bytes;      /* fragmented: what the live ones hold */
+    uint64_t fill_target, fill_held; /* fragmented: the fill's aim and what it made before the holes */
 } gm_pattern;
 
 /* Bytes the arena needs for these tensors (each rounded up to

@@ -66,7 +66,9 @@ void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, double fill
             r->stats[0] = (double)free_b;
             r->stats[1] = (double)pat.fragment_bytes;
             r->stats[2] = pat.n_fragments;
-            r->n_stats = 3;
+            r->stats[3] = (double)pat.fill_held;
+            r->stats[4] = (double)pat.fill_target;
+            r->n_stats = 5;
         }
     }
     gm_pattern_end(&pat);

@@ -48,7 +48,7 @@ static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_
         gm_probe_total_local(dev, r);
     } else if (strcmp(line, "free") == 0) {
         gm_probe_free_local(dev, r);
-    } else if (sscanf(line, "fragment %lf", &fill) == 1 && fill > 0 && fill < 1) {
+    } else if (sscanf(line, "fragment %lf", &fill) == 1 && fill > 0 && fill <= 1) {
         gm_probe_fragment_local(dev, o, fill, r);
     } else if (sscanf(line, "latency %d %lf", &kind, &fill) == 2 && kind >= 0 && kind < GM_PATTERN_COUNT && fill >= 0
                && fill < 1) {
