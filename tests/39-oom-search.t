@@ -4,9 +4,10 @@
 # the pattern allocates it, then gallop and bisect) and --search bisect
 # (double from 1, then bisect) give the same exact batch for every
 # workload, precision and allocation pattern; the model search records its
-# probes, time and guess, and needs fewer probes.
+# probes, time and guess, and needs fewer probes. worker.log says where
+# each probe's time went, and why a probe that failed did.
 . tests/lib.sh
-plan 8
+plan 9
 
 points="--backend opencl --suite oom --mem-limit 6MiB --workload linear,attention,kvcache --precision fp32,bf16
     --seq 16 --hidden 32 --heads 2 --pattern per-tensor,monolithic,fragmented,pool,growth,prealloc --quiet"
@@ -43,4 +44,9 @@ is "$(csv_count "$TEST_TMP/model/results.csv" '$_->{metric} eq "max_batch" && $_
     "each model search notes its probes, time and guess"
 like "$(grep -c '^point .*: held [0-9]* B; setup [0-9.]* s, run [0-9.]* s, verify [0-9.]* s, release [0-9.]* s; of these allocation [0-9.]* s, copies [0-9.]* s, kernel builds [0-9.]* s$' "$TEST_TMP/model/worker.log")" '^[1-9]' \
     "worker.log says where each probe's time went"
+run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 64MiB --workload block \
+    --model tiny-llama-gqa --mode train --precision int8 --seq 64 --pattern per-tensor --out "$TEST_TMP/refused" --quiet
+like "$(grep '^point ' "$TEST_TMP/refused/worker.log")" \
+    '^point block tiled int8 seq 64 batch \d+ unsupported \(int8 training is not run \(plan refuses it too\)\): held 0 B;' \
+    "a probe refused as unsupported: worker.log names the row status and why"
 done_testing

@@ -61,10 +61,14 @@ static void answer(gm_device *dev, const gm_bench_opts *o, const char *line, gm_
         /* Where the probe's time went, for worker.log: its phases, then
          * what allocation, copies (inputs in, outputs back) and kernel
          * builds took of them. */
+        char outcome[320];   /* fits, oom, or the failure's row status and note */
+        if (r->outcome == GM_PROBE_FAILED)
+            snprintf(outcome, sizeof outcome, "%s (%s)", gm_row_status_name(r->failed_as), r->note);
+        else
+            snprintf(outcome, sizeof outcome, "%s", r->outcome == GM_PROBE_FITS ? "fits" : "oom");
         fprintf(stderr, "point %s %s %s seq %" PRIu64 " batch %" PRIu64 " %s: held %.0f B; setup %.3f s, run %.3f s, "
                 "verify %.3f s, release %.3f s; of these allocation %.3f s, copies %.3f s, kernel builds %.3f s\n",
-                gm_workloads[p.workload]->name, p.impl, gm_precision_name(p.prec), p.seq, p.batch,
-                r->outcome == GM_PROBE_FITS ? "fits" : r->outcome == GM_PROBE_OOM ? "oom" : "failed",
+                gm_workloads[p.workload]->name, p.impl, gm_precision_name(p.prec), p.seq, p.batch, outcome,
                 r->stats[GM_POINT_HELD], r->stats[GM_POINT_SETUP_S], r->stats[GM_POINT_RUN_S],
                 r->stats[GM_POINT_VERIFY_S], r->stats[GM_POINT_RELEASE_S], t1.alloc - t0.alloc, t1.copy - t0.copy,
                 t1.build - t0.build);
