@@ -17,7 +17,7 @@ n = STATS_blocks
 peak = STATS_max_y
 caps = sprintf("%s.caps.dat", base)
 m = 0
-if (system(sprintf("test -s '%s' && echo 1 || echo 0", caps)) == 1) {
+if (nonempty(caps)) {
     stats caps nooutput
     m = STATS_blocks
     peak = STATS_max_y > peak ? STATS_max_y : peak

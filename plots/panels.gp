@@ -25,21 +25,20 @@ do for [p = 1:npanels] {
     c_solid = system(sprintf("sed -n 1p '%s'", numbers))
     c_dashed = system(sprintf("sed -n 2p '%s'", numbers))
     c_band = system(sprintf("sed -n 3p '%s'", numbers))
-    # Each file's blocks where it has some (gnuplot opens a file even for an
-    # empty iteration, and fails on one without data).
+    # Each file's blocks, where it has some (nonempty: style.gp).
     n = 0
     m = 0
     b = 0
-    if (system(sprintf("test -s '%s' && echo 1 || echo 0", solid)) == 1) {
+    if (nonempty(solid)) {
         stats solid nooutput
         n = STATS_blocks
     }
-    if (system(sprintf("test -s '%s' && echo 1 || echo 0", dashed)) == 1) {
+    if (nonempty(dashed)) {
         stats dashed nooutput
         m = STATS_blocks
     }
     band = sprintf("%s.%s.band.dat", base, panel)
-    if (system(sprintf("test -s '%s' && echo 1 || echo 0", band)) == 1) {
+    if (nonempty(band)) {
         stats band nooutput
         b = STATS_blocks
     }

@@ -26,3 +26,6 @@ bytes_label(b) = b >= 2.0**40 ? sprintf("%.3gTiB", b / 2.0**40) : b >= 2.0**30 ?
                  b >= 2.0**20 ? sprintf("%.3gMiB", b / 2.0**20) : b >= 2.0**10 ? sprintf("%.3gKiB", b / 2.0**10) : \
                  sprintf("%gB", b)
 bytes_x = 'set xtics (bytes_label(1) 1); do for [e = 2:48:2] { set xtics add (bytes_label(2.0**e) 2.0**e) }; set mxtics 4; set offsets graph 0.04, graph 0.04, 0, 0'
+# Whether a file holds data: gnuplot opens a file even for an empty
+# iteration, and fails on one without data.
+nonempty(file) = int(system(sprintf("test -s '%s' && echo 1 || echo 0", file)))
