@@ -22,6 +22,14 @@
 #   search      the largest batch of one shape, found by the model-guided
 #               search and by bisection, side by side (the oom suite's
 #               searches alone: --oom-parts batch): answers, probes, time
+# and two steps run only when named, the peers on the same card:
+#   peers       bench/peers.sh at CARD_PEERS_SIZE, against the BabelStream
+#               that BABELSTREAM names (a build of the user's; none: the
+#               theoretical peak alone)
+#   torch       bench/peers/torch_card.py in plain PyTorch (python3 with
+#               torch): memory, copy, matmul at 8192^3, a bf16 prefill of
+#               CARD_TORCH_MODEL, and its training steps (full, LoRA,
+#               QLoRA) as CARD_TORCH_RUNS lists them; DIR/torch.jsonl
 #
 # Writes DIR/STEP.log for each step (every command and its output), its run
 # folders under DIR, and DIR/summary.txt: a line a step with its exit
@@ -42,9 +50,15 @@
 #   CARD_GEMM_PRECISIONS  (default fp32,fp16,bf16,int8,fp8e4m3)
 #   CARD_SEARCH_ARGS   the searched shape (default: Llama-3-8B, bf16,
 #                      inference, seq 2048, one allocation a tensor)
+#   CARD_PEERS_SIZE    bytes an array for peers (default 1GiB)
+#   CARD_TORCH_MODEL   a config.json (default share/models/llama-3-8b.json)
+#   CARD_TORCH_RUNS    torch_card.py's runs after basics, ';' between them
+#                      (default: a prefill of 8 x 2048; full training at
+#                      1 x 512; LoRA and QLoRA at 2 x 2048, recompute none
+#                      and full)
 #   CARD_<STEP>_LIMIT  seconds a step may run (ENV 30, BENCH 330,
-#                      PRECISIONS 150, GEMM 150; SEARCH 100 for each of its
-#                      two searches)
+#                      PRECISIONS 150, GEMM 150, PEERS 120; SEARCH 100 for
+#                      each of its two searches, TORCH 120 for each run)
 # The limits add up to 860 s, so that a card's checks fit two runs of
 # under 10 minutes (env and bench, then precisions, gemm and search). An
 # H100 80GB took 290 s for them all: bench 130 s, precisions 28 s, gemm
@@ -57,10 +71,11 @@ device=${CARD_DEVICE:-0}
 mem_limit=${CARD_MEM_LIMIT:-}
 here=$(dirname "$0")
 all_steps="env bench precisions gemm search"
+named_steps="peers torch"
 
 usage() {
     echo "card_check: $*" >&2
-    echo "usage: bench/card_check.sh DIR [STEP...]   (steps: $all_steps)" >&2
+    echo "usage: bench/card_check.sh DIR [STEP...]   (steps: $all_steps; named only: $named_steps)" >&2
     exit 2
 }
 [ $# -ge 1 ] || usage "a folder for the logs and run folders is required"
@@ -68,7 +83,7 @@ dir=$1
 shift
 steps=${*:-$all_steps}
 for s in $steps; do
-    case " $all_steps " in
+    case " $all_steps $named_steps " in
     *" $s "*) ;;
     *) usage "unknown step '$s'" ;;
     esac
@@ -78,7 +93,7 @@ cuda | opencl) ;;
 *) usage "CARD_BACKEND must be cuda or opencl (got '$backend')" ;;
 esac
 # Each step's time limit in seconds: CARD_<STEP>_LIMIT, else its default.
-for pair in env:30 bench:330 precisions:150 gemm:150 search:100; do
+for pair in env:30 bench:330 precisions:150 gemm:150 search:100 peers:120 torch:120; do
     name=CARD_$(echo "${pair%%:*}" | tr '[:lower:]' '[:upper:]')_LIMIT
     v=
     eval "v=\${$name:-${pair#*:}}"
@@ -196,6 +211,48 @@ step_search() {
         echo "search $search:" >>"$figures"
         quote "$dir/search-$search" "max_batch max_batch_model probes search_time"
     done
+    return "$rc"
+}
+
+step_peers() {
+    limited "$1" env PEERS_BACKEND="$backend" PEERS_DEVICE="$device" PEERS_ROUNDS=3 \
+        PEERS_SIZE="${CARD_PEERS_SIZE:-1073741824}" BABELSTREAM="${BABELSTREAM:-}" sh "$here/peers.sh"
+    rc=$?
+    echo "peers (the summary of $log):" >>"$figures"
+    tail -n 9 "$log" >>"$figures"
+    [ "$rc" = 1 ] && return 0
+    return "$rc"
+}
+
+step_torch() {
+    model=${CARD_TORCH_MODEL:-$here/../share/models/llama-3-8b.json}
+    runs=${CARD_TORCH_RUNS:-"forward --batch 8 --seq 2048;train --method full --batch 1 --seq 512;\
+train --method lora --batch 2 --seq 2048;train --method lora --batch 2 --seq 2048 --recompute full;\
+train --method qlora --batch 2 --seq 2048;train --method qlora --batch 2 --seq 2048 --recompute full"}
+    if ! python3 -c 'import torch' >>"$log" 2>&1; then
+        echo "torch: python3 cannot import torch: this step needs a machine with PyTorch" >>"$figures"
+        return 2
+    fi
+    rc=0
+    limited "$1" python3 "$here/peers/torch_card.py" basics || rc=$?
+    old_ifs=$IFS
+    IFS=';'
+    for r in $runs; do
+        IFS=$old_ifs
+        # shellcheck disable=SC2086 # a run is a list of words: the command, then options
+        set -- "$1" $r
+        cmd=$2
+        lim=$1
+        shift 2
+        limited "$lim" python3 "$here/peers/torch_card.py" "$cmd" "$model" "$@" || rc=$?
+        set -- "$lim"
+        IFS=';'
+    done
+    IFS=$old_ifs
+    out=$dir/torch.jsonl
+    grep '^{' "$log" >"$out"
+    echo "torch ($out):" >>"$figures"
+    cat "$out" >>"$figures"
     return "$rc"
 }
 

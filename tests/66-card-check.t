@@ -6,7 +6,7 @@
 # answers agree); a step past its time limit is stopped by SIGINT, keeps
 # the rows it measured, is reported as stopped and fails the whole.
 . tests/lib.sh
-plan 21
+plan 25
 
 # card [VAR=VALUE...] $script [DIR STEP...]: the script on PoCL under the
 # test's cap (the assignments override the settings); sets RC, OUT, ERR.
@@ -20,7 +20,7 @@ card() {
 
 card $script
 is "$RC:$ERR" "2:card_check: a folder for the logs and run folders is required
-usage: bench/card_check.sh DIR [STEP...]   (steps: env bench precisions gemm search)" "no folder: exit 2, the usage"
+usage: bench/card_check.sh DIR [STEP...]   (steps: env bench precisions gemm search; named only: peers torch)" "no folder: exit 2, the usage"
 card $script "$TEST_TMP/x" gemm fly
 is "$RC:$(printf '%s' "$ERR" | head -1)" "2:card_check: unknown step 'fly'" "an unknown step: exit 2, named"
 card CARD_BACKEND=vulkan $script "$TEST_TMP/x"
@@ -68,6 +68,25 @@ is "$(csv_count "$dir/search-model/results.csv" '$_->{workload} ne "linear"')" 0
 card CARD_PREC_SIZE=1MiB CARD_PREC_PRECISIONS=bf16 $script "$dir" precisions
 is "$RC" 0 "precisions: exit 0 whatever the cells"
 like "$(cat "$dir/summary.txt")" "^kernel +fp32 GB/s +fp32 +bf16" "and the summary holds its table"
+
+# peers as on a GPU (no clpeak, no OpenMP triad): our read at least, in its summary.
+card PEERS_MODE=gpu CARD_PEERS_SIZE=1048576 $script "$dir" peers
+is "$RC" 0 "peers: exit 0"
+like "$(cat "$dir/summary.txt")" "^peers \\(the summary of $dir/peers.log\\):(.|\n)*^read \\(median\\) +[0-9.]+" \
+    "and the summary quotes its read figure"
+
+# torch: without PyTorch the step says so and fails; with it, a tiny model's prefill.
+if python3 -c 'import torch' 2>/dev/null; then
+    card CARD_TORCH_MODEL=share/models/tiny-llama-gqa.json CARD_TORCH_RUNS="forward --batch 1 --seq 16 --reps 1" \
+        $script "$dir" torch
+    like "$(cat "$dir/torch.jsonl")" '"what": "forward", "params": [0-9]+' "torch: the prefill's figures in torch.jsonl"
+    ok $([ "$RC" = 1 ]; echo $?) "and the step fails where basics needs a GPU"
+else
+    card $script "$dir" torch
+    is "$RC" 1 "torch without PyTorch: the whole fails"
+    like "$(cat "$dir/summary.txt")" "^torch: exit 2 in [0-9]+ s(.|\n)*^torch: python3 cannot import torch" \
+        "and the summary says why"
+fi
 
 # A step past its limit: stopped, its rows kept, the whole fails.
 card CARD_BENCH_LIMIT=3 CARD_BENCH_ARGS="--suite stream --sizes 4MiB:64MiB:x2 --precision fp32,bf16 --reps 20" \
