@@ -6,7 +6,7 @@
 #   make peers    our fp32 bandwidth side by side with clpeak, an OpenMP triad
 #                 and a BabelStream the user built (BABELSTREAM=path; PEERS_*)
 #   make precisions  every stream kernel in every precision against fp32 on
-#                 one device, in rounds (PREC_*: see bench/precisions.sh)
+#                 one device, in rounds (PREC_*: see bench/tools/precisions.sh)
 #   make test     build and run the TAP tests with prove
 #   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz     build the fuzz targets (tests/fuzz/fuzz_*.c) and run each for
@@ -66,7 +66,8 @@ endif
 
 # The layers, lowest first (see README.md, "Source layout").
 LAYERS := src/lib src/backend src/backend/opencl src/backend/cuda src/device src/run \
-          bench stress src/analysis src/report src/cli
+          bench/model bench bench/pattern bench/stream bench/workloads bench/swap bench/oom \
+          stress src/analysis src/report src/cli
 SRCS := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 ifeq ($(NVCC),)
 SRCS := $(filter-out src/backend/cuda/%.c,$(SRCS))
@@ -252,10 +253,10 @@ uninstall:
 
 peers: deps gpumem
 	@scripts/deps.sh peers
-	bench/peers.sh
+	bench/tools/peers.sh
 
 precisions: deps gpumem
-	bench/precisions.sh
+	bench/tools/precisions.sh
 
 clean:
 	rm -rf build build-san build-nocuda build-san-nocuda build-fuzz gpumem

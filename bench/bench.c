@@ -9,16 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-const gm_suite *const gm_suites[] = {&gm_suite_stream, &gm_suite_workloads, &gm_suite_swap, &gm_suite_oom, NULL};
-
-const gm_suite *gm_suite_find(const char *name)
-{
-    for (int i = 0; gm_suites[i]; i++)
-        if (strcmp(gm_suites[i]->name, name) == 0)
-            return gm_suites[i];
-    return NULL;
-}
-
 void gm_suite_section(const char *suite, const gm_device *dev, char *buf, size_t len)
 {
     snprintf(buf, len, "%s.%s", suite, dev->info.type == GM_DEV_CPU ? "cpu" : "gpu");
@@ -128,6 +118,12 @@ double gm_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* gm_row_writer over gm_bench_write_row. */
+static int write_row(void *b, const gm_row *row, const double *samples, size_t n)
+{
+    return gm_bench_write_row(b, row, samples, n);
+}
+
 int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
 {
     if (gm_interrupted()) {
@@ -136,9 +132,16 @@ int gm_bench_emit(gm_bench *b, const gm_row *row, const double *samples, size_t 
     }
     if (gm_bench_resuming(b))
         return 0;
-    if (b->rounds > 1)
-        return gm_rounds_emit(b, row, samples, n);
-    return gm_bench_write_row(b, row, samples, n);
+    if (b->rounds <= 1)
+        return gm_bench_write_row(b, row, samples, n);
+    char err[300];
+    int rc = gm_rounds_emit(b->pool, b->round, b->rounds, b->run, row, samples, n, write_row, b, err, sizeof err);
+    if (rc > 0) {
+        b->output_failed = true;
+        snprintf(b->error, sizeof b->error, "%s", err);
+        return -1;
+    }
+    return rc;
 }
 
 int gm_bench_write_row(gm_bench *b, const gm_row *row, const double *samples, size_t n)

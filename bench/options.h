@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/workload.h"
+#include "bench/model/workload.h"
 
 #define GM_MAX_SUITES 8
 
@@ -39,7 +39,7 @@ typedef struct {
     /* The workloads suite: which workloads, the batch and sequence axes,
      * and the model shape (hidden, heads, ...) shared by every point. */
     unsigned workloads;        /* bit per gm_runnable_workloads entry */
-    unsigned patterns;         /* bit per allocation pattern (bench/pattern.h) */
+    unsigned patterns;         /* bit per allocation pattern (bench/pattern/pattern.h) */
     uint64_t *batches, *seqs;
     size_t n_batches, n_seqs;
     unsigned modes;            /* bit per gm_plan_mode (--mode): the suites run
@@ -54,7 +54,7 @@ typedef struct {
     /* Seconds one device call may take before the device counts as hung
      * (watchdog.h); 0: never. */
     unsigned hang_timeout;
-    /* Allocation patterns (bench/pattern.h): fragmented fills frag_fill of
+    /* Allocation patterns (bench/pattern/pattern.h): fragmented fills frag_fill of
      * free memory with sizes from frag_min to frag_max and frees frag_free
      * of them; prealloc reserves prealloc_share of free memory; managed
      * memory past free memory needs allow_oversubscribe. */
@@ -74,10 +74,10 @@ typedef struct {
     double swap_pressure;
 } gm_bench_opts;
 
-/* Workloads `gpumem bench --suite workloads` can run, in bit order: the
- * names of GM_WORKLOAD_LIST (bench/workload.h, defined in bench/model.c). */
-extern const char *const gm_runnable_workloads[];
-#define GM_RUNNABLE_WORKLOAD_COUNT GM_WORKLOAD_COUNT
+/* Refuses (-1 with err) precisions per role that no workload of the
+ * options' suite runs: int4 weights or an fp8 KV cache where a workload
+ * keeps neither, an int4 LM head without a whole model. */
+int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len);
 
 /* Defaults before any profile or option is applied. */
 void gm_opts_init(gm_bench_opts *o);
@@ -105,7 +105,7 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
 bool gm_is_suite_name(const char *name);
 
 /* What the oom suite measures (--oom-parts), in bit order; names in
- * gm_oom_part_names (bench/oom.c). */
+ * gm_oom_part_names (bench/oom/oom.c). */
 typedef enum {
     GM_OOM_ALLOC,          /* the largest single allocation and the largest total */
     GM_OOM_FRAGMENTATION,  /* the largest free block after fragmenting fills */

@@ -149,49 +149,44 @@ int gm_round_pool_load(struct gm_round_pool *pool, const char *dir, char *err, s
     return load_file(pool, path, false, err, err_len);
 }
 
-static int out_of_memory(gm_bench *b)
+static int out_of_memory(char *err, size_t err_len)
 {
-    b->output_failed = true;
-    snprintf(b->error, sizeof b->error, "out of memory keeping the samples of earlier rounds");
-    return -1;
+    snprintf(err, err_len, "out of memory keeping the samples of earlier rounds");
+    return 1;
 }
 
-int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n)
+int gm_rounds_emit(struct gm_round_pool *pool, int round, int rounds, gm_run *run, const gm_row *row,
+                   const double *samples, size_t n, gm_row_writer write, void *ctx, char *err, size_t err_len)
 {
     char key[1024];
     if (row_key(row, key, sizeof key) != 0) {
-        b->output_failed = true;
-        snprintf(b->error, sizeof b->error, "a point key longer than %zu bytes", sizeof key);
-        return -1;
+        snprintf(err, err_len, "a point key longer than %zu bytes", sizeof key);
+        return 1;
     }
-    pool_entry *e = entry_of(b->pool, key);
+    pool_entry *e = entry_of(pool, key);
     if (!e)
-        return out_of_memory(b);
+        return out_of_memory(err, err_len);
     if (e->failed)
         return 0;                          /* its failed row is written */
-    bool last = b->round >= b->rounds - 1;
+    bool last = round >= rounds - 1;
     bool pooled = row->status == GM_ROW_OK && n > 0 && n == row->reps;
     if (!last && row->status != GM_ROW_OK) {
         e->failed = true;
-        return gm_bench_write_row(b, row, samples, n);
+        return write(ctx, row, samples, n);
     }
     if (!last) {
         if (!pooled)
             return 0;                      /* one exact value: the last round's is written */
-        char err[300];
-        b->run->round = b->round + 1;
-        if (gm_run_write_samples(b->run, row, samples, n, err, sizeof err) != 0) {
-            b->output_failed = true;
-            snprintf(b->error, sizeof b->error, "%s", err);
-            return -1;
-        }
-        return entry_add(e, samples, n) == 0 ? 0 : out_of_memory(b);
+        run->round = round + 1;
+        if (gm_run_write_samples(run, row, samples, n, err, err_len) != 0)
+            return 1;
+        return entry_add(e, samples, n) == 0 ? 0 : out_of_memory(err, err_len);
     }
-    b->run->round = b->round + 1;
+    run->round = round + 1;
     if (!pooled || !e->n)
-        return gm_bench_write_row(b, row, samples, n);
+        return write(ctx, row, samples, n);
     if (entry_add(e, samples, n) != 0)
-        return out_of_memory(b);
+        return out_of_memory(err, err_len);
     gm_stats s;
     gm_stats_compute(e->v, e->n, &s);
     gm_row all = *row;
@@ -200,7 +195,7 @@ int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t
     all.max = s.max;
     all.stdev = s.stdev;
     all.reps = e->n;
-    int rc = gm_bench_write_row(b, &all, samples, n);
+    int rc = write(ctx, &all, samples, n);
     free(e->v);
     e->v = NULL;
     e->n = e->cap = 0;

@@ -12,7 +12,9 @@
 #ifndef GM_ROUNDS_H
 #define GM_ROUNDS_H
 
-#include "bench/bench.h"
+#include "run/results.h"
+
+#include <stddef.h>
 
 struct gm_round_pool;
 
@@ -29,8 +31,16 @@ int gm_round_pool_load(struct gm_round_pool *pool, const char *dir, char *err, s
  * reps/rounds, one more for the first reps%rounds rounds, at least 1. */
 unsigned gm_round_reps(unsigned reps, int round, int rounds);
 
-/* gm_bench_emit of a run with rounds (b->rounds > 1, b->pool set): see
- * above. Returns 0, or -1 with b->output_failed and b->error set. */
-int gm_rounds_emit(gm_bench *b, const gm_row *row, const double *samples, size_t n);
+/* Writes a row and its samples as they are: 0, or -1 when it could not
+ * (the writer keeps why). */
+typedef int (*gm_row_writer)(void *ctx, const gm_row *row, const double *samples, size_t n);
+
+/* A row of round `round` (0-based) of `rounds` > 1, as above: its samples
+ * alone into run (under the round's number), or the row through write
+ * (over every round's samples on the last). Returns 0; -1 when write
+ * failed (1 and err when the pool or run failed: out of memory, a key too
+ * long, samples.csv not written). */
+int gm_rounds_emit(struct gm_round_pool *pool, int round, int rounds, gm_run *run, const gm_row *row,
+                   const double *samples, size_t n, gm_row_writer write, void *ctx, char *err, size_t err_len);
 
 #endif

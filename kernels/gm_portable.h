@@ -105,7 +105,7 @@ GM_INLINE float gm_tanh(float v) { return tanh(v); }
  * A reproducible input value for element i of a tensor seeded `seed`:
  * k / 128 - 1 for an 8-bit k, times `range` (a power of two), so that it
  * is exact in every storage format (and in int8 with scale range / 128).
- * bench/block.c computes the same values on the host (gm_hashed_value).
+ * bench/workloads/block.c computes the same values on the host (gm_hashed_value).
  */
 GM_INLINE float gm_hashed_value(gm_u64 i, gm_u32 seed, float range)
 {

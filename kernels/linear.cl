@@ -136,7 +136,7 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w
  *
  * Launch: `spans` work items, local size 1; each takes
  * ceil(ceil(n / spans) / GM_CB) * GM_CB columns, at most GM_ROWS_SPAN (the
- * host launches enough spans for that: bench/kernel_calls.c).
+ * host launches enough spans for that: bench/workloads/kernel_calls.c).
  */
 #define GM_ROWS_SPAN 512     /* columns of a span at most: acc is GM_RB x 512 floats (12 KiB) */
 #define GM_ROWS_STEP 4       /* rows of W a pass over the span uses */

@@ -44,7 +44,7 @@
  * Buffers must be 16-byte aligned (every backend's allocations are).
  * Reductions write one partial per work group; they assume a work-group
  * size that is a power of two <= GM_WG_MAX. The host adds the partials
- * (there are few: see the launch geometry in bench/stream.c).
+ * (there are few: see the launch geometry in bench/stream/stream.c).
  */
 #define GM_WG_MAX 1024
 
@@ -354,7 +354,7 @@ GM_INLINE uint4 gm_vpack(gm_vf v, float scale) { return gm_vpack_raw((1.0f / GM_
 /* GM_FOR_EACH_STORE(j, n, streaming, BODY): GM_FOR_EACH(j, n) BODY(j, store),
  * with `store` gm_store16_nt where `streaming` (a kernel argument the host
  * sets where the arrays do not fit in the last-level cache anyway:
- * bench/stream.c), else gm_store16. Two loops: a store that may or may not
+ * bench/stream/stream.c), else gm_store16. Two loops: a store that may or may not
  * be non-temporal would be compiled as a plain one. */
 #define GM_FOR_EACH_STORE(j, n, streaming, BODY) \
     do {                                        \

@@ -11,7 +11,7 @@
 #include "bench/bench.h"
 #include "lib/interrupt.h"
 #include "stress/stress.h"
-#include "bench/swap_common.h"
+#include "bench/swap/common.h"
 
 #include <math.h>
 #include <stdio.h>

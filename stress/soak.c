@@ -16,7 +16,7 @@
 #include "lib/interrupt.h"
 #include "lib/stats.h"
 #include "stress/stress.h"
-#include "bench/touch.h"
+#include "bench/swap/touch.h"
 #include "stress/verify.h"
 
 #include <errno.h>

@@ -5,11 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const gm_stress_check *const gm_stress_checks[] = {
-    &gm_stress_memtest,      &gm_stress_churn,       &gm_stress_oom_recovery,
-    &gm_stress_swap_integrity, &gm_stress_concurrency, &gm_stress_soak, NULL,
-};
-
 void gm_stress_diag(gm_stress_result *r, const char *key, const char *fmt, ...)
 {
     size_t used = strlen(r->diag);

@@ -9,7 +9,7 @@
  */
 #include "bench/bench.h"
 #include "stress/stress.h"
-#include "bench/swap_common.h"
+#include "bench/swap/common.h"
 #include "stress/verify.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #include "stress/verify.h"
 
-#include "bench/swap_common.h"
+#include "bench/swap/common.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #define GM_STRESS_VERIFY_H
 
 #include "stress/stress.h"
-#include "bench/touch.h"
+#include "bench/swap/touch.h"
 
 typedef struct {
     gm_buffer dev, host;          /* the device words and a host staging copy */

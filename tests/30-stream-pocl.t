@@ -58,7 +58,7 @@ else
     skip "as above"
 fi
 
-# Short kernels launch back to back within a rep (bench/stream.c): 4KiB
+# Short kernels launch back to back within a rep (bench/stream/stream.c): 4KiB
 # arrays take microseconds a launch, so a rep launches them many times, says
 # so in the note, and reports one launch's time; the output still verifies.
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream --kernels copy,triad,dot \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The vendor GEMM beside our linear kernel on the OpenCL device: CLBlast's
 # SGEMM in fp32 and its HGEMM in fp16 where the device has cl_khr_fp16,
-# verified by the same check as ours (bench/linear.c; HGEMM's bound
+# verified by the same check as ours (bench/workloads/linear.c; HGEMM's bound
 # allows for its fp16 sums); elsewhere `unsupported` rows that say why,
 # never a silent fallback: fp16 without cl_khr_fp16, fp8 (CLBlast has
 # none). bf16 and int8, which CLBlast does not have at all, get no row.

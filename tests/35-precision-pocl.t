@@ -1,7 +1,7 @@
 #!/bin/sh
 # Precisions beyond fp32/fp16/bf16/int8 on the OpenCL device: fp8 (OCP
 # e4m3, e5m2) in linear, attention, kvcache and the stream kernels, verified against a CPU
-# reference with the same rounding (tolerances: bench/linear.c check(),
+# reference with the same rounding (tolerances: bench/workloads/linear.c check(),
 # src/lib/precision.c gm_tolerance: 2 units of the format's unit roundoff
 # at the result, plus k * 2^-23 * sum|x w| for the fp32 reduction); int4
 # weights with fp16 group scales in linear; a precision per role, in the
@@ -33,7 +33,7 @@ is "$(csv_count "$TEST_TMP/fp8fault/results.csv" '$_->{status} eq "mismatch"')" 
 # codes an access, over 1048579 bytes (three past the last whole vector:
 # the tail), verified element by element (tolerance: one spacing of the
 # format, 2u * |value| with u = 2^-4 for e4m3, 2^-3 for e5m2, plus the
-# fp32 arithmetic; bench/stream_check.c). Fault-injected: 31-stream-verify.
+# fp32 arithmetic; bench/stream/check.c). Fault-injected: 31-stream-verify.
 out=$TEST_TMP/fp8stream
 run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream --precision fp8e4m3,fp8e5m2 \
     --access both --sizes 1048579 --reps 2 --out "$out" --quiet

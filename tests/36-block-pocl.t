@@ -3,7 +3,7 @@
 # cache, attention, residual, GELU MLP) verified stage by stage against the
 # CPU reference in every precision, fp8 (e4m3, e5m2) included, and with
 # int4 weights and/or an fp8 KV cache beside 16-bit activations (the
-# tolerances: bench/block_check.c compare(): 2 units of each format's unit
+# tolerances: bench/workloads/block_check.c compare(): 2 units of each format's unit
 # roundoff at the result for each rounding, plus 1.2 k 2^-23 sum|x w| for
 # the fp32 reduction); --checkpoint and --micro-batch shrink the memory
 # model by exactly the activations they drop and still verify; a wrong

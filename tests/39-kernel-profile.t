@@ -7,7 +7,7 @@
 . tests/lib.sh
 plan 8
 
-# The worker's wire format: bench/probe.h (block = 2, per-tensor = 0,
+# The worker's wire format: bench/oom/probe.h (block = 2, per-tensor = 0,
 # bf16 = 2): one probe of batch 2, seq 16 of the tiny GQA model (4 layers,
 # 8 query heads on 2 KV heads).
 printf 'point 2 tiled 0 2 2 16 0\n' >"$TEST_TMP/requests"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A whole model's oom probe allocates the whole batch but runs and
-# verifies only its first sequence (bench/block_model.c, gm_shape.probe),
+# verifies only its first sequence (bench/workloads/block_model.c, gm_shape.probe),
 # and of a longer one its first GM_PROBE_TOKENS (128) tokens: its run
 # grows neither with the batch nor past that length. Every stage counts, the K and V
 # projections into the KV cache included (straight, and through the phase
@@ -8,7 +8,7 @@
 # some 470 thousand tokens, and projecting K and V for all of them is
 # some 500 TFLOP a probe (with the check's replay) instead of a few.
 #
-# The probe worker is driven directly (its wire format: bench/probe.h):
+# The probe worker is driven directly (its wire format: bench/oom/probe.h):
 # `point WORKLOAD IMPL PATTERN PRECISION BATCH SEQ TRAIN`, the numbers
 # indices into GM_WORKLOAD_LIST (2: block), gm_pattern_kind (0:
 # per-tensor) and gm_precision (2: bf16); worker.log's line for each probe

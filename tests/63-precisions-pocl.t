@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/precisions.sh (make precisions) for real on the OpenCL device
+# bench/tools/precisions.sh (make precisions) for real on the OpenCL device
 # (PoCL), tiny and capped so that it takes seconds: one gpumem run in two
 # rounds, a table row per kernel with a ratio for each precision, fp32's
 # exactly 1.000, the exit status the marks call for; a bad setting and a
@@ -12,7 +12,7 @@ plan 20
 # arguments override them); sets RC, OUT, ERR.
 prec() {
     env GPUMEM="$GPUMEM" PREC_MEM_LIMIT="$TEST_MEM_LIMIT" PREC_SIZE=1MiB PREC_ROUNDS=2 PREC_REPS=2 \
-        PREC_KERNELS=read,triad PREC_PRECISIONS=fp16,int8 "$@" bench/precisions.sh \
+        PREC_KERNELS=read,triad PREC_PRECISIONS=fp16,int8 "$@" bench/tools/precisions.sh \
         >"$TEST_TMP/out" 2>"$TEST_TMP/err"
     RC=$?
     OUT=$(cat "$TEST_TMP/out")

@@ -1,13 +1,13 @@
 #!/bin/sh
-# The arithmetic of bench/precisions.awk (through bench/precisions.sh
+# The arithmetic of bench/tools/precisions.awk (through bench/tools/precisions.sh
 # PREC_RUN=...) on a hand-made run folder of known values: per round, the
 # median of the round's repetitions over fp32's median in the same round;
 # then the median of those ratios over the rounds, and their min-max. Also
-# bench/median.awk alone, and the runs it refuses to judge.
+# bench/tools/median.awk alone, and the runs it refuses to judge.
 . tests/lib.sh
 plan 16
 
-is "$(awk "$(cat bench/median.awk)"'BEGIN {
+is "$(awk "$(cat bench/tools/median.awk)"'BEGIN {
         split("3 1 2", a, " "); m = median(a, 3); printf "%s %s %s", m, a[1], a[3]
         split("4 1 3 2", b, " "); printf " %s %s %s", median(b, 4), b[1], b[4]
         split("7", c, " "); printf " %s\n", median(c, 1) }')" "2 1 3 2.5 1 4 7" \
@@ -17,7 +17,7 @@ is "$(awk "$(cat bench/median.awk)"'BEGIN {
 judge() {
     dir=$1
     shift
-    env GPUMEM="$GPUMEM" PREC_RUN="$dir" "$@" bench/precisions.sh >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+    env GPUMEM="$GPUMEM" PREC_RUN="$dir" "$@" bench/tools/precisions.sh >"$TEST_TMP/out" 2>"$TEST_TMP/err"
     RC=$?
     OUT=$(cat "$TEST_TMP/out")
     ERR=$(cat "$TEST_TMP/err")

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/card_check.sh, a GPU machine's checks in one go, run for real on
+# bench/tools/card_check.sh, a GPU machine's checks in one go, run for real on
 # the OpenCL device (PoCL) with tiny, capped shapes: bad usage is refused
 # before anything runs; the gemm, search and precisions steps write their
 # logs, run folders and the figures of the summary (the two searches'
@@ -10,7 +10,7 @@ plan 25
 
 # card [VAR=VALUE...] $script [DIR STEP...]: the script on PoCL under the
 # test's cap (the assignments override the settings); sets RC, OUT, ERR.
-script="sh bench/card_check.sh"
+script="sh bench/tools/card_check.sh"
 card() {
     env GPUMEM="$GPUMEM" CARD_BACKEND=opencl CARD_MEM_LIMIT="$TEST_MEM_LIMIT" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
     RC=$?
@@ -20,7 +20,7 @@ card() {
 
 card $script
 is "$RC:$ERR" "2:card_check: a folder for the logs and run folders is required
-usage: bench/card_check.sh DIR [STEP...]   (steps: env bench precisions gemm search; named only: peers torch)" "no folder: exit 2, the usage"
+usage: bench/tools/card_check.sh DIR [STEP...]   (steps: env bench precisions gemm search; named only: peers torch)" "no folder: exit 2, the usage"
 card $script "$TEST_TMP/x" gemm fly
 is "$RC:$(printf '%s' "$ERR" | head -1)" "2:card_check: unknown step 'fly'" "an unknown step: exit 2, named"
 card CARD_BACKEND=vulkan $script "$TEST_TMP/x"

@@ -1,6 +1,6 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench/bench.h"
-#include "bench/precision_roles.h"
+#include "bench/model/precision_roles.h"
 #include "cli/bench_devices.h"
 #include "cli/bench_run.h"
 #include "cli/commands.h"
@@ -179,7 +179,7 @@ int gm_cmd_bench(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--resume") == 0 || strncmp(argv[i], "--resume=", 9) == 0)
-            return gm_bench_resume(argc, argv);
+            return gm_bench_resume(argc, argv, gm_bench_run);
     return gm_bench_run(argc, argv, NULL);
 }
 

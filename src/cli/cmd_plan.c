@@ -1,5 +1,5 @@
 /* gpumem plan: the memory model of a workload, one tensor a line. */
-#include "bench/precision_roles.h"
+#include "bench/model/precision_roles.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "lib/units.h"

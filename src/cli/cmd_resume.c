@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int gm_bench_resume(int argc, char **argv)
+int gm_bench_resume(int argc, char **argv, gm_bench_runner run)
 {
     const char *dir = NULL;
     bool quiet = false;
@@ -67,7 +67,7 @@ int gm_bench_resume(int argc, char **argv)
     int nargs = n;
     if (quiet)
         args[nargs++] = "--quiet";
-    /* gm_bench_run reads argv[-1] as the program name (meta.json). */
+    /* The runner reads argv[-1] as the program name (meta.json). */
     char *with_prog[2 + 64 + 2];
     int rc = GM_EXIT_USAGE;
     if (nargs <= 64 + 2) {
@@ -75,7 +75,7 @@ int gm_bench_resume(int argc, char **argv)
         memcpy(with_prog + 1, args, (size_t)nargs * sizeof *args);
         with_prog[nargs + 1] = NULL;
         gm_resume resume = {dir, fd, &journal};
-        rc = gm_bench_run(nargs, with_prog + 1, &resume);
+        rc = run(nargs, with_prog + 1, &resume);
     } else {
         fprintf(stderr, "gpumem bench: cannot resume: the run's command has too many arguments\n");
     }

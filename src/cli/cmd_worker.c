@@ -1,10 +1,10 @@
 /*
  * `gpumem __worker SUITE[.cpu|.gpu] [bench options]`: the probe worker of
- * bench/worker.c, with the options the bench command gives SUITE.
+ * bench/oom/worker.c, with the options the bench command gives SUITE.
  * Opens the device the options name (the suite passes its choice and its
  * cap), prints `ready` (or one line saying why not, then exits 3), and
  * answers each request line on stdin with one result line on stdout (the
- * wire format of bench/probe.h) until stdin closes.
+ * wire format of bench/oom/probe.h) until stdin closes.
  *
  * Test-only faults (GPUMEM_FAULT), in the run's first worker only:
  * `worker-kill:N` makes it kill itself with SIGKILL on its N-th request,
@@ -13,8 +13,9 @@
 #include "cli/commands.h"
 #include "device/memtrace.h"
 #include "device/program_cache.h"
-#include "bench/probe.h"
+#include "bench/oom/probe.h"
 #include "device/select.h"
+#include "bench/workloads/registry.h"
 
 #include <inttypes.h>
 #include <signal.h>

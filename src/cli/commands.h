@@ -18,7 +18,7 @@ int gm_cmd_stress(int argc, char **argv);
 int gm_cmd_plot(int argc, char **argv);
 int gm_cmd_compare(int argc, char **argv);
 int gm_cmd_fleet(int argc, char **argv);
-/* Hidden: the probe worker the oom suite starts (bench/worker.c). */
+/* Hidden: the probe worker the oom suite starts (bench/oom/worker.c). */
 int gm_cmd_worker(int argc, char **argv);
 
 /* The bench command's options: the profile's [bench] section, its section
@@ -39,7 +39,10 @@ typedef struct {
  * caller's to close). */
 int gm_bench_run(int argc, char **argv, const gm_resume *resume);
 
-/* gpumem bench --resume RUN [--quiet]: argv as gm_cmd_bench got it. */
-int gm_bench_resume(int argc, char **argv);
+/* gpumem bench --resume RUN [--quiet]: argv as gm_cmd_bench got it; the
+ * run's saved arguments and journal go to `run` (gm_bench_run), whose exit
+ * status it returns (2 when the run cannot be resumed). */
+typedef int (*gm_bench_runner)(int argc, char **argv, const gm_resume *resume);
+int gm_bench_resume(int argc, char **argv, gm_bench_runner run);
 
 #endif

@@ -4,7 +4,7 @@
  */
 #include "cli/option_table.h"
 
-#include "bench/shape_opts.h"
+#include "bench/model/shape_opts.h"
 #include "lib/exit_codes.h"
 
 #include <string.h>

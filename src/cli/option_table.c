@@ -7,12 +7,13 @@
 
 #include "backend/watchdog.h"
 #include "bench/bench.h"
-#include "bench/mem_plan.h"
-#include "bench/pattern.h"
-#include "bench/shape_opts.h"
+#include "bench/model/mem_plan.h"
+#include "bench/pattern/pattern.h"
+#include "bench/model/shape_opts.h"
 #include "lib/precision.h"
 #include "lib/units.h"
 #include "stress/stress.h"
+#include "bench/workloads/registry.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,7 +94,7 @@ LIST_VALUES(search_values, "model", "bisect")
 LIST_VALUES(variant_values, "tiled", "naive")
 LIST_VALUES(format_values, "table", "markdown", "csv")
 /* The whole-model plan's enumerations, in the order of their enums
- * (bench/mem_plan.h, cli/plan_model.h). */
+ * (bench/model/mem_plan.h, cli/plan_model.h). */
 LIST_VALUES(logits_values, "last", "all")
 LIST_VALUES(optimizer_values, "adamw", "adamw-8bit", "sgd", "sgd-momentum")
 LIST_VALUES(bench_optimizer_values, "adamw")
@@ -820,7 +821,7 @@ const gm_option gm_option_table[] = {
      .apply = apply_batch_axis},
     {"seq", GM_OPTARG_RANGE, "RANGE", B, "workloads", "sequence lengths, e.g. 128:4096:x2 (1 to 16777216)", "512",
      .apply = apply_seq_axis},
-    {"pattern", GM_OPTARG_LIST, "LIST", B, "workloads", "allocation patterns (bench/pattern.h)", "per-tensor",
+    {"pattern", GM_OPTARG_LIST, "LIST", B, "workloads", "allocation patterns (bench/pattern/pattern.h)", "per-tensor",
      VALUES(pattern_values), .apply = apply_pattern},
     {"on-oom", GM_OPTARG_ENUM, "A", B, "workloads", "on OOM: fail the point, or halve the batch until it fits",
      "fail", VALUES(on_oom_values), .apply = apply_on_oom},
@@ -866,7 +867,7 @@ const gm_option gm_option_table[] = {
      .apply = apply_shape},
     {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache", "16",
      .apply = apply_shape},
-    /* a precision per tensor role, over --precision (bench/precision_roles.h) */
+    /* a precision per tensor role, over --precision (bench/model/precision_roles.h) */
     {"weight-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the weights' precision on every "
      "point (int4: linear and whole-model plans)", "--precision", VALUES(precision_values),
      .apply = apply_role_precision},
@@ -926,7 +927,7 @@ const gm_option gm_option_table[] = {
     {"seq", GM_OPTARG_NUMBER, "N", P, NULL, "sequence length", "512", NUM(1, 1u << 24), .apply = apply_plan_number},
     {"precision", GM_OPTARG_LIST, "LIST", P, NULL, "precisions, one plan each", "fp32", VALUES(precision_values),
      .apply = apply_precision},
-    /* plan --model without --workload: the whole model (bench/mem_plan.h) */
+    /* plan --model without --workload: the whole model (bench/model/mem_plan.h) */
     {"mode", GM_OPTARG_ENUM, "M", P, "model", "inference (weights, KV cache, live layer, logits) or train "
      "(and gradients, optimizer states, master weights, activations kept for backward)", "inference",
      VALUES(mode_values), .apply = apply_plan_choice},

@@ -11,7 +11,7 @@
 #define GM_OPTION_TABLE_H
 
 #include "bench/options.h"
-#include "bench/workload.h"
+#include "bench/model/workload.h"
 #include "cli/plan_model.h"
 
 #include <stdbool.h>

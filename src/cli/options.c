@@ -2,10 +2,12 @@
 
 #include "backend/watchdog.h"
 #include "bench/bench.h"
-#include "bench/mem_plan.h"
+#include "bench/model/mem_plan.h"
+#include "bench/model/precision_roles.h"
 #include "cli/option_table.h"
 #include "lib/datafile.h"
 #include "lib/precision.h"
+#include "bench/workloads/registry.h"
 
 #include <ini.h>
 #include <stdio.h>
@@ -13,9 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
-    "read", "write", "copy", "scale", "add", "triad", "dot",
-};
 
 
 void gm_opts_init(gm_bench_opts *o)
@@ -174,6 +173,37 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
         snprintf(err, err_len, "%s:%d: %s", path, rc,
                  c.why[0] ? c.why : "malformed line (expected name = value)");
         return -1;
+    }
+    return 0;
+}
+
+int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len)
+{
+    if (gm_int4_lm_head_check(NULL, &o->shape, err, err_len))
+        return -1;
+    if (!strcmp(suite, "swap")) {
+        /* Its offload point runs block in the first precision listed. */
+        if (o->precisions && !(o->precisions & GM_PREC_DEFAULT_MASK)) {
+            snprintf(err, err_len, "swap: the offloaded block runs in fp32, fp16, bf16 or int8, not %s",
+                     gm_precision_name((gm_precision)__builtin_ctz(o->precisions)));
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(suite, "stream"))   /* every storage precision (int4, weights only, is refused by the options) */
+        return 0;
+    for (int w = 0; gm_workloads[w]; w++) {
+        if (!(o->workloads & (1u << w)))
+            continue;
+        for (int p = 0; p < GM_PREC_COUNT; p++) {
+            if (!(o->precisions & (1u << p)))
+                continue;
+            gm_shape s = o->shape;
+            gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
+            if (gm_roles_check(gm_workloads[w]->name, s.prec, gm_weight_prec(&s), gm_kv_prec(&s), err, err_len)
+                || gm_int4_lm_head_check(gm_workloads[w]->name, &s, err, err_len))
+                return -1;
+        }
     }
     return 0;
 }

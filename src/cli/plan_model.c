@@ -1,7 +1,7 @@
 /* Printing a model's memory plan (src/cli/plan_model.h). */
 #include "cli/plan_model.h"
 
-#include "bench/precision_roles.h"
+#include "bench/model/precision_roles.h"
 
 #include "device/select.h"
 #include "lib/exit_codes.h"

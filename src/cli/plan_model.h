@@ -1,9 +1,9 @@
 /* gpumem plan --model M without --workload: a whole model's memory per
- * GPU (bench/mem_plan.h), printed as text, CSV or JSON. */
+ * GPU (bench/model/mem_plan.h), printed as text, CSV or JSON. */
 #ifndef GM_PLAN_MODEL_H
 #define GM_PLAN_MODEL_H
 
-#include "bench/mem_plan.h"
+#include "bench/model/mem_plan.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,7 +19,7 @@ typedef struct {
     uint64_t fit_bytes;     /* else this budget */
 } gm_model_plan_args;
 
-/* Loads `model` (bench/arch.h) and prints its plan for each precision.
+/* Loads `model` (bench/model/arch.h) and prints its plan for each precision.
  * Returns the exit status: 0; 2 bad input (one line on stderr naming the
  * file and the field, or the option); 3 no device for --fit device. */
 int gm_plan_model_main(const char *model, const gm_model_plan_args *args);

@@ -12,18 +12,6 @@
 
 #define F(r, c) ((r)[d->col_##c])
 
-void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...)
-{
-    if (r->n_headline == GM_REPORT_MAX_ROWS)
-        return;
-    gm_report_row *row = &r->headline[r->n_headline++];
-    snprintf(row->label, sizeof row->label, "%s", label);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(row->value, sizeof row->value, fmt, ap);
-    va_end(ap);
-}
-
 static int ok_row(const gm_plot_data *d, char **r, const char *suite, const char *metric)
 {
     return strcmp(F(r, status), "ok") == 0 && strcmp(F(r, suite), suite) == 0 && strcmp(F(r, metric), metric) == 0

@@ -1,12 +1,26 @@
-/* The report's device facts (meta.json) and stress verdicts (stress.tap). */
+/* The report's rows (gm_report_headline), its device facts (meta.json) and
+ * stress verdicts (stress.tap). */
 #include "report/report_parts.h"
 
 #include "lib/json.h"
 #include "lib/units.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...)
+{
+    if (r->n_headline == GM_REPORT_MAX_ROWS)
+        return;
+    gm_report_row *row = &r->headline[r->n_headline++];
+    snprintf(row->label, sizeof row->label, "%s", label);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(row->value, sizeof row->value, fmt, ap);
+    va_end(ap);
+}
 
 static void fact(gm_report *r, const char *label, const char *fmt, const char *value)
 {

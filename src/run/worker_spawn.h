@@ -1,6 +1,6 @@
 /*
  * Starting gpumem itself (or another program) as a worker process, in one
- * place: the oom suite's probe workers (bench/worker.c) and one bench per
+ * place: the oom suite's probe workers (bench/oom/worker.c) and one bench per
  * device under --device all (src/cli/bench_devices.c). Everything the
  * child needs (argv, the environment with the extra entries, its standard
  * streams) is made before fork; between fork and exec the child calls only

@@ -1,5 +1,5 @@
 /* Architectures, config.json parsing and the whole-model memory plan
- * (bench/arch.h, bench/mem_plan.h) against published figures. */
+ * (bench/model/arch.h, bench/model/mem_plan.h) against published figures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "bench/arch.h"
-#include "bench/mem_plan.h"
+#include "bench/model/arch.h"
+#include "bench/model/mem_plan.h"
 
 static char err[600];
 

@@ -25,7 +25,7 @@
 
 #include "opencl_fixture.h"
 #include "bench/bench.h"
-#include "bench/stream_check.h"
+#include "bench/stream/check.h"
 
 static size_t sweep(float *f, size_t max)
 {

@@ -9,7 +9,7 @@
  *     compute capability 8.9, e5m2 x e5m2, misaligned dimensions, int4);
  *   - each plan's arguments, run through cuBLAS's column-major definition
  *     of C = op(A) op(B) on the host, compute the row-major y = x w that
- *     bench/linear.c checks, with w laid out as the plan asks;
+ *     bench/workloads/linear.c checks, with w laid out as the plan asks;
  *   - cuBLAS and cuBLASLt load from the toolkit with every entry point the
  *     backend calls (no GPU needed to load them).
  * A build without CUDA skips it.

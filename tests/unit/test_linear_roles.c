@@ -1,7 +1,7 @@
 /*
  * linear's both kernels on the OpenCL device, whatever the device type
  * prefers: `tiled` (the GPU kernel, grid variant) and `blocked` (the CPU
- * kernel) verify against the CPU reference (bench/linear.c check(): the
+ * kernel) verify against the CPU reference (bench/workloads/linear.c check(): the
  * same rounding, 2 units of the output format's roundoff plus the fp32
  * reduction bound k * 2^-23 * sum|x w|) in fp8 (e4m3, e5m2), with int4
  * weights (fp16 scales per group, a group not dividing k) beside 16-bit

@@ -1,7 +1,7 @@
 /* bench options and profiles (src/options.c), variant defines
  * (src/kernel_sources.c), the JSON writer (src/lib/json.c) and the memory
- * model's arithmetic (bench/model.c) and its refusal of overflowing
- * options (bench/workloads.c). */
+ * model's arithmetic (bench/model/workload.c) and its refusal of overflowing
+ * options (bench/workloads/suite.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,9 +16,10 @@
 #include "lib/json.h"
 #include "backend/kernel_sources.h"
 #include "bench/options.h"
-#include "bench/pattern.h"
+#include "bench/pattern/pattern.h"
 #include "cli/option_table.h"
-#include "bench/workload.h"
+#include "bench/model/workload.h"
+#include "bench/workloads/registry.h"
 
 static char err[600];
 

@@ -10,9 +10,9 @@
 #define GM_WORKLOAD_POINT_H
 
 #include "bench/options.h"
-#include "bench/pattern.h"
-#include "bench/precision_roles.h"
-#include "bench/runnable.h"
+#include "bench/pattern/pattern.h"
+#include "bench/model/precision_roles.h"
+#include "bench/workloads/runnable.h"
 
 typedef struct {
     const gm_workload *w;

@@ -12,25 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static gm_cu_api api;
+/* The driver's API, from the first probe on (gm_cu_load). */
 static const gm_cu_api *cu;
-static int load_state;          /* 0 not tried, 1 loaded, -1 failed */
-static char load_error[256];
 static int n_devices;
-
-typedef struct {
-    CUdevice device;
-    CUcontext ctx;
-    CUstream streams[GM_MAX_QUEUES];
-    void *blas;                  /* cuBLAS handle, made on first use */
-    void *blaslt;                /* cuBLASLt handle, likewise */
-    void *lt_plan;               /* cuBLASLt's plan of the last shape (cuda_blas.c), likewise */
-    CUdeviceptr lt_workspace;    /* cuBLASLt's workspace, made on first use */
-    size_t lt_workspace_bytes;   /* its size; 0 before, or if it could not be had */
-    bool lt_workspace_tried;
-    bool async_pool_ready;       /* the default pool keeps freed memory */
-    CUmemoryPool pool;           /* that pool, once ready */
-} cu_state;
 
 /* Our own opens of each CUDA device in this process (cu_open, cu_close). */
 #define MAX_CU_DEVICES 64
@@ -48,96 +32,21 @@ struct gm_kernel {
 };
 struct gm_event { CUevent ev; };
 
-#define ST(dev) ((cu_state *)(dev)->priv)
-
-static const char *err_name(CUresult rc)
-{
-    const char *s = NULL;
-    if (cu && cu->GetErrorName(rc, &s) == CUDA_SUCCESS && s)
-        return s;
-    return "CUDA_ERROR_UNKNOWN";
-}
-
-static const char *err_text(CUresult rc)
-{
-    const char *s = NULL;
-    if (cu && cu->GetErrorString(rc, &s) == CUDA_SUCCESS && s)
-        return s;
-    return "unknown error";
-}
-
-const gm_cu_api *gm_cu_load(char *why, size_t why_len)
-{
-    if (load_state == 0) {
-        void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        load_state = -1;
-        if (!lib) {
-            snprintf(load_error, sizeof load_error, "libcuda.so.1 not found: no NVIDIA driver");
-        } else {
-            load_state = 1;
-#define GM_CU_LOAD(field, symbol, ret, args)                                                 \
-    if (load_state == 1) {                                                                  \
-        *(void **)&api.field = dlsym(lib, symbol);                                          \
-        if (!api.field) {                                                                   \
-            snprintf(load_error, sizeof load_error, "libcuda.so.1 lacks %s: driver too old", symbol); \
-            load_state = -1;                                                                \
-        }                                                                                   \
-    }
-            GM_CU_FUNCS(GM_CU_LOAD)
-#undef GM_CU_LOAD
-#define GM_CU_LOAD_OPTIONAL(field, symbol, ret, args) *(void **)&api.field = dlsym(lib, symbol);
-            GM_CU_OPTIONAL_FUNCS(GM_CU_LOAD_OPTIONAL)
-            GM_CU_VERSIONED_FUNCS(GM_CU_LOAD_OPTIONAL)
-#undef GM_CU_LOAD_OPTIONAL
-            if (!api.EventElapsedTime)
-                api.EventElapsedTime = api.EventElapsedTimeV1;   /* drivers before 570 */
-            if (load_state == 1 && !api.EventElapsedTime) {
-                snprintf(load_error, sizeof load_error, "libcuda.so.1 lacks cuEventElapsedTime: driver too old");
-                load_state = -1;
-            }
-            if (load_state == 1) {
-                cu = &api;
-                CUresult rc = api.Init(0);
-                if (rc != CUDA_SUCCESS) {
-                    snprintf(load_error, sizeof load_error, "cuInit failed: %s (%s)", err_name(rc), err_text(rc));
-                    load_state = -1;
-                    cu = NULL;
-                }
-            }
-        }
-    }
-    if (load_state < 0) {
-        if (why)
-            snprintf(why, why_len, "%s", load_error);
-        return NULL;
-    }
-    return cu;
-}
-
-gm_status gm_cu_fail(gm_device *dev, CUresult rc, const char *what)
-{
-    return gm_device_fail(dev, gm_cu_status(rc), (int)rc, "CUDA %s: %s (%s)", what, err_name(rc), err_text(rc));
-}
+#define ST(dev) gm_cu_state_of(dev)
 
 static gm_status cu_probe(int *count, char *why, size_t why_len)
 {
     *count = 0;
-    if (!gm_cu_load(why, why_len))
+    if (!(cu = gm_cu_load(why, why_len)))
         return GM_ERR_UNSUPPORTED;
     CUresult rc = cu->DeviceGetCount(&n_devices);
     if (rc != CUDA_SUCCESS || n_devices == 0) {
-        snprintf(why, why_len, "no CUDA device (%s)", rc == CUDA_SUCCESS ? "none found" : err_name(rc));
+        snprintf(why, why_len, "no CUDA device (%s)", rc == CUDA_SUCCESS ? "none found" : gm_cu_error_name(rc));
         n_devices = 0;
         return GM_ERR_UNSUPPORTED;
     }
     *count = n_devices;
     return GM_OK;
-}
-
-static int attribute(CUdevice d, CUdevice_attribute a)
-{
-    int v = 0;
-    return cu->DeviceGetAttribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
 }
 
 static gm_status cu_describe(int index, gm_device_info *info, gm_error *err)
@@ -156,8 +65,8 @@ static gm_status cu_describe(int index, gm_device_info *info, gm_error *err)
     cu->DriverGetVersion(&version);
     snprintf(info->driver_version, sizeof info->driver_version, "CUDA %d.%d", version / 1000, version % 1000 / 10);
     snprintf(info->runtime_version, sizeof info->runtime_version, "driver API, compute capability %d.%d",
-             attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-             attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+             gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+             gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
     char bus[32] = "";
     if (cu->DeviceGetPCIBusId(bus, sizeof bus, d) == CUDA_SUCCESS)
         snprintf(info->uuid, sizeof info->uuid, "pci:%s", bus);
@@ -166,32 +75,25 @@ static gm_status cu_describe(int index, gm_device_info *info, gm_error *err)
     cu->DeviceTotalMem(&total, d);
     info->total_mem = total;
     info->max_alloc = total;
-    info->llc_bytes = (uint64_t)attribute(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-    info->compute_units = attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    info->clock_mhz = attribute(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
-    info->mem_clock_mhz = attribute(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
-    info->mem_bus_bits = attribute(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-    info->has_managed = attribute(d, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
-    info->has_fp16_native = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
-                                + attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) >= 53;
+    info->llc_bytes = (uint64_t)gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    info->compute_units = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    info->clock_mhz = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+    info->mem_clock_mhz = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
+    info->mem_bus_bits = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    info->has_managed = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
+    info->has_fp16_native = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
+                                + gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) >= 53;
     /* Free memory needs a context; open() fills it in. */
     info->free_mem_known = false;
     return GM_OK;
 }
 
-/* Makes the device's context current on this thread. */
-static gm_status enter(gm_device *dev)
-{
-    CUresult rc = cu->CtxSetCurrent(ST(dev)->ctx);
-    return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuCtxSetCurrent");
-}
-
 static void cu_close(gm_device *dev)
 {
-    cu_state *s = ST(dev);
+    gm_cu_state *s = ST(dev);
     if (!s)
         return;
-    if (s->ctx && enter(dev) == GM_OK) {
+    if (s->ctx && gm_cu_enter(dev) == GM_OK) {
         gm_cu_blas_release(dev);
         if (s->lt_workspace)
             cu->MemFree(s->lt_workspace);
@@ -219,7 +121,7 @@ static void cu_close(gm_device *dev)
 
 static gm_status cu_mem_info(gm_device *dev, uint64_t *free_b, uint64_t *total_b)
 {
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
     size_t f = 0, t = 0;
@@ -255,7 +157,7 @@ static gm_status reserve_stack(gm_device *dev)
 
 static gm_status cu_open(gm_device *dev, int index)
 {
-    cu_state *s = calloc(1, sizeof *s);
+    gm_cu_state *s = calloc(1, sizeof *s);
     if (!s)
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     dev->priv = s;
@@ -270,7 +172,7 @@ static gm_status cu_open(gm_device *dev, int index)
     }
     if (s->device >= 0 && s->device < MAX_CU_DEVICES)
         opens[s->device]++;
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     for (int q = 0; st == GM_OK && q < GM_MAX_QUEUES; q++) {
         rc = cu->StreamCreate(&s->streams[q], CU_STREAM_NON_BLOCKING);
         if (rc != CUDA_SUCCESS)
@@ -286,49 +188,13 @@ static gm_status cu_open(gm_device *dev, int index)
     return st;
 }
 
-static CUstream stream_of(gm_device *dev, int q)
-{
-    return ST(dev)->streams[(q >= 0 && q < GM_MAX_QUEUES) ? q : 0];
-}
-
-CUstream gm_cu_stream(gm_device *dev, int queue)
-{
-    return enter(dev) == GM_OK ? stream_of(dev, queue) : NULL;
-}
-
-void **gm_cu_blas_handle(gm_device *dev) { return &ST(dev)->blas; }
-void **gm_cu_blaslt_handle(gm_device *dev) { return &ST(dev)->blaslt; }
-void **gm_cu_blaslt_plan_slot(gm_device *dev) { return &ST(dev)->lt_plan; }
-
-size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace)
-{
-    cu_state *s = ST(dev);
-    if (!s->lt_workspace_tried) {
-        s->lt_workspace_tried = true;
-        size_t bytes = (size_t)(gm_cu_compute_capability(dev) >= 90 ? 32 : 4) << 20;
-        if (cu->MemAlloc(&s->lt_workspace, bytes) == CUDA_SUCCESS)
-            s->lt_workspace_bytes = bytes;
-        else
-            s->lt_workspace = 0;
-    }
-    *workspace = s->lt_workspace;
-    return s->lt_workspace_bytes;
-}
-
-int gm_cu_compute_capability(gm_device *dev)
-{
-    CUdevice d = ST(dev)->device;
-    return attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
-           + attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-}
-
 /* From the device's default stream-ordered pool on queue 0, waited for so
  * that a failure shows here. The pool keeps freed memory cached (release
  * threshold: unlimited), as frameworks that use it configure it, until
  * the trim op at the end of the point or probe (cu_trim). */
 static CUresult async_alloc(gm_device *dev, CUdeviceptr *p, size_t bytes)
 {
-    cu_state *s = ST(dev);
+    gm_cu_state *s = ST(dev);
     if (!cu->MemAllocAsync || !cu->MemFreeAsync || !cu->DeviceGetDefaultMemPool || !cu->MemPoolSetAttribute)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (!s->async_pool_ready) {
@@ -342,7 +208,7 @@ static CUresult async_alloc(gm_device *dev, CUdeviceptr *p, size_t bytes)
         s->pool = pool;
         s->async_pool_ready = true;
     }
-    CUstream stream = stream_of(dev, 0);
+    CUstream stream = gm_cu_stream_of(dev, 0);
     CUresult rc = cu->MemAllocAsync(p, bytes, stream);
     return rc == CUDA_SUCCESS ? cu->StreamSynchronize(stream) : rc;
 }
@@ -356,7 +222,7 @@ static gm_status cu_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
             return gm_device_fail(dev, GM_ERR_OOM, 0, "host allocation of %zu bytes failed", bytes);
         return GM_OK;
     }
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
     CUresult rc = CUDA_SUCCESS;
@@ -405,7 +271,7 @@ static void mapping_release(gm_buffer *buf);
 
 static void cu_free(gm_device *dev, gm_buffer *buf)
 {
-    if (buf->priv && enter(dev) == GM_OK)
+    if (buf->priv && gm_cu_enter(dev) == GM_OK)
         mapping_release(buf);   /* a mapped view's host memory too */
     if (buf->is_view)
         return;   /* a view owns no memory */
@@ -413,12 +279,12 @@ static void cu_free(gm_device *dev, gm_buffer *buf)
         free(buf->host);
         return;
     }
-    if (enter(dev) != GM_OK)
+    if (gm_cu_enter(dev) != GM_OK)
         return;
     if (buf->kind == GM_MEM_PINNED) {
         cu->MemFreeHost(buf->host);
     } else if (buf->kind == GM_MEM_ASYNC) {
-        CUstream s = stream_of(dev, 0);
+        CUstream s = gm_cu_stream_of(dev, 0);
         if (cu->MemFreeAsync && cu->MemFreeAsync((CUdeviceptr)buf->handle, s) == CUDA_SUCCESS)
             cu->StreamSynchronize(s);
     } else
@@ -431,10 +297,10 @@ static gm_status cu_prefetch(gm_device *dev, int queue, gm_buffer *buf, bool to_
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "only managed memory is prefetched");
     if (!cu->MemPrefetchAsyncV2 && !cu->MemPrefetchAsync)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "the driver lacks cuMemPrefetchAsync");
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
-    CUstream s = stream_of(dev, queue);
+    CUstream s = gm_cu_stream_of(dev, queue);
     CUresult rc;
     if (cu->MemPrefetchAsyncV2) {
         CUmemLocation where = {0};
@@ -497,7 +363,7 @@ static gm_status mapping_get(gm_device *dev, gm_buffer *buf, size_t bytes, cu_ma
                 cu->MemFreeHost(m->host);
                 free(m);
                 return gm_device_fail(dev, GM_ERR_UNSUPPORTED, (int)rc, "CUDA cuMemHostGetDevicePointer: %s (%s)",
-                                      err_name(rc), err_text(rc));
+                                      gm_cu_error_name(rc), gm_cu_error_text(rc));
             }
         }
         if (rc != CUDA_SUCCESS) {
@@ -517,14 +383,14 @@ static gm_status cu_map(gm_device *dev, int queue, gm_buffer *buf, size_t off, s
     *ptr = NULL;
     if (buf->kind != GM_MEM_DEVICE || bytes == 0 || off > buf->bytes || bytes > buf->bytes - off)
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "only device buffers are mapped, within their size");
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     cu_mapping *m = NULL;
     if (st == GM_OK)
         st = mapping_get(dev, buf, bytes, &m);
     if (st != GM_OK)
         return st;
     if (!write) {
-        CUstream s = stream_of(dev, queue);
+        CUstream s = gm_cu_stream_of(dev, queue);
         CUresult rc = cu->MemcpyAsync(m->device, (CUdeviceptr)buf->handle + off, bytes, s);
         if (rc == CUDA_SUCCESS)
             rc = cu->StreamSynchronize(s);
@@ -547,10 +413,10 @@ static gm_status cu_unmap(gm_device *dev, int queue, gm_buffer *buf, void *ptr)
     m->mapped = false;
     if (!m->write)
         return GM_OK;
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
-    CUstream s = stream_of(dev, queue);
+    CUstream s = gm_cu_stream_of(dev, queue);
     CUresult rc = cu->MemcpyAsync((CUdeviceptr)buf->handle + m->off, m->device, m->bytes, s);
     if (rc == CUDA_SUCCESS)
         rc = cu->StreamSynchronize(s);
@@ -568,10 +434,10 @@ static gm_status cu_fill(gm_device *dev, int queue, gm_buffer *buf, size_t off, 
 {
     if (psize == 0 || psize > 4 || psize == 3 || bytes % psize || off % psize || off + bytes > buf->bytes)
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "fill outside the buffer or misaligned");
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
-    CUstream s = stream_of(dev, queue);
+    CUstream s = gm_cu_stream_of(dev, queue);
     if (buf->kind == GM_MEM_HOST) {
         CUresult rc = cu->StreamSynchronize(s);
         if (rc != CUDA_SUCCESS)
@@ -601,10 +467,10 @@ static gm_status cu_copy(gm_device *dev, int queue, gm_buffer *dst, size_t doff,
 {
     if (doff + bytes > dst->bytes || soff + bytes > src->bytes)
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "copy outside a buffer");
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
-    CUstream s = stream_of(dev, queue);
+    CUstream s = gm_cu_stream_of(dev, queue);
     /* Unified addressing: one call covers every direction and memory kind. */
     CUresult rc = cu->MemcpyAsync(address_of(dst, doff), address_of(src, soff), bytes, s);
     if (rc == CUDA_SUCCESS && !async)
@@ -622,7 +488,7 @@ static gm_status cu_program_build(gm_device *dev, const char *program, const cha
     const unsigned char *image = gm_cuda_image(program, variant, &len);
     if (!image)
         return gm_device_fail(dev, GM_ERR_BUILD, 0, "no CUDA image for %s.%s", program, variant);
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
     gm_program *p = malloc(sizeof *p);
@@ -641,7 +507,7 @@ static void cu_program_release(gm_device *dev, gm_program *p)
 {
     if (!p)
         return;
-    if (enter(dev) == GM_OK)
+    if (gm_cu_enter(dev) == GM_OK)
         cu->ModuleUnload(p->module);
     free(p);
 }
@@ -718,17 +584,17 @@ static gm_status cu_launch(gm_device *dev, int queue, gm_kernel *k, size_t globa
             params[i] = &ptrs[i];
         }
     }
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
     CUresult rc = cu->LaunchKernel(k->fn, (unsigned int)(global / local), 1, 1, (unsigned int)local, 1, 1, 0,
-                                   stream_of(dev, queue), params, NULL);
+                                   gm_cu_stream_of(dev, queue), params, NULL);
     return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuLaunchKernel");
 }
 
 static gm_status cu_event_record(gm_device *dev, int queue, gm_event **out)
 {
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
     gm_event *e = malloc(sizeof *e);
@@ -736,7 +602,7 @@ static gm_status cu_event_record(gm_device *dev, int queue, gm_event **out)
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     CUresult rc = cu->EventCreate(&e->ev, CU_EVENT_DEFAULT);
     if (rc == CUDA_SUCCESS) {
-        rc = cu->EventRecord(e->ev, stream_of(dev, queue));
+        rc = cu->EventRecord(e->ev, gm_cu_stream_of(dev, queue));
         if (rc != CUDA_SUCCESS)
             cu->EventDestroy(e->ev);
     }
@@ -750,7 +616,7 @@ static gm_status cu_event_record(gm_device *dev, int queue, gm_event **out)
 
 static gm_status cu_event_elapsed_ms(gm_device *dev, gm_event *a, gm_event *b, double *ms)
 {
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
     float f = 0;
@@ -767,7 +633,7 @@ static void cu_event_release(gm_device *dev, gm_event *e)
 {
     if (!e)
         return;
-    if (enter(dev) == GM_OK)
+    if (gm_cu_enter(dev) == GM_OK)
         cu->EventDestroy(e->ev);
     free(e);
 }
@@ -776,13 +642,13 @@ static void cu_event_release(gm_device *dev, gm_event *e)
  * frees enqueued on queue 0 have completed. */
 static gm_status cu_trim(gm_device *dev)
 {
-    cu_state *s = ST(dev);
+    gm_cu_state *s = ST(dev);
     if (!s->async_pool_ready || !cu->MemPoolTrimTo)
         return GM_OK;   /* nothing was ever cached */
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
-    CUresult rc = cu->StreamSynchronize(stream_of(dev, 0));
+    CUresult rc = cu->StreamSynchronize(gm_cu_stream_of(dev, 0));
     if (rc == CUDA_SUCCESS)
         rc = cu->MemPoolTrimTo(s->pool, 0);
     return rc == CUDA_SUCCESS ? GM_OK : gm_cu_fail(dev, rc, "cuMemPoolTrimTo");
@@ -790,7 +656,7 @@ static gm_status cu_trim(gm_device *dev)
 
 static gm_status cu_synchronize(gm_device *dev, int queue)
 {
-    gm_status st = enter(dev);
+    gm_status st = gm_cu_enter(dev);
     for (int q = 0; st == GM_OK && q < GM_MAX_QUEUES; q++) {
         if (queue >= 0 && q != queue)
             continue;

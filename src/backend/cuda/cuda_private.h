@@ -6,6 +6,36 @@
 #include "backend/handle.h"
 #include "backend/cuda/cuda_api.h"
 
+/* An open CUDA device's state (dev->priv). */
+typedef struct {
+    CUdevice device;
+    CUcontext ctx;
+    CUstream streams[GM_MAX_QUEUES];
+    void *blas;                  /* cuBLAS handle, made on first use */
+    void *blaslt;                /* cuBLASLt handle, likewise */
+    void *lt_plan;               /* cuBLASLt's plan of the last shape (cuda_blas.c), likewise */
+    CUdeviceptr lt_workspace;    /* cuBLASLt's workspace, made on first use */
+    size_t lt_workspace_bytes;   /* its size; 0 before, or if it could not be had */
+    bool lt_workspace_tried;
+    bool async_pool_ready;       /* the default pool keeps freed memory */
+    CUmemoryPool pool;           /* that pool, once ready */
+} gm_cu_state;
+
+static inline gm_cu_state *gm_cu_state_of(gm_device *dev) { return (gm_cu_state *)dev->priv; }
+
+/* The driver's name and text of rc ("CUDA_ERROR_UNKNOWN" and "unknown
+ * error" where it has none, or before the driver is loaded). */
+const char *gm_cu_error_name(CUresult rc);
+const char *gm_cu_error_text(CUresult rc);
+/* Attribute a of device d, 0 where the driver does not say. */
+int gm_cu_attribute(CUdevice d, CUdevice_attribute a);
+/* Makes the device's context current on this thread (GM_OK, or the
+ * failure in dev->err). */
+gm_status gm_cu_enter(gm_device *dev);
+/* The stream `queue` of an open device (stream 0 for one out of range),
+ * without making its context current. */
+CUstream gm_cu_stream_of(gm_device *dev, int queue);
+
 /* Records the failure of `what` with the driver's name and text for rc
  * in dev->err; returns its status (gm_cu_status). */
 gm_status gm_cu_fail(gm_device *dev, CUresult rc, const char *what);

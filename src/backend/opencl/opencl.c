@@ -18,20 +18,13 @@ static cl_device_id devices[MAX_DEVICES];
 static cl_platform_id device_platform[MAX_DEVICES];
 static int n_devices = -1;
 
-typedef struct {
-    cl_context ctx;
-    cl_command_queue queues[GM_MAX_QUEUES];
-    cl_device_id id;
-    cl_device_svm_capabilities svm;
-} cl_state;
-
 struct gm_program { cl_program prog; };
 struct gm_kernel { cl_kernel kernel; };
 struct gm_event { cl_event ev; };
 /* A held queue: a barrier waiting on a user event that release completes. */
 struct gm_hold { cl_event user, barrier; };
 
-#define ST(dev) ((cl_state *)(dev)->priv)
+#define ST(dev) gm_cl_state_of(dev)
 
 /* Maps an OpenCL error to the suite's enum. Memory exhaustion is OOM
  * wherever it happens; other resource failures mean the device failed. */
@@ -216,7 +209,7 @@ static gm_status cl_describe(int index, gm_device_info *info, gm_error *err)
 
 static void cl_close(gm_device *dev)
 {
-    cl_state *s = ST(dev);
+    gm_cl_state *s = ST(dev);
     if (!s)
         return;
     for (int q = 0; q < GM_MAX_QUEUES; q++)
@@ -230,7 +223,7 @@ static void cl_close(gm_device *dev)
 
 static gm_status cl_open(gm_device *dev, int index)
 {
-    cl_state *s = calloc(1, sizeof *s);
+    gm_cl_state *s = calloc(1, sizeof *s);
     if (!s)
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     dev->priv = s;
@@ -261,12 +254,7 @@ static gm_status cl_query_mem(gm_device *dev, uint64_t *free_b, uint64_t *total_
     return GM_OK;
 }
 
-static cl_command_queue queue_of(gm_device *dev, int q)
-{
-    return ST(dev)->queues[(q >= 0 && q < GM_MAX_QUEUES) ? q : 0];
-}
-
-cl_command_queue gm_cl_queue(gm_device *dev, int queue) { return queue_of(dev, queue); }
+static cl_command_queue queue_of(gm_device *dev, int q) { return gm_cl_queue(dev, q); }
 
 /* Touches every byte, so that a lazy driver must back the buffer now. */
 static cl_int touch(gm_device *dev, cl_mem mem, size_t bytes)
@@ -279,7 +267,7 @@ static cl_int touch(gm_device *dev, cl_mem mem, size_t bytes)
 
 static gm_status cl_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buffer *out)
 {
-    cl_state *s = ST(dev);
+    gm_cl_state *s = ST(dev);
     cl_int rc = CL_SUCCESS;
     out->kind = kind;
     out->bytes = bytes;
@@ -331,7 +319,7 @@ static gm_status cl_alloc(gm_device *dev, gm_mem_kind kind, size_t bytes, gm_buf
 
 static void cl_free(gm_device *dev, gm_buffer *buf)
 {
-    cl_state *s = ST(dev);
+    gm_cl_state *s = ST(dev);
     switch (buf->kind) {
     case GM_MEM_HOST:
         free(buf->host);
@@ -482,7 +470,7 @@ static gm_status cl_program_build(gm_device *dev, const char *program, const cha
     const char *parts[3] = {header, "\n#line 1\n", text};
     size_t lens[3] = {hlen, strlen(parts[1]), tlen};
     cl_int rc;
-    cl_state *s = ST(dev);
+    gm_cl_state *s = ST(dev);
     cl_program prog = cl->clCreateProgramWithSource(s->ctx, 3, parts, lens, &rc);
     if (!prog)
         return fail(dev, rc, "clCreateProgramWithSource");

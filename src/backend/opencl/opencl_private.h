@@ -6,8 +6,22 @@
 #include "backend/handle.h"
 #include "backend/opencl/opencl_api.h"
 
-/* The command queue `queue` of an open OpenCL device. */
-cl_command_queue gm_cl_queue(gm_device *dev, int queue);
+/* An open OpenCL device's state (dev->priv). */
+typedef struct {
+    cl_context ctx;
+    cl_command_queue queues[GM_MAX_QUEUES];
+    cl_device_id id;
+    cl_device_svm_capabilities svm;
+} gm_cl_state;
+
+static inline gm_cl_state *gm_cl_state_of(gm_device *dev) { return (gm_cl_state *)dev->priv; }
+
+/* The command queue `queue` of an open OpenCL device (queue 0 for one out
+ * of range). */
+static inline cl_command_queue gm_cl_queue(gm_device *dev, int queue)
+{
+    return gm_cl_state_of(dev)->queues[(queue >= 0 && queue < GM_MAX_QUEUES) ? queue : 0];
+}
 
 /* The vendor GEMM ops (opencl_blas.c; backend.h says what they do). */
 const char *gm_cl_blas_impl(gm_precision p);

@@ -1,0 +1,100 @@
+/*
+ * The memory of a whole model (bench/model/arch.h) for inference or training,
+ * per GPU: what `gpumem plan --model M` prints without --workload. The
+ * formulas and their sources are in mem_plan.c and README.md ("Planning a
+ * model's memory"). Arithmetic saturates: a figure that overflows 64 bits
+ * is UINT64_MAX, which never fits.
+ */
+#ifndef GM_MEM_PLAN_H
+#define GM_MEM_PLAN_H
+
+#include "bench/model/arch.h"
+#include "lib/precision.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { GM_PLAN_INFERENCE, GM_PLAN_TRAIN, GM_PLAN_MODE_COUNT } gm_plan_mode;
+/* "inference", "train": the values of --mode, and of results' `mode` column. */
+extern const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT];
+typedef enum { GM_OPTIM_ADAMW, GM_OPTIM_ADAMW_8BIT, GM_OPTIM_SGD, GM_OPTIM_SGD_MOMENTUM } gm_optimizer;
+typedef enum { GM_RECOMPUTE_NONE, GM_RECOMPUTE_SELECTIVE, GM_RECOMPUTE_FULL } gm_recompute;
+
+/* Roles in print order. */
+typedef enum {
+    GM_PLAN_WEIGHTS,
+    GM_PLAN_GRADIENTS,
+    GM_PLAN_OPTIMIZER,
+    GM_PLAN_KV_CACHE,
+    GM_PLAN_ACTIVATIONS,
+    GM_PLAN_WORKSPACE,
+    GM_PLAN_ROLE_COUNT
+} gm_plan_role;
+
+const char *gm_plan_role_name(gm_plan_role r);   /* "weights", "kv_cache", ... */
+
+typedef struct {
+    gm_plan_mode mode;
+    gm_precision prec;      /* weights, activations, KV cache; fp32 master and optimizer */
+    uint64_t batch;         /* per data-parallel rank */
+    uint64_t seq;
+    bool logits_all;        /* inference: logits of every position, else the last */
+    bool naive;             /* attention keeps the s x s scores; else tiled (flash) */
+    gm_optimizer optimizer;
+    gm_recompute recompute;
+    uint64_t gpus;          /* N >= 1 */
+    uint64_t tp;            /* tensor-parallel degree T, divides N */
+    int zero;               /* 0..3 over the N / T data-parallel ranks */
+    /* Per-role precisions over prec (inference): 0 = prec, else the
+     * precision + 1. int4 weights: the layers' matrices packed two a byte
+     * with one fp16 scale per group_size rows (0: 128) along the input
+     * dimension; embeddings, LM head, norms, biases and routers in the
+     * activations' precision, the LM head in int4 too with int4_lm_head
+     * (an untied head only: a tied one is the embedding). */
+    unsigned weight_prec, kv_prec, act_prec;
+    uint64_t group_size;
+    bool int4_lm_head;
+} gm_plan_opts;
+
+/* Defaults: inference, fp32, batch 1, seq 512, last logits, tiled, AdamW,
+ * no recomputation, one GPU. */
+void gm_plan_opts_init(gm_plan_opts *o);
+
+#define GM_PLAN_MAX_ITEMS 16
+
+typedef struct {
+    const char *name;
+    gm_plan_role role;
+    uint64_t bytes;
+} gm_plan_item;
+
+/* The bytes one GPU holds at its peak, one item per tensor group. Returns
+ * the count (<= GM_PLAN_MAX_ITEMS); -1 if the options are inconsistent
+ * (tp does not divide gpus, int8 training, int4_lm_head without int4
+ * weights or with a tied head). */
+int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
+
+/* Bytes of the whole model's weights with the layers' matrices in int4
+ * (packed and their fp16 group scales), and with `lm_head` the untied LM
+ * head [h, V] too (after them), the other parameters at `other_elem`
+ * bytes, before any tensor-parallel split. */
+void gm_plan_int4_weights(const gm_arch *a, uint64_t group, bool lm_head, size_t other_elem, uint64_t *packed,
+                          uint64_t *scales, uint64_t *other);
+
+/* Sum of n items, saturating. */
+uint64_t gm_plan_sum(const gm_plan_item *it, int n);
+
+/* Activation bytes one layer keeps for the backward pass (training), on
+ * one of `tp` tensor-parallel ranks, at batch b and sequence s. */
+uint64_t gm_layer_train_activations(const gm_arch *a, uint64_t b, uint64_t s, size_t e, bool naive,
+                                    gm_recompute r, uint64_t tp);
+
+/* Optimizer state bytes for n parameters (not counting master weights). */
+uint64_t gm_optimizer_bytes(gm_optimizer opt, uint64_t n);
+
+/* The largest batch (at o->seq) and the largest sequence length (at
+ * o->batch), each at most 2^24, whose total fits in `budget` bytes; 0
+ * where not even 1 fits. */
+void gm_plan_fit(const gm_arch *a, const gm_plan_opts *o, uint64_t budget, uint64_t *max_batch, uint64_t *max_seq);
+
+#endif

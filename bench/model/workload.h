@@ -1,0 +1,184 @@
+/*
+ * ML workloads: one descriptor each (gm_workload), and their memory model.
+ * A workload declares the tensors it holds as a function of its shape
+ * (name, role, bytes): that list is the memory model `gpumem plan` prints and the sweeps compare with what the
+ * device really held.
+ */
+#ifndef GM_WORKLOAD_H
+#define GM_WORKLOAD_H
+
+#include "bench/model/arch.h"
+#include "device/device.h"
+#include "lib/precision.h"
+#include "run/results.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    GM_ROLE_WEIGHT,
+    GM_ROLE_ACTIVATION,
+    GM_ROLE_KV_CACHE,
+    GM_ROLE_WORKSPACE,
+} gm_tensor_role;
+
+const char *gm_tensor_role_name(gm_tensor_role r);
+
+typedef struct {
+    char name[32];
+    gm_tensor_role role;
+    uint64_t bytes;
+} gm_tensor;
+
+/* Tokens of its first sequence a whole model's oom probe runs and
+ * verifies (gm_shape.probe): the whole sequence up to this length. The
+ * answer is the memory's (every tensor of the batch is allocated whatever
+ * this is), and every weight matrix is read whole at any token count; on
+ * an H100 512 tokens of Llama-3-8B took 10 s to run and 12.5 s to verify
+ * a probe, most of make bench's time. */
+#define GM_PROBE_TOKENS 128u
+
+/* The shape of one point. Unused fields are ignored by a workload. */
+typedef struct {
+    gm_precision prec;
+    uint64_t batch, seq;
+    uint64_t hidden;        /* model width */
+    uint64_t heads, head_dim;
+    uint64_t out;           /* linear: output features (default hidden) */
+    uint64_t ffn;           /* block: MLP width (default 4 * hidden) */
+    uint64_t layers;
+    uint64_t micro_batch;   /* block: rows of the batch live at once (0 = batch) */
+    uint64_t block_tokens;  /* kvcache: tokens per block when paged */
+    bool causal, checkpoint, paged;
+    bool offload;           /* block: weights in host memory, two layers on the device */
+    bool naive;             /* attention: materialise the score matrix */
+    bool int32_out;         /* linear: y holds int32 accumulators (the vendor's int8 GEMM) */
+    /* --model PRESET or config.json: the whole architecture (arch.layers
+     * is 0 for a models.ini shape); block runs it (bench/workloads/block_model.c). */
+    gm_arch arch;
+    bool train;             /* --mode train: training state and an AdamW step */
+    /* An oom probe (bench/oom/probe.h): every tensor of the batch is allocated
+     * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
+     * verifies the batch's first sequence only, and of it the first
+     * GM_PROBE_TOKENS tokens, so that a probe's time grows neither with the
+     * memory searched nor with the sequence length (a Llama-3-8B probe at
+     * seq 8192 would run some 130 TFLOP twice, timed and replayed by the
+     * check). Other workloads run it all. */
+    bool probe;
+    /* Per-role precisions (bench/model/precision_roles.h): 0 = prec, else the
+     * precision + 1. act_prec only in the options' base shape. */
+    unsigned weight_prec, kv_prec, act_prec;
+    unsigned sweep_prec;    /* the point's --precision value + 1 (gm_shape_set_roles) */
+    uint64_t group_size;    /* int4 weights: rows of W per fp16 scale (0: 128) */
+    /* int4 weights: a whole model's (untied) LM head in int4 too, not in
+     * the activations' precision (gm_int4_lm_head_check says where). */
+    bool int4_lm_head;
+} gm_shape;
+
+/* Does s carry a whole architecture (--model PRESET)? */
+#define gm_shape_has_arch(s) ((s)->arch.layers != 0)
+
+/* Fills in defaults that depend on other fields (out, ffn, head_dim...). */
+void gm_shape_complete(gm_shape *s);
+
+#define GM_MAX_TENSORS 32
+#define GM_MAX_IMPLS 4
+
+struct gm_pattern;
+
+/*
+ * One workload: its name, its memory model, and how to run and verify one
+ * iteration on a device. Each is defined in its own file, bench/workloads/NAME.c, as
+ * `const gm_workload gm_workload_NAME`, with its kernel in kernels/NAME.cl,
+ * and listed once in GM_WORKLOAD_LIST.
+ */
+typedef struct gm_workload {
+    const char *name;               /* as in gm_runnable_workloads */
+    const char *summary;
+    /* Does the memory model use heads and head_dim (so --hidden must be a
+     * multiple of --heads)? */
+    bool uses_heads;
+    /* Does it run --mode train (the suites pass over the others)? */
+    bool trains;
+    /* Does it run a whole --model architecture (bench/workloads/block_model.c) when
+     * the shape has one? Such a point's oom probe runs one sequence
+     * (gm_shape.probe). */
+    bool runs_whole_model;
+    /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
+     * Returns the count, or -1 if a size overflows 64 bits. */
+    int (*tensors)(const gm_shape *s, gm_tensor *out);
+    /* The implementations to run on dev in precision p (our kernel chosen
+     * for the device type, then the vendor BLAS where it applies). */
+    int (*impls)(const gm_device *dev, gm_precision p, const char **out);
+    /* Sets what the implementation changes in the shape's memory model
+     * (attention: naive holds the score matrix). May be NULL. */
+    void (*adapt)(gm_shape *s, const char *impl);
+    /* Takes the device tensors of the memory model from the pattern (in the
+     * model's order), fills the inputs and builds the kernels. On failure
+     * returns the status with dev->err set; *state is then NULL. */
+    gm_status (*setup)(gm_device *dev, struct gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
+    /* Enqueues one iteration on queue 0 (the suite times it). */
+    gm_status (*enqueue)(void *state);
+    /* Test-only fault: overwrites one output value on the device. */
+    gm_status (*corrupt)(void *state);
+    /* Reads the output back and checks it against the CPU reference (every
+     * element for small outputs, a seeded sample for large). */
+    gm_status (*verify)(void *state, unsigned rep, bool *correct, char *note, size_t note_len);
+    /* Reads the output tensor back as n floats (after an iteration), so
+     * that tests can compare implementations. May be NULL. */
+    gm_status (*output)(void *state, float *dst, size_t n);
+    /* Work done by one iteration. */
+    void (*work)(const gm_shape *s, double *flops, double *bytes, double *tokens);
+    void (*teardown)(void *state);
+} gm_workload;
+
+/*
+ * THE list of workloads, one X(NAME) each, in the bit order of --workload.
+ * Adding a workload: bench/workloads/NAME.c (its descriptor), kernels/NAME.cl, and
+ * one entry here. Everything else (names, count, lookup) derives from it.
+ */
+#define GM_WORKLOAD_LIST(X) X(linear) X(attention) X(block) X(kvcache)
+
+#define GM_WORKLOAD_DECLARE_(n) extern const gm_workload gm_workload_##n;
+GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
+#undef GM_WORKLOAD_DECLARE_
+
+#define GM_WORKLOAD_COUNT_ONE_(n) +1
+/* How many workloads there are (a constant expression). */
+#define GM_WORKLOAD_COUNT (0 GM_WORKLOAD_LIST(GM_WORKLOAD_COUNT_ONE_))
+
+/* Does an oom probe of workload w at shape s run only the batch's first
+ * sequence (a whole model, gm_shape.probe)? */
+#define gm_probe_runs_one_sequence(w, s) ((w)->runs_whole_model && gm_shape_has_arch(s))
+/* The tokens of that sequence such a probe runs: all of them, up to
+ * GM_PROBE_TOKENS. */
+#define gm_probe_tokens(s) ((s)->seq > GM_PROBE_TOKENS ? (uint64_t)GM_PROBE_TOKENS : (s)->seq)
+
+/* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
+ * workload runs inference; train only where w->trains. */
+bool gm_workload_in_mode(const gm_workload *w, int m);
+
+/* The names of GM_WORKLOAD_LIST in its order (the bit order of
+ * --workload); the descriptors themselves: bench/workloads/registry.h. */
+extern const char *const gm_runnable_workloads[];
+#define GM_RUNNABLE_WORKLOAD_COUNT GM_WORKLOAD_COUNT
+
+/* Builds a tensor list for a tensors hook, refusing sizes that wrap:
+ * gm_tensor_list_add appends one (at most GM_MAX_TENSORS), gm_tensor_mul
+ * multiplies element counts, gm_tensor_list_finish returns the count or -1
+ * if anything overflowed. */
+typedef struct {
+    gm_tensor *t;
+    int n;
+    bool overflow;
+} gm_tensor_list;
+
+uint64_t gm_tensor_mul(gm_tensor_list *l, uint64_t a, uint64_t b);
+void gm_tensor_list_add(gm_tensor_list *l, const char *name, gm_tensor_role role, uint64_t elems, uint64_t elem_size);
+int gm_tensor_list_finish(const gm_tensor_list *l);
+
+/* Sum of bytes over n tensors (UINT64_MAX on overflow). */
+uint64_t gm_tensors_total(const gm_tensor *t, int n);
+
+#endif

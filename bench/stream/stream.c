@@ -1,0 +1,484 @@
+/*
+ * The stream suite: read, write, copy, scale, add, triad and dot over array
+ * sizes, in every storage precision and access pattern. Each timed
+ * repetition's output is read back and verified against a CPU reference;
+ * a wrong output becomes a `mismatch` row, never a bandwidth.
+ */
+#include "bench/bench.h"
+#include "lib/precision.h"
+#include "lib/stats.h"
+#include "bench/stream/check.h"
+#include "lib/units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const gm_stream_kernel_names[GM_STREAM_KERNEL_COUNT] = {
+    "read", "write", "copy", "scale", "add", "triad", "dot",
+};
+
+enum { K_READ, K_WRITE, K_COPY, K_SCALE, K_ADD, K_TRIAD, K_DOT };
+
+static const struct {
+    int inputs;        /* how many of a, b it reads */
+    int reduces;       /* writes per-group partial sums instead of c */
+    int arrays_moved;  /* arrays read + written, for bytes moved */
+} kinfo[GM_STREAM_KERNEL_COUNT] = {
+    [K_READ] = {1, 1, 1},  [K_WRITE] = {0, 0, 1}, [K_COPY] = {1, 0, 2}, [K_SCALE] = {1, 0, 2},
+    [K_ADD] = {2, 0, 3},   [K_TRIAD] = {2, 0, 3}, [K_DOT] = {2, 1, 2},
+};
+
+#define N_ACCESS 2
+static const char *const access_names[N_ACCESS] = {"grid", "chunked"};
+
+typedef struct {
+    gm_bench *b;
+    gm_device *dev;
+    size_t bytes;                       /* per array */
+    gm_buffer a, bb, c, partials;       /* device */
+    gm_buffer out;                      /* host: read-back of c or partials */
+    uint64_t measured_bytes;            /* free memory taken by a, b, c (0: unknown) */
+    stream_data data;                   /* host copies of a and b, and reference sums */
+    gm_program *prog[GM_PREC_COUNT][N_ACCESS];
+    gm_kernel *kern[GM_PREC_COUNT][N_ACCESS][GM_STREAM_KERNEL_COUNT];
+} stream_state;
+
+/* Sizes to sweep when none are given: from 4MiB to 8x the last-level
+ * cache (at least 256MiB), with three arrays fitting in a quarter of the
+ * device's memory (or the cap). The largest reaches 4x the cache wherever
+ * those bounds allow it (the report's device-memory bandwidth needs it). */
+static int default_sizes(const gm_device *dev, uint64_t **out, size_t *n)
+{
+    uint64_t top = dev->info.llc_bytes ? dev->info.llc_bytes * 8 : 256u << 20;
+    if (top < (256u << 20))
+        top = 256u << 20;
+    uint64_t mem = dev->mem_limit ? dev->mem_limit : dev->info.total_mem;
+    if (mem && top > mem / 12)
+        top = mem / 12;
+    if (dev->info.max_alloc && top > dev->info.max_alloc)
+        top = dev->info.max_alloc;
+    size_t count = 0;
+    uint64_t *v = malloc(16 * sizeof *v);
+    if (!v)
+        return -1;
+    for (uint64_t s = 4u << 20; s <= top && count < 16; s *= 4)
+        v[count++] = s;
+    uint64_t device_memory = dev->info.llc_bytes * 4;
+    if (count && v[count - 1] < device_memory && top >= device_memory)
+        v[count++] = top;
+    if (count == 0)
+        v[count++] = 1u << 20;
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+static int access_list(const gm_bench *b, int *list)
+{
+    switch (b->opts->access) {
+    case GM_ACCESS_GRID: list[0] = 0; return 1;
+    case GM_ACCESS_CHUNKED: list[0] = 1; return 1;
+    case GM_ACCESS_BOTH: list[0] = 0; list[1] = 1; return 2;
+    case GM_ACCESS_AUTO: break;
+    }
+    /* GPUs want adjacent threads on adjacent elements; CPU cores want
+     * each a contiguous range of their own. */
+    list[0] = gm_device_prefers_chunked(b->dev) ? 1 : 0;
+    return 1;
+}
+
+static gm_status build_programs(stream_state *s, gm_precision p, int access)
+{
+    if (s->prog[p][access])
+        return GM_OK;
+    char variant[64];
+    gm_kernel_variant(p, access == 1, variant, sizeof variant);
+    gm_device *dev = s->dev;
+    gm_status st = dev->backend->program_build(dev, "stream", variant, NULL, &s->prog[p][access]);
+    for (int k = 0; st == GM_OK && k < GM_STREAM_KERNEL_COUNT; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "stream_%s", gm_stream_kernel_names[k]);
+        st = dev->backend->kernel_get(dev, s->prog[p][access], name, &s->kern[p][access][k]);
+    }
+    return st;
+}
+
+static void release_programs(stream_state *s)
+{
+    for (int p = 0; p < GM_PREC_COUNT; p++)
+        for (int a = 0; a < N_ACCESS; a++) {
+            for (int k = 0; k < GM_STREAM_KERNEL_COUNT; k++)
+                if (s->kern[p][a][k])
+                    s->dev->backend->kernel_release(s->dev, s->kern[p][a][k]);
+            if (s->prog[p][a])
+                s->dev->backend->program_release(s->dev, s->prog[p][a]);
+        }
+}
+
+static void free_arrays(stream_state *s)
+{
+    gm_device_free(s->dev, &s->a);
+    gm_device_free(s->dev, &s->bb);
+    gm_device_free(s->dev, &s->c);
+    gm_device_free(s->dev, &s->partials);
+    gm_device_free(s->dev, &s->out);
+    stream_data_release(&s->data);
+}
+
+static gm_status alloc_arrays(stream_state *s, size_t bytes)
+{
+    gm_status st = GM_OK;
+    /* Measured from the backend's own report, not through the cap. */
+    uint64_t free_before = 0, free_after = 0, total;
+    bool known = s->dev->backend->mem_info(s->dev, &free_before, &total) == GM_OK;
+    gm_buffer *bufs[] = {&s->a, &s->bb, &s->c};
+    for (int i = 0; i < 3 && st == GM_OK; i++)
+        st = gm_device_alloc(s->dev, GM_MEM_DEVICE, bytes, bufs[i]);
+    known = known && st == GM_OK && s->dev->backend->mem_info(s->dev, &free_after, &total) == GM_OK;
+    s->measured_bytes = known && free_before > free_after ? free_before - free_after : 0;
+    /* Every rep reads its output back here: into page-locked memory where
+     * the device copies by DMA (two to four times the pageable copy's
+     * speed on a GPU, for arrays up to a card's GiBs a rep), else, or
+     * where that is refused, ordinary host memory (a CPU device's memory
+     * is the host's). */
+    if (st == GM_OK && (s->dev->info.type == GM_DEV_CPU
+                        || gm_device_alloc(s->dev, GM_MEM_PINNED, bytes, &s->out) != GM_OK))
+        st = gm_device_alloc(s->dev, GM_MEM_HOST, bytes, &s->out);
+    if (st != GM_OK)
+        free_arrays(s);
+    s->bytes = bytes;   /* the size attempted: failure rows name it too */
+    return st;
+}
+
+/* The row fields shared by every row of one point. */
+static gm_row point_row(const stream_state *s, int k, gm_precision p, int access)
+{
+    gm_row r = {0};
+    r.suite = "stream";
+    r.workload = gm_stream_kernel_names[k];
+    r.variant = access_names[access];
+    r.pattern = "per-tensor";
+    r.precision = gm_precision_name(p);
+    r.bytes = s->bytes;
+    r.model_bytes = 3 * (uint64_t)s->bytes;
+    r.measured_bytes = s->measured_bytes;
+    r.reps = s->b->opts->reps;
+    return r;
+}
+
+static gm_arg buf_arg(const gm_buffer *buf) { return (gm_arg){GM_ARG_BUFFER, buf, NULL, 0}; }
+static gm_arg val_arg(const void *v, size_t size) { return (gm_arg){GM_ARG_VALUE, NULL, v, size}; }
+
+/* Whether the kernels that write an array store past the caches (see
+ * gm_store16_nt in kernels/stream.cl): where the arrays a kernel moves do not
+ * fit in the last-level cache together, or its size is unknown. Below it
+ * the stores stay in the cache, whose bandwidth the small sizes measure. */
+static unsigned streaming_stores(const gm_device *dev, uint64_t bytes_moved)
+{
+    return dev->info.llc_bytes == 0 || bytes_moved > dev->info.llc_bytes;
+}
+
+static gm_status launch(stream_state *s, int k, gm_precision p, int access, size_t n, size_t global,
+                        size_t local)
+{
+    const unsigned long n_arg = n;
+    const float scalar = STREAM_SCALAR, scale = STREAM_INT8_SCALE;
+    const unsigned streaming = streaming_stores(s->dev, (uint64_t)kinfo[k].arrays_moved * s->bytes);
+    gm_arg args[7];
+    int na = 0;
+    if (k != K_WRITE)
+        args[na++] = buf_arg(&s->a);
+    if (kinfo[k].inputs == 2)
+        args[na++] = buf_arg(&s->bb);
+    args[na++] = buf_arg(kinfo[k].reduces ? &s->partials : &s->c);
+    args[na++] = val_arg(&n_arg, sizeof n_arg);
+    if (k == K_SCALE || k == K_TRIAD)
+        args[na++] = val_arg(&scalar, sizeof scalar);
+    if (k != K_COPY)
+        args[na++] = val_arg(&scale, sizeof scale);
+    if (!kinfo[k].reduces)
+        args[na++] = val_arg(&streaming, sizeof streaming);
+    return s->dev->backend->launch(s->dev, 0, s->kern[p][access][k], global, local, args, na);
+}
+
+/*
+ * The launch over `vectors` 16-byte vectors (the kernels' unit: see
+ * kernels/stream.cl). Every compute unit gets several times the work items
+ * it runs at once, and no work item is left without a vector (beyond the
+ * one group a tiny array needs). A CPU core runs one work item at a time:
+ * chunked gives it single-item groups, 64 slices per core (so that
+ * finishing times even out); grid is the bench's common geometry. A GPU
+ * holds 2048 threads per compute unit: both patterns launch groups of 256,
+ * up to four times that many. Reductions write one partial per group, so
+ * there are at most a few dozen per compute unit for the host to add.
+ */
+static void stream_geometry(const gm_device *dev, bool chunked, size_t vectors, size_t *global,
+                            size_t *local)
+{
+    if (vectors == 0)
+        vectors = 1;
+    if (dev->info.type == GM_DEV_CPU || dev->info.type == GM_DEV_OTHER) {
+        gm_launch_geometry(dev, chunked, vectors, global, local);
+        return;
+    }
+    size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;
+    size_t groups = (vectors + 255) / 256, cap = cu * (2048 / 256) * 4;
+    *local = 256;
+    *global = (groups < cap ? groups : cap) * 256;
+}
+
+/* A timed rep of a short kernel launches it this many times back to back
+ * (at most STREAM_MAX_LAUNCHES) so that the rep lasts about
+ * STREAM_REP_TARGET_MS: each launch's fixed cost on the device (a few µs
+ * on a GPU: the grid's start and drain) would otherwise cap small arrays'
+ * figures below the cache's bandwidth. Every kernel writes only what it
+ * does not read, so a repeated launch leaves the same output to verify. The
+ * cap keeps a rep's launches within what a driver queues without blocking
+ * while the queue is held (bench.h). */
+#define STREAM_REP_TARGET_MS 0.25
+#define STREAM_MAX_LAUNCHES 64u
+
+/* The launches a rep needs for one launch that took once_ms. */
+static unsigned launches_per_rep(double once_ms)
+{
+    if (!(once_ms > 0) || once_ms >= STREAM_REP_TARGET_MS)
+        return 1;
+    double n = ceil(STREAM_REP_TARGET_MS / once_ms);
+    return n >= STREAM_MAX_LAUNCHES ? STREAM_MAX_LAUNCHES : (unsigned)n;
+}
+
+/* The launches of a stream kernel one rep makes, as gm_time_work and
+ * gm_time_on_queue enqueue them. */
+typedef struct {
+    stream_state *s;
+    int k, access;
+    gm_precision p;
+    size_t n, global, local;
+    unsigned launches;
+} stream_launch;
+
+static gm_status enqueue_launch(void *ctx)
+{
+    stream_launch *l = ctx;
+    gm_status st = GM_OK;
+    for (unsigned i = 0; i < l->launches && st == GM_OK; i++)
+        st = launch(l->s, l->k, l->p, l->access, l->n, l->global, l->local);
+    return st;
+}
+
+/* Test-only fault: overwrite one output value on the device. */
+static gm_status inject_fault(stream_state *s, int k, size_t n)
+{
+    size_t es = s->bytes / n;
+    if (kinfo[k].reduces)
+        return gm_corrupt_bytes(s->dev, &s->partials, 0, sizeof(float));
+    return gm_corrupt_bytes(s->dev, &s->c, (n / 2) * es, es);
+}
+
+static gm_status read_back(stream_state *s, int k, size_t groups)
+{
+    const gm_buffer *src = kinfo[k].reduces ? &s->partials : &s->c;
+    size_t len = kinfo[k].reduces ? groups * sizeof(float) : s->bytes;
+    return s->dev->backend->copy(s->dev, 0, &s->out, 0, src, 0, len, false);
+}
+
+static int emit_failure(stream_state *s, int k, gm_precision p, int access, gm_row_status status,
+                        const char *note)
+{
+    gm_row r = point_row(s, k, p, access);
+    r.metric = "bandwidth";
+    r.unit = "GB/s";
+    r.status = status;
+    r.note = note;
+    r.reps = 0;
+    return gm_bench_emit(s->b, &r, NULL, 0);
+}
+
+/* Measures one (kernel, precision, access) point and writes its rows. */
+static int run_point(stream_state *s, int k, gm_precision p, int access)
+{
+    const gm_bench_opts *o = s->b->opts;
+    size_t n = s->bytes / gm_precision_size(p), global, local;
+    stream_geometry(s->dev, access == 1, n / (16 / gm_precision_size(p)), &global, &local);
+    size_t groups = global / local;
+    gm_status st = GM_OK;
+    if (kinfo[k].reduces && s->partials.bytes < groups * sizeof(float)) {
+        gm_device_free(s->dev, &s->partials);
+        st = gm_device_alloc(s->dev, GM_MEM_DEVICE, groups * sizeof(float), &s->partials);
+    }
+    double *ms = calloc(o->reps, sizeof *ms);
+    double *gbs = calloc(o->reps, sizeof *gbs);
+    char note[256] = "";
+    bool wrong = false;
+    stream_launch one = {s, k, access, p, n, global, local, 1};
+    /* Warm-up unheld: a first launch may load code, which must not wait
+     * behind a held queue (bench.h). Then one launch, timed, sets the
+     * launches of every rep: held after a warm-up, unheld where it is the
+     * first (--warmup 0). */
+    for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
+        st = gm_time_on_queue(s->dev, 0, enqueue_launch, &one, &ms[0]);
+    if (st == GM_OK && ms)
+        st = (o->warmup ? gm_time_work : gm_time_on_queue)(s->dev, 0, enqueue_launch, &one, &ms[0]);
+    if (st == GM_OK && ms)
+        one.launches = launches_per_rep(ms[0]);
+    for (unsigned r = 0; st == GM_OK && r < o->reps && ms && gbs && !wrong; r++) {
+        st = gm_time_work(s->dev, 0, enqueue_launch, &one, &ms[r]);
+        if (st == GM_OK && s->b->fault_corrupt)
+            st = inject_fault(s, k, n);
+        if (st == GM_OK)
+            st = read_back(s, k, groups);
+        if (st == GM_OK)
+            wrong = !stream_verify(&s->data, k, p, s->out.host, n, groups, global, r, note, sizeof note);
+        ms[r] /= one.launches;      /* the time of one pass */
+        double bytes_moved = (double)kinfo[k].arrays_moved * (double)s->bytes;
+        gbs[r] = ms[r] > 0 ? bytes_moved / (ms[r] * 1e6) : 0;
+    }
+    int rc;
+    if (!ms || !gbs) {
+        rc = emit_failure(s, k, p, access, GM_ROW_ERROR, "out of host memory");
+    } else if (st != GM_OK) {
+        if (st == GM_ERR_DEVICE_LOST)
+            s->b->device_lost = true;
+        rc = emit_failure(s, k, p, access, gm_row_status_of(st), s->dev->err.msg);
+    } else if (wrong) {
+        rc = emit_failure(s, k, p, access, GM_ROW_MISMATCH, note);
+    } else {
+        gm_row r = point_row(s, k, p, access);
+        char launches_note[80];
+        snprintf(launches_note, sizeof launches_note, "%u" GM_LAUNCHES_NOTE, one.launches);
+        r.note = one.launches > 1 ? launches_note : NULL;
+        gm_stats stats;
+        gm_stats_compute(gbs, o->reps, &stats);
+        r.metric = "bandwidth";
+        r.unit = "GB/s";
+        r.has_value = true;
+        r.value = stats.median;
+        r.min = stats.min;
+        r.max = stats.max;
+        r.stdev = stats.stdev;
+        rc = gm_bench_emit(s->b, &r, gbs, o->reps);
+        gm_stats_compute(ms, o->reps, &stats);
+        r.metric = "time";
+        r.unit = "ms";
+        r.value = stats.median;
+        r.min = stats.min;
+        r.max = stats.max;
+        r.stdev = stats.stdev;
+        if (rc == 0)
+            rc = gm_bench_emit(s->b, &r, ms, o->reps);
+    }
+    free(ms);
+    free(gbs);
+    return rc;
+}
+
+static int count_selected(unsigned mask)
+{
+    return __builtin_popcount(mask);
+}
+
+static int stream_count(gm_bench *b)
+{
+    uint64_t *sizes = NULL;
+    size_t n_sizes = b->opts->n_sizes;
+    if (!b->opts->sizes && default_sizes(b->dev, &sizes, &n_sizes) == 0)
+        free(sizes);
+    int accesses[N_ACCESS];
+    return (int)n_sizes * count_selected(b->opts->precisions) * access_list(b, accesses)
+           * count_selected(b->opts->kernels);
+}
+
+/* Emits the same failure row for every point of one size. */
+static int fail_size(stream_state *s, const int *accesses, int n_access, gm_row_status status,
+                     const char *note)
+{
+    for (int p = 0; p < GM_PREC_COUNT; p++)
+        for (int a = 0; a < n_access; a++)
+            for (int k = 0; k < GM_STREAM_KERNEL_COUNT; k++) {
+                if (!(s->b->opts->precisions & (1u << p)) || !(s->b->opts->kernels & (1u << k)))
+                    continue;
+                if (emit_failure(s, k, (gm_precision)p, accesses[a], status, note) != 0)
+                    return -1;
+                gm_bench_point_done(s->b, "stream");
+            }
+    return 0;
+}
+
+static int run_size(stream_state *s, size_t bytes, const int *accesses, int n_access)
+{
+    char label[96], sz[32];
+    gm_format_size(bytes, sz, sizeof sz);
+    gm_status st = alloc_arrays(s, bytes);
+    if (st != GM_OK) {
+        char note[300];
+        snprintf(note, sizeof note, "%s arrays: %s", sz, s->dev->err.msg);
+        return fail_size(s, accesses, n_access, gm_row_status_of(st), note);
+    }
+    int rc = 0;
+    /* Each round starts at another precision: a neighbour's burst, or
+     * what the previous points leave behind, does not always fall on the
+     * same one (precisions are compared with each other's bandwidth). */
+    for (int i = 0; i < GM_PREC_COUNT && rc == 0; i++) {
+        int p = (i + s->b->round) % GM_PREC_COUNT;
+        if (!(s->b->opts->precisions & (1u << p)))
+            continue;
+        size_t n = bytes / gm_precision_size((gm_precision)p);
+        st = stream_data_init(&s->data, (gm_precision)p, n) ? GM_ERR_OOM : GM_OK;
+        gm_buffer ha = {.kind = GM_MEM_HOST, .bytes = bytes, .host = s->data.a};
+        gm_buffer hb = {.kind = GM_MEM_HOST, .bytes = bytes, .host = s->data.b};
+        if (st == GM_OK)
+            st = s->dev->backend->copy(s->dev, 0, &s->a, 0, &ha, 0, bytes, false);
+        if (st == GM_OK)
+            st = s->dev->backend->copy(s->dev, 0, &s->bb, 0, &hb, 0, bytes, false);
+        for (int a = 0; a < n_access && rc == 0; a++) {
+            gm_status bst = st == GM_OK ? build_programs(s, (gm_precision)p, accesses[a]) : st;
+            for (int k = 0; k < GM_STREAM_KERNEL_COUNT && rc == 0; k++) {
+                if (!(s->b->opts->kernels & (1u << k)))
+                    continue;
+                if (gm_bench_resuming(s->b))
+                    rc = 0;
+                else if (bst != GM_OK)
+                    rc = emit_failure(s, k, (gm_precision)p, accesses[a], gm_row_status_of(bst), s->dev->err.msg);
+                else
+                    rc = run_point(s, k, (gm_precision)p, accesses[a]);
+                snprintf(label, sizeof label, "stream %s %s %s %s", gm_stream_kernel_names[k],
+                         gm_precision_name((gm_precision)p), access_names[accesses[a]], sz);
+                rc = gm_bench_point_finished(s->b, rc, label);
+            }
+        }
+        stream_data_release(&s->data);
+    }
+    free_arrays(s);
+    return rc;
+}
+
+static int stream_run(gm_bench *b)
+{
+    stream_state s = {0};
+    s.b = b;
+    s.dev = b->dev;
+    uint64_t *sizes = b->opts->sizes, *owned = NULL;
+    size_t n_sizes = b->opts->n_sizes;
+    if (!sizes) {
+        if (default_sizes(b->dev, &owned, &n_sizes) != 0)
+            return -1;
+        sizes = owned;
+    }
+    int accesses[N_ACCESS];
+    int n_access = access_list(b, accesses);
+    int rc = 0;
+    for (size_t i = 0; i < n_sizes && rc == 0; i++)
+        rc = run_size(&s, sizes[i], accesses, n_access);
+    release_programs(&s);
+    free(owned);
+    return gm_bench_suite_end(b, rc);
+}
+
+const gm_suite gm_suite_stream = {
+    .name = "stream",
+    .summary = "read, write, copy, scale, add, triad, dot bandwidth over array sizes",
+    .count_points = stream_count,
+    .run = stream_run,
+};

@@ -1,0 +1,73 @@
+/*
+ * The block workload's descriptor: a whole model (--model PRESET or a
+ * config.json) runs in bench/workloads/block_model.c, a shape of blocks
+ * in bench/workloads/block_shape.c (checked by block_check.c); the
+ * state's first member tells the two apart.
+ */
+#include "bench/workloads/block_private.h"
+#include "bench/workloads/block_model.h"
+
+static bool is_model(const void *state) { return state && *(const bool *)state; }
+
+static int block_tensors(const gm_shape *s, gm_tensor *out)
+{
+    return gm_shape_has_arch(s) ? block_model_tensors(s, out) : block_tensors_shape(s, out);
+}
+
+static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
+{
+    if (gm_shape_has_arch(s))
+        return block_model_setup(dev, pat, s, impl, state);
+    if (s->train)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train needs a whole model (--model PRESET)");
+    return block_setup_shape(dev, pat, s, impl, state);
+}
+
+static gm_status block_enqueue(void *state)
+{
+    return is_model(state) ? block_model_enqueue(state) : block_enqueue_shape(state);
+}
+
+static gm_status block_corrupt(void *state)
+{
+    return is_model(state) ? block_model_corrupt(state) : block_corrupt_shape(state);
+}
+
+static gm_status block_verify_any(void *state, unsigned rep, bool *correct, char *note, size_t len)
+{
+    return is_model(state) ? block_model_verify(state, rep, correct, note, len)
+                           : block_verify(state, rep, correct, note, len);
+}
+
+static void block_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+{
+    if (gm_shape_has_arch(s))
+        block_model_work(s, flops, bytes, tokens);
+    else
+        block_work_shape(s, flops, bytes, tokens);
+}
+
+static void block_teardown(void *state)
+{
+    if (is_model(state))
+        block_model_teardown(state);
+    else
+        block_teardown_shape(state);
+}
+
+const gm_workload gm_workload_block = {
+    .name = "block",
+    .summary = "transformer blocks: weights, activations, KV cache, workspace",
+    .uses_heads = true,
+    .trains = true,
+    .runs_whole_model = true,
+    .tensors = block_tensors,
+    .impls = block_impls,
+    .adapt = block_adapt,
+    .setup = block_setup,
+    .enqueue = block_enqueue,
+    .corrupt = block_corrupt,
+    .verify = block_verify_any,
+    .work = block_work,
+    .teardown = block_teardown,
+};

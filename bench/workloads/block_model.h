@@ -1,0 +1,22 @@
+/*
+ * The block workload run with a whole architecture (--model PRESET or a
+ * config.json, bench/model/arch.h): embeddings, every layer with grouped-query
+ * attention, RMSNorm and the SwiGLU MLP, the final norm and the LM head;
+ * with --mode train also the training state and an AdamW step. Its memory
+ * model is bench/mem_plan's plan for the same point (bench/workloads/block_model.c).
+ * bench/workloads/block.c dispatches to these hooks when the shape carries an arch.
+ */
+#ifndef GM_BLOCK_MODEL_H
+#define GM_BLOCK_MODEL_H
+
+#include "bench/workloads/runnable.h"
+
+int block_model_tensors(const gm_shape *s, gm_tensor *out);
+gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
+gm_status block_model_enqueue(void *state);
+gm_status block_model_corrupt(void *state);
+gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *note, size_t len);
+void block_model_work(const gm_shape *s, double *flops, double *bytes, double *tokens);
+void block_model_teardown(void *state);
+
+#endif
