@@ -44,9 +44,9 @@ ok $? "and no run folder's results"
 # The plot and the report of a run where one model does not fit.
 run_gpumem plot "$batch"
 is "$RC" 0 "plot: exit status 0 with a series of batch 0"
-is "$(cat "$batch/plots/oom_frontier.per-tensor.off")" '"llama-3-8b bf16 inference" ' \
+is "$(cat "$batch/plots/data/oom_frontier.per-tensor.off")" '"llama-3-8b bf16 inference" ' \
     "the frontier names the series no axis can draw"
-is "$(grep -c '^"' "$batch/plots/oom_frontier.per-tensor.dat")-$(grep -c '^"llama' "$batch/plots/oom_frontier.per-tensor.dat")" \
+is "$(grep -c '^"' "$batch/plots/data/oom_frontier.per-tensor.dat")-$(grep -c '^"llama' "$batch/plots/data/oom_frontier.per-tensor.dat")" \
     "1-0" "and draws the layer that fits alone"
 grep -q 'llama-3-8b bf16 inference: not even batch 1 fits' "$batch/plots/oom_frontier.svg"
 ok $? "the legend says the model does not fit"
@@ -75,7 +75,7 @@ is "$(csv_count "$edited/results.csv" '$_->{metric} =~ /^max_batch(_model)?$/ &&
     ($_->{workload} ne "block" || $_->{metric} eq "max_batch" && $_->{seq_len} == 128 ? 0 : 5)')" 6 \
     "the edited copy: Llama's model answers and batch at seq 64 5, at 128 0, the layer's measured batches 0"
 run_gpumem plot "$edited"
-is "$RC:$(cat "$edited/plots/oom_frontier.per-tensor.colours" | tr '\n' '|')" "0:1 |0 1 ||" \
+is "$RC:$(cat "$edited/plots/data/oom_frontier.per-tensor.colours" | tr '\n' '|')" "0:1 |0 1 ||" \
     "the measured Llama line takes the colour number of its model's (1), not the first (0)"
 # stroke TITLE: the colour the SVG draws the line of that legend title in.
 stroke() {
@@ -87,7 +87,7 @@ modelled=$(T="llama-3-8b bf16 inference (model)" stroke)
 layer=$(T="linear blocked bf16 (model)" stroke)
 ok $([ -n "$measured" ] && [ "$measured" = "$modelled" ] && [ "$measured" != "$layer" ]; echo $?) \
     "and the SVG draws the two in one colour ($measured, $modelled), the layer's model in another ($layer)"
-is "$(grep -h '^"llama' "$edited/plots/oom_frontier.per-tensor.dat")" '"llama-3-8b bf16 inference (0 at 128)" value' \
+is "$(grep -h '^"llama' "$edited/plots/data/oom_frontier.per-tensor.dat")" '"llama-3-8b bf16 inference (0 at 128)" value' \
     "the measured Llama line's title names the length where it has no point"
 
 # The report's answer puts the searches that fit nothing first.

@@ -85,7 +85,7 @@ for m in inference train; do
 done
 like "$wmd" "^\*\*Where do the models stop fitting\?\*\* tiny-llama-gqa bf16 inference per-tensor, seq 32: batch <= [0-9]+ \(model: [0-9]+\); tiny-llama-gqa bf16 train per-tensor, seq 32: batch <= [0-9]+ \(model: [0-9]+\)$" \
     "and the answer names both at the longest sequence"
-is "$(grep -c -e '"tiny-llama-gqa bf16 inference" ' -e '"tiny-llama-gqa bf16 train" ' "$whole/plots/oom_frontier.per-tensor.dat")" 2 \
+is "$(grep -c -e '"tiny-llama-gqa bf16 inference" ' -e '"tiny-llama-gqa bf16 train" ' "$whole/plots/data/oom_frontier.per-tensor.dat")" 2 \
     "the frontier draws a curve per mode, named by the model"
 
 # A run of two devices (two PoCL CPU devices): one report, a column each.

@@ -3,7 +3,8 @@
  * (src/compare.h) and prints a terminal table, Markdown or CSV. With
  * --out DIR it also writes DIR/compare.md, DIR/compare.csv and overlay
  * plots (bandwidth by size, throughput by batch: one line per run and
- * series, plots/bandwidth.gp and plots/throughput.gp). With --gate the exit
+ * series, plots/bandwidth.gp and plots/throughput.gp; the data gnuplot
+ * reads in DIR/data/). With --gate the exit
  * status is 1 when any run regressed against BASE, the regressions listed
  * on stderr. Bad usage or input (a missing folder, a malformed CSV, named
  * by file and line) exits 2.
@@ -75,8 +76,8 @@ static int overlay(gm_comparison *c, int k, const char *dir, int *made, char *er
     }
     if (rc == 0 && all.n_points > 0) {
         char base[4300];
-        snprintf(base, sizeof base, "%s/%s", dir, all.kind);
-        if (gm_plot_write(&all, base, err, len) != 0 || gm_plot_render(&all, dir, err, len) != 0)
+        if (gm_plot_data_base(dir, all.kind, base, sizeof base, err, len) != 0 || gm_plot_write(&all, base, err, len) != 0
+            || gm_plot_render(&all, dir, err, len) != 0)
             rc = -1;
         else
             (*made)++;

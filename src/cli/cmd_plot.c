@@ -2,8 +2,9 @@
  * `gpumem plot RUN [--out DIR]`: renders a run folder's results.csv with
  * gnuplot, one script per kind of result (plots/KIND.gp, sharing
  * plots/style.gp), as PNG and SVG into RUN/plots (or DIR). A kind with no
- * rows in the run is left out. The data each script reads is written
- * beside the images (KIND.PANEL.dat: one block per line of the plot).
+ * rows in the run is left out. The data each script reads, and gnuplot's
+ * logs, go into the subfolder data/ (KIND.PANEL.dat: one block per line of
+ * the plot; report/plot_data.h, gm_plot_data_base).
  * Then writes RUN/report.md and report.html (src/report.h), showing the
  * plots when they went to RUN/plots. A run of several devices (`bench
  * --device all`: RUN/devices.csv) gets each device's folder rendered and
@@ -28,11 +29,13 @@
 static int render_memory(const char *run, const char *dir, const gm_report_meta *meta, const gm_plot_data *data,
                          char *err, size_t len)
 {
-    char csv[4200], dat[4400];
+    char csv[4200], base[4300], dat[4400];
     snprintf(csv, sizeof csv, "%s/memory.csv", run);
-    snprintf(dat, sizeof dat, "%s/memory.all.dat", dir);
-    int points = 0;
     err[0] = '\0';
+    if (gm_plot_data_base(dir, "memory", base, sizeof base, err, len) != 0)
+        return -1;
+    snprintf(dat, sizeof dat, "%s.all.dat", base);
+    int points = 0;
     if (gm_plot_memory_write(csv, dat, &points, err, len) != 0)
         return -1;
     if (!points)
@@ -44,7 +47,7 @@ static int render_memory(const char *run, const char *dir, const gm_report_meta 
     /* The oom suite's own cap (a profile's [oom] section), over its phase. */
     char caps[4400], label[64], sz[32];
     uint64_t oom_cap = gm_report_oom_cap(data);
-    snprintf(caps, sizeof caps, "%s/memory.caps.dat", dir);
+    snprintf(caps, sizeof caps, "%s.caps.dat", base);
     remove(caps);
     snprintf(label, sizeof label, "oom suite's cap %s", gm_format_size(oom_cap, sz, sizeof sz));
     if (oom_cap && oom_cap != meta->mem_limit && gm_plot_memory_cap(dat, "oom", oom_cap, label, caps, err, len) < 0)
@@ -85,10 +88,10 @@ static int plot_run(const char *run, const char *out)
             continue;                 /* nothing of this kind: no plot */
         }
         char base[4300];
-        snprintf(base, sizeof base, "%s/%s", dir, set.kind);
         if (!strcmp(set.kind, "bandwidth") && meta.llc)
             snprintf(set.vars, sizeof set.vars, "llc=%llu;", (unsigned long long)meta.llc);
-        if (gm_plot_write(&set, base, err, sizeof err) != 0) {
+        if (gm_plot_data_base(dir, set.kind, base, sizeof base, err, sizeof err) != 0
+            || gm_plot_write(&set, base, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
         } else if (gm_plot_render(&set, dir, err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;

@@ -80,11 +80,20 @@ void gm_plot_set_free(gm_plot_set *set);
  * Returns 0, or -1 with err. */
 int gm_plot_write(const gm_plot_set *set, const char *base, char *err, size_t len);
 
+/* Where the data files of plot kind `kind` rendered into DIR go: DIR holds
+ * what a user opens (KIND.png, KIND.svg), its subfolder DIR/data what
+ * gnuplot reads and says (KIND.PANEL.dat, .colours, .off, the logs).
+ * Creates DIR/data when missing and writes "DIR/data/KIND" into base:
+ * gm_plot_write's base and the `base` the plot scripts read. Returns 0,
+ * or -1 with err when the folder cannot be made or the path is too long. */
+#define GM_PLOT_DATA_FOLDER "data"
+int gm_plot_data_base(const char *dir, const char *kind, char *base, size_t len, char *err, size_t err_len);
+
 /* Runs gnuplot on the kind's script, plots/KIND.gp (found next to the
- * binary or in the working folder), over the data files at DIR/KIND
- * (gm_plot_write's base) for every panel of set, writing DIR/KIND.png and
- * DIR/KIND.svg (gnuplot's messages in DIR/KIND.png.log and .svg.log),
- * with set->vars assigned before the script runs.
+ * binary or in the working folder), over the data files at
+ * gm_plot_data_base(DIR, KIND) for every panel of set, writing DIR/KIND.png
+ * and DIR/KIND.svg (gnuplot's messages in DIR/data/KIND.png.log and
+ * .svg.log), with set->vars assigned before the script runs.
  * Returns 0, or -1 with err when the script is missing or gnuplot fails. */
 int gm_plot_render(const gm_plot_set *set, const char *dir, char *err, size_t len);
 
