@@ -1,5 +1,6 @@
 # gpumem — GPU memory-pressure benchmarks for ML workloads.
-#   make          build ./gpumem (OpenCL always; CUDA where nvcc is found)
+#   make          build ./gpumem (OpenCL always; CUDA where nvcc is found), and
+#                 the man page and bash completion it writes of itself
 #   make bench    install what is missing (as root), build, run the quick profile, plot it
 #   make stress   the stress checks as TAP (STRESS_ARGS=...)
 #   make plots RUN=DIR   render a run folder's plots
@@ -11,7 +12,8 @@
 #   make SAN=1    build with AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz     build the fuzz targets (tests/fuzz/fuzz_*.c) and run each for
 #                 FUZZ_SECONDS (default 60)
-#   make install  the binary and its data files under PREFIX (default
+#   make install  the binary, its data files, the reference runs, the man page,
+#                 the bash completion and the docs under PREFIX (default
 #                 /usr/local; DESTDIR=... stages it); make uninstall
 #   make check    the same as make test
 #   make clean
@@ -20,6 +22,9 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share/gpumem
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/gpumem
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 PROFILE ?= quick
 BENCH_ARGS ?=
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
@@ -46,6 +51,10 @@ LDLIBS  := -Wl,-Bstatic -linih -ljansson -Wl,-Bdynamic -ldl -lm -lpthread
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(if $(CUDA_HOME),$(CUDA_HOME)/bin/nvcc)),$(wildcard /usr/local/cuda/bin/nvcc))
 # Objects differ with SAN and with CUDA, so each combination builds apart.
 BUILD := build$(if $(filter 1,$(SAN)),-san)$(if $(NVCC),,-nocuda)
+# The man page and the bash completion gpumem writes of itself (below).
+MAN_PAGE := $(BUILD)/gpumem.1
+BASH_COMPLETION := $(BUILD)/gpumem.bash-completion
+HELP_PAGES := $(MAN_PAGE) $(BASH_COMPLETION)
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 GM_CFLAGS += -DGM_HAVE_CUDA -isystem $(CUDA_HOME)/include
@@ -64,7 +73,7 @@ CUDA_IMAGES :=
 CUDA_LOGS :=
 endif
 
-# The layers, lowest first (see README.md, "Source layout").
+# The layers, lowest first (see docs/development.md, "Layout").
 LAYERS := src/lib src/backend src/backend/opencl src/backend/cuda src/device src/run \
           bench/model bench bench/pattern bench/stream bench/workloads bench/swap bench/oom \
           stress src/analysis src/report src/cli
@@ -77,7 +86,7 @@ OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/gen/kernel_table.o $(BUILD
 KERNEL_FILES := kernels/gm_portable.h $(wildcard kernels/*.cl)
 
 .PHONY: all bench plots stress test check install uninstall clean deps cuda-kernels peers precisions unit-tests fuzz fuzz-targets
-all: gpumem
+all: gpumem $(HELP_PAGES)
 
 # ./gpumem is relinked whenever the flavour (SAN, CUDA) changes.
 FLAVOR_STAMP := build/.flavor-$(notdir $(BUILD))
@@ -101,14 +110,28 @@ $(BUILD)/src/run/meta.o: $(VERSION_STAMP)
 $(BUILD)/src/run/meta.o: GM_CFLAGS += -DGM_VERSION='"$(GM_VERSION)"'
 FORCE:
 
-# Where an installed gpumem finds its data files (lib/datafile.h);
-# datafile.o is rebuilt when DATADIR changes.
-DATADIR_STAMP := $(BUILD)/datadir.txt
+# The installed gpumem is linked apart, as $(BUILD)/install/gpumem: its
+# datafile.o knows DATADIR, where it finds its data files (lib/datafile.h),
+# and is rebuilt when DATADIR changes. The in-tree ./gpumem finds them in
+# its source tree and is never relinked by make install.
+INSTALL_BUILD := $(BUILD)/install
+DATADIR_STAMP := $(INSTALL_BUILD)/datadir.txt
 $(DATADIR_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' >$@
-$(BUILD)/src/lib/datafile.o: $(DATADIR_STAMP)
-$(BUILD)/src/lib/datafile.o: GM_CFLAGS += -DGM_DATADIR='"$(DATADIR)"'
+$(INSTALL_BUILD)/datafile.o: src/lib/datafile.c $(DATADIR_STAMP)
+	$(CC) $(ALL_CFLAGS) -DGM_DATADIR='"$(DATADIR)"' -c -o $@ $<
+$(INSTALL_BUILD)/gpumem: $(filter-out $(BUILD)/src/lib/datafile.o,$(OBJS)) $(INSTALL_BUILD)/datafile.o
+	$(CC) -o $@ $^ $(LDFLAGS) $(LDFLAGS_SAN) $(LDLIBS)
+
+# The man page and the bash completion, written by the binary from its
+# command and option tables (src/cli/help_pages.h), so that neither can
+# disagree with its parser; the completion also names the model presets,
+# profiles and reference runs there are.
+$(MAN_PAGE): gpumem
+	./gpumem help --man >$@.tmp && mv $@.tmp $@
+$(BASH_COMPLETION): gpumem $(wildcard share/models/*.json share/profiles/*.ini) $(wildcard results/reference/*/)
+	./gpumem help --completion bash >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -236,20 +259,33 @@ test: deps
 check: test
 
 # The data files an installed gpumem reads (lib/datafile.h), relative to
-# DATADIR, and where each comes from in the source tree.
-DATA_FILES := $(patsubst share/%,%,$(wildcard share/profiles/*.ini share/*.ini share/models/*.json)) $(wildcard plots/*.gp)
-install: gpumem
-	install -d $(DESTDIR)$(BINDIR)
-	install -m 755 gpumem $(DESTDIR)$(BINDIR)/gpumem
+# DATADIR, and where each comes from in the source tree: profiles and
+# model presets from share/, plot scripts from plots/, the reference runs
+# of real cards (gpumem compare reference:NAME) from results/reference/.
+DATA_FILES := $(patsubst share/%,%,$(wildcard share/profiles/*.ini share/*.ini share/models/*.json)) \
+              $(wildcard plots/*.gp) $(patsubst results/%,%,$(wildcard results/reference/*/*))
+DATA_DIRS := profiles models plots $(patsubst results/%,%,$(wildcard results/reference/*)) reference
+# The documentation, relative to DOCDIR as to the source tree (README.md's
+# links into docs/ hold there too).
+DOC_FILES := README.md $(wildcard docs/*.md)
+install: $(INSTALL_BUILD)/gpumem $(HELP_PAGES)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(DOCDIR)/docs
+	install -m 755 $(INSTALL_BUILD)/gpumem $(DESTDIR)$(BINDIR)/gpumem
+	install -m 644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man1/gpumem.1
+	install -m 644 $(BASH_COMPLETION) $(DESTDIR)$(BASH_COMPLETION_DIR)/gpumem
 	@set -e; for f in $(DATA_FILES); do \
 	    install -d $(DESTDIR)$(DATADIR)/$$(dirname $$f); \
-	    case $$f in plots/*) s=$$f ;; *) s=share/$$f ;; esac; \
+	    case $$f in plots/*) s=$$f ;; reference/*) s=results/$$f ;; *) s=share/$$f ;; esac; \
 	    install -m 644 $$s $(DESTDIR)$(DATADIR)/$$f; done
-	@echo "installed $(DESTDIR)$(BINDIR)/gpumem and $(words $(DATA_FILES)) data files in $(DESTDIR)$(DATADIR)"
+	@set -e; for f in $(DOC_FILES); do install -m 644 $$f $(DESTDIR)$(DOCDIR)/$$f; done
+	@echo "installed $(DESTDIR)$(BINDIR)/gpumem, $(words $(DATA_FILES)) data files in $(DESTDIR)$(DATADIR)," \
+	    "the man page, the bash completion and $(words $(DOC_FILES)) documents in $(DESTDIR)$(DOCDIR)"
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gpumem $(addprefix $(DESTDIR)$(DATADIR)/,$(DATA_FILES))
-	-rmdir $(DESTDIR)$(DATADIR)/profiles $(DESTDIR)$(DATADIR)/models $(DESTDIR)$(DATADIR)/plots $(DESTDIR)$(DATADIR) 2>/dev/null
+	rm -f $(DESTDIR)$(BINDIR)/gpumem $(DESTDIR)$(MANDIR)/man1/gpumem.1 $(DESTDIR)$(BASH_COMPLETION_DIR)/gpumem \
+	    $(addprefix $(DESTDIR)$(DATADIR)/,$(DATA_FILES)) $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_FILES))
+	-rmdir $(addprefix $(DESTDIR)$(DATADIR)/,$(DATA_DIRS)) $(DESTDIR)$(DATADIR) \
+	    $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 peers: deps gpumem
 	@scripts/deps.sh peers
@@ -261,7 +297,7 @@ precisions: deps gpumem
 clean:
 	rm -rf build build-san build-nocuda build-san-nocuda build-fuzz gpumem
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(INSTALL_BUILD)/datafile.d
 -include $(wildcard $(FUZZ_BUILD)/*.d $(FUZZ_OBJS:.o=.d))
 
 # The CUDA kernel variants, one a line, for the tests: PROGRAM.VARIANT and

@@ -6,7 +6,8 @@ set -eu
 pkgs_build="make gcc libc6-dev opencl-c-headers libinih-dev libjansson-dev"
 pkgs_run="ocl-icd-libopencl1 pocl-opencl-icd libclblast1"
 pkgs_bench="gnuplot-nox"
-pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox chromium"
+# man-db (with groff-base) renders the generated man page in tests/23-man-completion.t.
+pkgs_test="libcmocka-dev perl libtap-formatter-junit-perl gnuplot-nox chromium man-db"
 # libFuzzer for Debian's clang 14 is in libclang-rt-14-dev.
 pkgs_fuzz="clang libclang-rt-14-dev"
 pkgs_slurm="slurm-wlm munge"

@@ -3,6 +3,7 @@
 #include "bench/model/precision_roles.h"
 #include "cli/bench_devices.h"
 #include "cli/bench_run.h"
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "run/journal.h"
@@ -20,13 +21,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpumem bench [OPTIONS]\n"
-               "       gpumem bench --resume RUN [--quiet]\n"
-               "\n"
-               "Options name the suites or workloads they concern first. A profile sets them\n"
-               "by their long names; command-line options override the profile's.\n"
-               "\n");
-    gm_option_help(f, GM_CMD_BENCH);
+    gm_command_help(f, gm_command_find("bench"));
 }
 
 /* What the session's open_run (gm_bench_open_run) and hang hook need. */

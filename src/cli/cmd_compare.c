@@ -7,12 +7,16 @@
  * reads in DIR/data/). With --gate the exit
  * status is 1 when any run regressed against BASE, the regressions listed
  * on stderr. Bad usage or input (a missing folder, a malformed CSV, named
- * by file and line) exits 2.
+ * by file and line) exits 2. A run named reference:NAME is the reference
+ * run NAME kept with gpumem (results/reference/NAME in the source tree,
+ * DATADIR/reference/NAME installed).
  */
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "analysis/compare.h"
 #include "analysis/compare_output.h"
+#include "lib/datafile.h"
 #include "report/plot_data.h"
 
 #include <errno.h>
@@ -25,14 +29,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpumem compare BASE NEW [MORE...] [OPTIONS]\n"
-               "Compares run folders point by point, each against BASE: medians, their ratio with a 95%%\n"
-               "interval, Welch's t test on the round medians of runs benched in rounds (Holm-corrected\n"
-               "over the run's tests) and the smallest change it could detect. A run may be a group of\n"
-               "runs, BASE1,BASE2,BASE3: their run medians are then the test's units. One run a side\n"
-               "without rounds falls back to a Mann-Whitney U test on the repetitions, which cannot\n"
-               "separate run-to-run noise.\n\n");
-    gm_option_help(f, GM_CMD_COMPARE);
+    gm_command_help(f, gm_command_find("compare"));
 }
 
 /* One overlay plot: kind k of every run, series prefixed with the run's label. */
@@ -131,8 +128,48 @@ static int check_folders(const char *arg, char *err, size_t len)
     return strchr(arg, ',') ? 0 : -1;
 }
 
+/* A run argument (a folder, or a group "A,B,C") with each reference:NAME
+ * in it replaced by the folder of reference run NAME (reference/NAME/ of
+ * the data folders, lib/datafile.h), into out. Returns 0, or -1 with err
+ * naming the reference that is not there and those that are. */
+#define REFERENCE_PREFIX "reference:"
+static int resolve_references(const char *arg, char *out, size_t len, char *err, size_t err_len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *at = arg;;) {
+        size_t n = strcspn(at, ",");
+        char part[4200];
+        snprintf(part, sizeof part, "%.*s", (int)n, at);
+        if (strncmp(part, REFERENCE_PREFIX, strlen(REFERENCE_PREFIX)) == 0) {
+            const char *name = part + strlen(REFERENCE_PREFIX);
+            char rel[300], path[4200];
+            snprintf(rel, sizeof rel, "reference/%.200s", name);
+            if (!*name || strchr(name, '/') || !gm_find_data_file(rel, path, sizeof path)) {
+                char names[64][GM_DATA_NAME_LEN], list[1200] = "";
+                int k = gm_data_file_names("reference", NULL, names, 64);
+                for (int i = 0; i < k; i++)
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+                snprintf(err, err_len, "%.300s: no such reference run (%s%s)", part, k ? "there are: " : "none found",
+                         list);
+                return -1;
+            }
+            snprintf(part, sizeof part, "%s", path);
+        }
+        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s", used ? "," : "", part);
+        if (used >= len) {
+            snprintf(err, err_len, "%.300s: too long", arg);
+            return -1;
+        }
+        if (!at[n])
+            return 0;
+        at += n + 1;
+    }
+}
+
 int gm_cmd_compare(int argc, char **argv)
 {
+    static char resolved[MAX_RUNS][8192];
     const char *dirs[MAX_RUNS];
     int n_dirs = 0;
     gm_report_args args = {.format = "table", .threshold = 0.05, .alpha = 0.05};
@@ -149,7 +186,12 @@ int gm_cmd_compare(int argc, char **argv)
     }
     for (int i = 0; i < n_cli; i++) {
         if (!cli[i].opt && n_dirs < MAX_RUNS) {
-            dirs[n_dirs++] = cli[i].value;
+            if (resolve_references(cli[i].value, resolved[n_dirs], sizeof resolved[n_dirs], err, sizeof err) != 0) {
+                fprintf(stderr, "gpumem compare: %s\n", err);
+                return GM_EXIT_USAGE;
+            }
+            dirs[n_dirs] = resolved[n_dirs];
+            n_dirs++;
         } else if (!cli[i].opt) {
             fprintf(stderr, "gpumem compare: unexpected argument '%s' (at most %d run folders)\n", cli[i].value,
                     MAX_RUNS);

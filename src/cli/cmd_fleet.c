@@ -6,6 +6,7 @@
  * fleet.csv and fleet.md there. Exit status: 0 no GPU flagged, 1 some GPU
  * flagged, 2 bad usage or input (the message names the file and line).
  */
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "analysis/fleet.h"
@@ -19,16 +20,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gpumem fleet DIR [OPTIONS]\n"
-            "\n"
-            "Merges every run folder under DIR (results.csv + meta.json, found recursively),\n"
-            "one GPU each, and flags the GPUs worse than the fleet median.\n"
-            "\n");
-    gm_option_help(f, GM_CMD_FLEET);
-    fprintf(f,
-            "\n"
-            "exit status: 0 no GPU flagged, 1 some GPU flagged, 2 bad usage or input\n");
+    gm_command_help(f, gm_command_find("fleet"));
 }
 
 typedef struct {

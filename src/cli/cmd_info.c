@@ -1,4 +1,5 @@
 /* gpumem info: every backend and device with its facts. */
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "device/device.h"
 #include "lib/datafile.h"
@@ -43,17 +44,18 @@ int gm_cmd_info(int argc, char **argv)
 {
     if (argc > 1) {
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            printf("usage: gpumem info\n  Lists every backend and device with its facts.\n");
+            gm_command_help(stdout, gm_command_find("info"));
             return 0;
         }
         fprintf(stderr, "gpumem info: unexpected argument '%s' (info takes none)\n", argv[1]);
         return 2;
     }
     /* Where the data files are read from (lib/datafile.h). */
-    char profile[4200], plot[4200];
-    printf("data: profiles %s, plot scripts %s\n",
+    char profile[4200], plot[4200], reference[4200];
+    printf("data: profiles %s, plot scripts %s, reference runs %s (gpumem compare reference:NAME)\n",
            gm_find_data_file("profiles/quick.ini", profile, sizeof profile) ? profile : "(not found)",
-           gm_find_data_file("plots/style.gp", plot, sizeof plot) ? plot : "(not found)");
+           gm_find_data_file("plots/style.gp", plot, sizeof plot) ? plot : "(not found)",
+           gm_find_data_file("reference", reference, sizeof reference) ? reference : "(not found)");
     int usable = 0;
     for (int b = 0; gm_backends[b]; b++) {
         const gm_backend *be = gm_backends[b];

@@ -1,5 +1,6 @@
 /* gpumem plan: the memory model of a workload, one tensor a line. */
 #include "bench/model/precision_roles.h"
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "lib/units.h"
@@ -10,15 +11,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpumem plan --workload W [--model NAME] [SHAPE OPTIONS] [--precision LIST]\n"
-               "       gpumem plan --model PRESET|CONFIG.json [--mode inference|train] [MODEL OPTIONS]\n"
-               "\n"
-               "Prints the tensors workload W holds at once (name, role, bytes), one a line,\n"
-               "and a last line `total <bytes>`, for each precision. Without --workload: the\n"
-               "memory of a whole model per GPU, grouped by role with subtotals and the total,\n"
-               "for each precision (the options marked `model`).\n"
-               "\n");
-    gm_option_help(f, GM_CMD_PLAN);
+    gm_command_help(f, gm_command_find("plan"));
 }
 
 static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor *t, int n)

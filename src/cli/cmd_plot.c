@@ -10,6 +10,7 @@
  * --device all`: RUN/devices.csv) gets each device's folder rendered and
  * one report with a column per device.
  */
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "lib/units.h"
@@ -130,9 +131,7 @@ int gm_cmd_plot(int argc, char **argv)
     if (rc)
         return rc;
     if (help) {
-        printf("usage: gpumem plot RUN [--out DIR]\n"
-               "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR).\n\n");
-        gm_option_help(stdout, GM_CMD_PLOT);
+        gm_command_help(stdout, gm_command_find("plot"));
         return GM_EXIT_OK;
     }
     for (int i = 0; i < n; i++) {

@@ -6,6 +6,7 @@
  * passes, 1 when any fails, 2 for bad usage or results that cannot be
  * written, 3 when no device opens or the device is lost or hung.
  */
+#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "device/memtrace.h"
@@ -22,14 +23,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpumem stress [OPTIONS]\n"
-               "\n"
-               "Checks that a device keeps its data and stays usable under memory pressure;\n"
-               "prints TAP (one test point per check, YAML diagnostics).\n"
-               "\n");
-    gm_option_help(f, GM_CMD_STRESS);
-    fprintf(f, "exit status: 0 every check passed, 1 a check failed, 2 bad usage, 3 no device, or\n"
-               "the device was lost or hung, 4 results could not be written, 130/143 SIGINT/SIGTERM\n");
+    gm_command_help(f, gm_command_find("stress"));
 }
 
 /* Returns 0, 2 (message printed) or -1 for --help. */

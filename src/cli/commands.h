@@ -18,6 +18,11 @@ int gm_cmd_stress(int argc, char **argv);
 int gm_cmd_plot(int argc, char **argv);
 int gm_cmd_compare(int argc, char **argv);
 int gm_cmd_fleet(int argc, char **argv);
+/* gpumem version: the suite version. gpumem help [COMMAND]: the list of
+ * commands or a command's --help; help --man and help --completion bash
+ * print the man page and the bash completion (cmd_help.c). */
+int gm_cmd_version(int argc, char **argv);
+int gm_cmd_help(int argc, char **argv);
 /* Hidden: the probe worker the oom suite starts (bench/oom/worker.c). */
 int gm_cmd_worker(int argc, char **argv);
 

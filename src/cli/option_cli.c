@@ -47,9 +47,7 @@ static void describe(const gm_option *opt, char *buf, size_t len)
         snprintf(buf + used, len - used, " (default: %s)", opt->dflt);
 }
 
-/* Prints text from column `col` on, wrapped before column 79, each further
- * line indented to `indent`. */
-static void wrap(FILE *f, const char *text, int col, int indent)
+void gm_help_wrap(FILE *f, const char *text, int col, int indent)
 {
     while (*text) {
         int room = 79 - col;
@@ -71,6 +69,13 @@ static void wrap(FILE *f, const char *text, int col, int indent)
     }
 }
 
+void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *text, size_t text_len)
+{
+    snprintf(head, head_len, "--%s%s%s", opt->name, opt->metavar ? " " : "", opt->metavar ? opt->metavar : "");
+    snprintf(text, text_len, "%s%s%s", opt->scope ? opt->scope : "", opt->scope ? ": " : "", opt->help);
+    describe(opt, text, text_len);
+}
+
 void gm_option_help(FILE *f, unsigned cmd)
 {
     enum { HELP_COL = 24 };
@@ -79,16 +84,14 @@ void gm_option_help(FILE *f, unsigned cmd)
         if (!(opt->commands & cmd))
             continue;
         char head[64], text[1024];
-        int n = snprintf(head, sizeof head, "  --%s%s%s", opt->name, opt->metavar ? " " : "",
-                         opt->metavar ? opt->metavar : "");
-        snprintf(text, sizeof text, "%s%s%s", opt->scope ? opt->scope : "", opt->scope ? ": " : "", opt->help);
-        describe(opt, text, sizeof text);
+        gm_option_text(opt, head, sizeof head, text, sizeof text);
+        int n = (int)strlen(head) + 2;
         if (n + 1 >= HELP_COL) {
-            fprintf(f, "%s\n%*s", head, HELP_COL, "");
+            fprintf(f, "  %s\n%*s", head, HELP_COL, "");
         } else {
-            fprintf(f, "%-*s", HELP_COL, head);
+            fprintf(f, "  %-*s", HELP_COL - 2, head);
         }
-        wrap(f, text, HELP_COL, HELP_COL);
+        gm_help_wrap(f, text, HELP_COL, HELP_COL);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "bench/model/mem_plan.h"
 #include "bench/pattern/pattern.h"
 #include "bench/model/shape_opts.h"
+#include "lib/datafile.h"
 #include "lib/precision.h"
 #include "lib/units.h"
 #include "stress/stress.h"
@@ -79,6 +80,28 @@ static int check_values(const char **names, int max)
     for (int i = 0; gm_stress_checks[i] && k < max; i++)
         names[k++] = gm_stress_checks[i]->name;
     return k;
+}
+
+/* The names of data files (lib/datafile.h): model presets, profiles. */
+#define MAX_DATA_NAMES 128
+static int data_names(const char *sub, const char *ext, char (*store)[GM_DATA_NAME_LEN], const char **names, int max)
+{
+    int n = gm_data_file_names(sub, ext, store, max < MAX_DATA_NAMES ? max : MAX_DATA_NAMES);
+    for (int i = 0; i < n; i++)
+        names[i] = store[i];
+    return n;
+}
+
+static int model_preset_values(const char **names, int max)
+{
+    static char store[MAX_DATA_NAMES][GM_DATA_NAME_LEN];
+    return data_names("models", ".json", store, names, max);
+}
+
+static int profile_values(const char **names, int max)
+{
+    static char store[MAX_DATA_NAMES][GM_DATA_NAME_LEN];
+    return data_names("profiles", ".ini", store, names, max);
 }
 
 #define LIST_VALUES(fn, ...)                                                                                  \
@@ -787,10 +810,11 @@ APPLY(apply_outlier_mad)
 const gm_option gm_option_table[] = {
     /* bench */
     {"profile", GM_OPTARG_TEXT, "NAME", B, NULL, "options from share/profiles/NAME.ini (gpumem info lists the "
-     "folders searched)", "quick", .flags = GM_OPT_NO_PROFILE, .apply = apply_profile},
+     "folders searched)", "quick", VALUES(profile_values), .files = GM_FILES_ANY, .flags = GM_OPT_NO_PROFILE,
+     .apply = apply_profile},
     {"resume", GM_OPTARG_TEXT, "RUN", B, NULL, "continue the interrupted run in folder RUN with its own options, "
-     "from its first unfinished point; only --quiet may be added", NULL, .flags = GM_OPT_NO_PROFILE,
-     .apply = apply_resume},
+     "from its first unfinished point; only --quiet may be added", NULL, .files = GM_FILES_DIR,
+     .flags = GM_OPT_NO_PROFILE, .apply = apply_resume},
     {"backend", GM_OPTARG_ENUM, "B", B | S, NULL, "the backend (auto: a GPU first)", "auto", VALUES(backend_values),
      .apply = apply_backend},
     {"device", GM_OPTARG_TEXT, "N", B, NULL, "device index within the backend (0 to 63); all, or a list (0,2): one "
@@ -836,7 +860,7 @@ const gm_option gm_option_table[] = {
     /* the workloads' shape: bench and plan */
     {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
      "llama-7b, ...), or a whole model (a preset of share/models/ or a config.json) that block runs layer by layer",
-     NULL, .apply = apply_shape},
+     NULL, VALUES(model_preset_values), .files = GM_FILES_ANY, .apply = apply_shape},
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train or both (inference,train): train is "
      "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
      "backward, and stepping AdamW (the backward pass is not computed); other workloads run inference only",
@@ -846,7 +870,7 @@ const gm_option gm_option_table[] = {
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
      "llama-1b, llama-7b, ...); without: a whole model, a preset of share/models/ (gpt2, llama-2-7b, llama-3-8b, "
      "mistral-7b, mixtral-8x7b, tiny-llama-gqa, tiny-gpt2) or the path of a Hugging Face config.json", NULL,
-     .apply = apply_plan_model},
+     VALUES(model_preset_values), .files = GM_FILES_ANY, .apply = apply_plan_model},
     {"hidden", GM_OPTARG_NUMBER, "N", B | P, "workloads", "model width", "512; plan: 768", .apply = apply_shape},
     {"heads", GM_OPTARG_NUMBER, "N", B | P, "workloads", "attention heads", "8; plan: 12", .apply = apply_shape},
     {"head-dim", GM_OPTARG_NUMBER, "N", B | P, "workloads", "width of a head", "hidden / heads",
@@ -917,8 +941,8 @@ const gm_option gm_option_table[] = {
     {"hang-timeout", GM_OPTARG_NUMBER, "S", B | S, NULL, "seconds one device call may take before the device "
      "counts as hung: the run stops, exit status 3 (0: off)", STR(GM_HANG_TIMEOUT_DEFAULT), NUM(0, 86400),
      .apply = apply_hang_timeout},
-    {"out", GM_OPTARG_TEXT, "DIR", B | S, NULL, "the run folder", "results/<run-id>", .flags = GM_OPT_NO_PROFILE,
-     .apply = apply_out},
+    {"out", GM_OPTARG_TEXT, "DIR", B | S, NULL, "the run folder", "results/<run-id>", .files = GM_FILES_DIR,
+     .flags = GM_OPT_NO_PROFILE, .apply = apply_out},
     {"quiet", GM_OPTARG_FLAG, NULL, B, NULL, "no progress or summary", NULL, .apply = apply_quiet},
     /* plan */
     {"workload", GM_OPTARG_ENUM, "W", P, NULL, "the workload (or --model without it: the whole model)", NULL,
@@ -950,7 +974,7 @@ const gm_option gm_option_table[] = {
      .apply = apply_plan_fit},
     /* plot, compare, fleet */
     {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_PLOT, NULL, "render into DIR instead of RUN/plots", NULL,
-     .apply = apply_out},
+     .files = GM_FILES_DIR, .apply = apply_out},
     {"threshold", GM_OPTARG_SHARE, "PCT", GM_CMD_COMPARE, NULL, "a change counts only when larger than this, in "
      "the worse direction (above 0, below 1000%)", "5%", .apply = apply_threshold},
     {"alpha", GM_OPTARG_REAL, "A", GM_CMD_COMPARE, NULL, "significance level after Holm's correction (between 0 "
@@ -963,8 +987,8 @@ const gm_option gm_option_table[] = {
     {"format", GM_OPTARG_ENUM, "F", GM_CMD_COMPARE | GM_CMD_FLEET, NULL, "output on stdout", "table",
      VALUES(format_values), .apply = apply_format},
     {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_COMPARE, NULL, "also write DIR/compare.md, DIR/compare.csv and overlay "
-     "plots (PNG, SVG)", NULL, .apply = apply_out},
+     "plots (PNG, SVG)", NULL, .files = GM_FILES_DIR, .apply = apply_out},
     {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_FLEET, NULL, "also write DIR/fleet.csv and DIR/fleet.md", NULL,
-     .apply = apply_out},
+     .files = GM_FILES_DIR, .apply = apply_out},
 };
 const size_t gm_option_count = sizeof gm_option_table / sizeof gm_option_table[0];

@@ -41,6 +41,13 @@ typedef enum {
     GM_OPTARG_ENUM,     /* one allowed name */
 } gm_opt_kind;
 
+/* Which paths a text option's value may be, for shell completion. */
+typedef enum {
+    GM_FILES_NONE,                /* no path */
+    GM_FILES_ANY,                 /* a file or a folder */
+    GM_FILES_DIR,                 /* a folder */
+} gm_opt_files;
+
 /* What `gpumem stress` runs with. */
 typedef struct {
     char backend[16];
@@ -95,8 +102,11 @@ typedef struct gm_option {
     const char *help;
     const char *dflt;             /* the default as help shows it; NULL: none said */
     /* Enumerations and lists: fills names (at most max) with the allowed
-     * values, in order, and returns how many. NULL for other kinds. */
+     * values, in order, and returns how many. Text: the names to suggest
+     * (model presets, profiles), which the option takes besides paths.
+     * NULL for other kinds. */
     int (*values)(const char **names, int max);
+    gm_opt_files files;           /* what shell completion offers besides values */
     uint64_t min, max;            /* numbers: the bounds (shape options: from shape_opts) */
     unsigned flags;               /* GM_OPT_* */
     /* Validates value and writes it into d. Returns 0, or -1 with one line
@@ -117,6 +127,14 @@ int gm_option_apply(const gm_option *opt, gm_opt_dest *d, const char *value, cha
 /* Writes the allowed values of an enumeration or list, joined by sep, into
  * buf ("" for other kinds). */
 void gm_option_allowed(const gm_option *opt, const char *sep, char *buf, size_t len);
+
+/* What help says of opt: into head its name and argument ("--reps N"),
+ * into text its scope, help line, allowed values or bounds and default. */
+void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *text, size_t text_len);
+
+/* Prints text from column `col` on, wrapped before column 79, each further
+ * line indented to `indent`. */
+void gm_help_wrap(FILE *f, const char *text, int col, int indent);
 
 /* Prints every option of cmd, in table order, one entry each: the name,
  * its argument, the scope, the help line, the allowed values or bounds
