@@ -249,7 +249,7 @@ TEST_JOBS ?= 2
 test: deps
 	@scripts/deps.sh test fuzz
 	@scripts/deps.sh slurm || echo "note: without slurm-wlm and munge the Slurm fleet test skips"
-	$(MAKE) -j$(NPROC) gpumem
+	$(MAKE) -j$(NPROC) all
 	$(MAKE) -j$(NPROC) unit-tests
 	@# A fuzz target that does not build is reported by tests/72-fuzz.t; the
 	@# targets carry their own sanitizers and run in the plain pass only.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Checks that includes point down the layers (README.md, "Source layout"):
+# Checks that includes point down the layers (docs/development.md, "Layout"):
 # a file may include headers of its own layer and of the layers it may
 # use, never of a layer above. Prints each violation as FILE: "HEADER"
 # and exits 1 if there is one.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The regression gate's experiment (README "Compare runs"): PAIRS times,
+# The regression gate's experiment (docs/compare.md): PAIRS times,
 # three stream runs back to back on PoCL: BASE, NEW (the same
 # configuration) and SLOW (the same, while a busy loop keeps every core
 # busy through the whole run). The A/A pair (BASE, NEW) should pass

@@ -4,7 +4,7 @@
 # read with the theoretical peak instead of clpeak and runs no host triad:
 # here, through PoCL, gpumem info gives no memory clock, so the read is
 # shown and not judged. (The CPU mode needs clpeak, and BabelStream is
-# never installed by us: both are compared by hand, README "Side by side".)
+# never installed by us: both are compared by hand, docs/side-by-side.md.)
 . tests/lib.sh
 plan 6
 out=$(PEERS_MODE=xpu sh bench/tools/peers.sh 2>&1)

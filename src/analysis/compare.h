@@ -1,7 +1,7 @@
 /*
  * gpumem compare: runs read from their folders (results.csv, samples.csv,
  * meta.json), joined on their point keys, each later run compared with the
- * first (BASE) metric by metric. See README.md "Compare runs" for the
+ * first (BASE) metric by metric. See docs/compare.md for the
  * rules; src/cmd_compare.c is the command, src/compare_output.c prints.
  */
 #ifndef GM_COMPARE_H

@@ -2,7 +2,7 @@
  * Printing a comparison (src/compare.h): a terminal table or Markdown (the
  * runs, the verdict, one row per point and metric with a column group per
  * run, the points left out and why) and a tidy CSV (one row per result
- * and per point left out; columns in results/README.md).
+ * and per point left out; columns in docs/results.md).
  */
 #ifndef GM_COMPARE_OUTPUT_H
 #define GM_COMPARE_OUTPUT_H

@@ -5,7 +5,7 @@
  * the per-point table (fleet median, scale, the flagged GPUs; with up to
  * GM_FLEET_GPU_COLUMNS GPUs also one column per GPU). CSV is long: one row
  * per point per GPU with its value, the fleet median, the scale, the
- * deviation and whether it is flagged (schema in results/README.md).
+ * deviation and whether it is flagged (schema in docs/results.md).
  */
 #ifndef GM_FLEET_OUTPUT_H
 #define GM_FLEET_OUTPUT_H

@@ -5,7 +5,7 @@
  * and is fsync'd before gm_run_write returns, so a row is on disk before
  * the next point starts and a killed process leaves only whole lines; a
  * write the OS cuts short (full disk, file-size limit) is cut back off. The schema is documented in
- * results/README.md; bump GM_SCHEMA_VERSION with any change to it.
+ * docs/results.md; bump GM_SCHEMA_VERSION with any change to it.
  */
 #ifndef GM_RESULTS_H
 #define GM_RESULTS_H
