@@ -5,12 +5,13 @@
  */
 #include "cli/option_table.h"
 
+#include "cli/data_names.h"
+
 #include "backend/watchdog.h"
 #include "bench/bench.h"
 #include "bench/model/mem_plan.h"
 #include "bench/pattern/pattern.h"
 #include "bench/model/shape_opts.h"
-#include "lib/datafile.h"
 #include "lib/precision.h"
 #include "lib/units.h"
 #include "stress/stress.h"
@@ -80,28 +81,6 @@ static int check_values(const char **names, int max)
     for (int i = 0; gm_stress_checks[i] && k < max; i++)
         names[k++] = gm_stress_checks[i]->name;
     return k;
-}
-
-/* The names of data files (lib/datafile.h): model presets, profiles. */
-#define MAX_DATA_NAMES 128
-static int data_names(const char *sub, const char *ext, char (*store)[GM_DATA_NAME_LEN], const char **names, int max)
-{
-    int n = gm_data_file_names(sub, ext, store, max < MAX_DATA_NAMES ? max : MAX_DATA_NAMES);
-    for (int i = 0; i < n; i++)
-        names[i] = store[i];
-    return n;
-}
-
-static int model_preset_values(const char **names, int max)
-{
-    static char store[MAX_DATA_NAMES][GM_DATA_NAME_LEN];
-    return data_names("models", ".json", store, names, max);
-}
-
-static int profile_values(const char **names, int max)
-{
-    static char store[MAX_DATA_NAMES][GM_DATA_NAME_LEN];
-    return data_names("profiles", ".ini", store, names, max);
 }
 
 #define LIST_VALUES(fn, ...)                                                                                  \
@@ -810,7 +789,7 @@ APPLY(apply_outlier_mad)
 const gm_option gm_option_table[] = {
     /* bench */
     {"profile", GM_OPTARG_TEXT, "NAME", B, NULL, "options from share/profiles/NAME.ini (gpumem info lists the "
-     "folders searched)", "quick", VALUES(profile_values), .files = GM_FILES_ANY, .flags = GM_OPT_NO_PROFILE,
+     "folders searched)", "quick", VALUES(gm_profile_names), .files = GM_FILES_ANY, .flags = GM_OPT_NO_PROFILE,
      .apply = apply_profile},
     {"resume", GM_OPTARG_TEXT, "RUN", B, NULL, "continue the interrupted run in folder RUN with its own options, "
      "from its first unfinished point; only --quiet may be added", NULL, .files = GM_FILES_DIR,
@@ -860,7 +839,7 @@ const gm_option gm_option_table[] = {
     /* the workloads' shape: bench and plan */
     {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
      "llama-7b, ...), or a whole model (a preset of share/models/ or a config.json) that block runs layer by layer",
-     NULL, VALUES(model_preset_values), .files = GM_FILES_ANY, .apply = apply_shape},
+     NULL, VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_shape},
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train or both (inference,train): train is "
      "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
      "backward, and stepping AdamW (the backward pass is not computed); other workloads run inference only",
@@ -870,7 +849,7 @@ const gm_option gm_option_table[] = {
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
      "llama-1b, llama-7b, ...); without: a whole model, a preset of share/models/ (gpt2, llama-2-7b, llama-3-8b, "
      "mistral-7b, mixtral-8x7b, tiny-llama-gqa, tiny-gpt2) or the path of a Hugging Face config.json", NULL,
-     VALUES(model_preset_values), .files = GM_FILES_ANY, .apply = apply_plan_model},
+     VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_plan_model},
     {"hidden", GM_OPTARG_NUMBER, "N", B | P, "workloads", "model width", "512; plan: 768", .apply = apply_shape},
     {"heads", GM_OPTARG_NUMBER, "N", B | P, "workloads", "attention heads", "8; plan: 12", .apply = apply_shape},
     {"head-dim", GM_OPTARG_NUMBER, "N", B | P, "workloads", "width of a head", "hidden / heads",
