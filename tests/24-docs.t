@@ -3,10 +3,11 @@
 # commands; every section the README once held (and the results schema
 # that results/README.md held) has a home in README.md or docs/; every
 # relative link of README.md and docs/*.md reaches a file or folder, and
-# the heading it names; the README's three answers are what gpumem plot
-# and gpumem plan really say for the reference run it quotes.
+# the heading it names; every source file they name is there; the
+# README's three answers are what gpumem plot and gpumem plan really say
+# for the reference run it quotes.
 . tests/lib.sh
-plan 9
+plan 10
 
 lines=$(grep -c '' README.md)
 ok $([ "$lines" -le 250 ]; echo $?) "README.md is $lines lines (at most 250)"
@@ -77,6 +78,12 @@ bad=$(perl -CSD -Mutf8 -e '
 ' README.md docs/*.md 2>"$TEST_TMP/n_links")
 is "$bad" "" "every relative link of README.md and docs/*.md reaches its file and heading"
 ok $([ "$(cat "$TEST_TMP/n_links")" -ge 30 ]; echo $?) "... $(cat "$TEST_TMP/n_links") links checked"
+
+# The source files the docs name (bench/oom/oom.c, scripts/deps.sh, ...):
+# each is there, but for the placeholders of "where things go" (NAME).
+missing=$(perl -ne 'print "$1\n" while m{(?<![\w/.-])((?:bench|src|stress|scripts|tests|kernels|share|plots)/[\w./-]*\.(?:c|h|cpp|sh|awk|pl|py|gp|ini|json|cl|t|mk|md))(?![\w])}g' \
+    README.md docs/*.md | sort -u | grep -v NAME | while read -r f; do [ -e "$f" ] || echo "$f"; done)
+is "$missing" "" "every source file README.md and docs/ name is there"
 
 # The three answers the README quotes: each piece (between '; ' and
 # '...') is in the report gpumem plot writes for that reference run, and

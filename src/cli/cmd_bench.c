@@ -3,7 +3,6 @@
 #include "bench/model/precision_roles.h"
 #include "cli/bench_devices.h"
 #include "cli/bench_run.h"
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "run/journal.h"
@@ -19,9 +18,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_bench = {
+    .name = "bench",
+    .run = gm_cmd_bench,
+    .options = GM_CMD_BENCH,
+    .summary = "run benchmark suites and write a results folder",
+    .usage = "bench [OPTIONS]\nbench --resume RUN [--quiet]",
+    .about = "Runs benchmark suites on a device and writes a run folder (results.csv, samples.csv, meta.json). Options "
+        "name the suites or workloads they concern first. A profile sets them by their long names; command-line "
+        "options override the profile's.",
+    .exit_status = GM_EXIT_STATUS_COMMON,
+    .positional = GM_POSITIONAL_NONE,
+};
+
 static void usage(FILE *f)
 {
-    gm_command_help(f, gm_command_find("bench"));
+    gm_command_help(f, &gm_command_bench);
 }
 
 /* What the session's open_run (gm_bench_open_run) and hang hook need. */

@@ -11,7 +11,6 @@
  * run NAME kept with gpumem (results/reference/NAME in the source tree,
  * DATADIR/reference/NAME installed).
  */
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "analysis/compare.h"
@@ -25,11 +24,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_compare = {
+    .name = "compare",
+    .run = gm_cmd_compare,
+    .options = GM_CMD_COMPARE,
+    .summary = "compare run folders point by point; --gate fails on a regression",
+    .usage = "compare BASE NEW [MORE...] [OPTIONS]",
+    .about = "Compares run folders point by point, each against BASE: medians, their ratio with a 95% interval, "
+        "Welch's t test on the round medians of runs benched in rounds (Holm-corrected over the run's tests) and "
+        "the smallest change it could detect. A run may be a group of runs, BASE1,BASE2,BASE3: their run medians "
+        "are then the test's units. One run a side without rounds falls back to a Mann-Whitney U test on the "
+        "repetitions, which cannot separate run-to-run noise. A run named reference:NAME is the reference run "
+        "NAME of a real card kept with gpumem (gpumem info says where).",
+    .exit_status = "0 success, 1 a regression under --gate, 2 bad usage or input (a missing folder, a cut or malformed CSV)",
+    .positional = GM_POSITIONAL_RUN,
+};
+
 #define MAX_RUNS 16
 
 static void usage(FILE *f)
 {
-    gm_command_help(f, gm_command_find("compare"));
+    gm_command_help(f, &gm_command_compare);
 }
 
 /* One overlay plot: kind k of every run, series prefixed with the run's label. */

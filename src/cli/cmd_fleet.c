@@ -6,7 +6,6 @@
  * fleet.csv and fleet.md there. Exit status: 0 no GPU flagged, 1 some GPU
  * flagged, 2 bad usage or input (the message names the file and line).
  */
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "analysis/fleet.h"
@@ -18,9 +17,22 @@
 #include <string.h>
 #include <time.h>
 
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_fleet = {
+    .name = "fleet",
+    .run = gm_cmd_fleet,
+    .options = GM_CMD_FLEET,
+    .summary = "merge many run folders (one per GPU) and flag the outlier GPUs",
+    .usage = "fleet DIR [OPTIONS]",
+    .about = "Merges every run folder under DIR (results.csv + meta.json, found recursively), one GPU each, and flags "
+        "the GPUs worse than the fleet median.",
+    .exit_status = "0 no GPU flagged, 1 some GPU flagged, 2 bad usage or input",
+    .positional = GM_POSITIONAL_DIR,
+};
+
 static void usage(FILE *f)
 {
-    gm_command_help(f, gm_command_find("fleet"));
+    gm_command_help(f, &gm_command_fleet);
 }
 
 typedef struct {

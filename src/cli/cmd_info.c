@@ -1,5 +1,4 @@
 /* gpumem info: every backend and device with its facts. */
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "device/device.h"
 #include "lib/datafile.h"
@@ -7,6 +6,18 @@
 
 #include <stdio.h>
 #include <string.h>
+
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_info = {
+    .name = "info",
+    .run = gm_cmd_info,
+    .summary = "list every backend and device with its facts",
+    .usage = "info",
+    .about = "Lists every backend and device with its facts, and the data folders gpumem reads its profiles, model "
+        "presets, plot scripts and reference runs from.",
+    .exit_status = "0 a usable device was found, 2 bad usage, 3 none",
+    .positional = GM_POSITIONAL_NONE,
+};
 
 static void print_size(const char *label, uint64_t v)
 {
@@ -44,7 +55,7 @@ int gm_cmd_info(int argc, char **argv)
 {
     if (argc > 1) {
         if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            gm_command_help(stdout, gm_command_find("info"));
+            gm_command_help(stdout, &gm_command_info);
             return 0;
         }
         fprintf(stderr, "gpumem info: unexpected argument '%s' (info takes none)\n", argv[1]);

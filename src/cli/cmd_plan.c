@@ -1,6 +1,5 @@
 /* gpumem plan: the memory model of a workload, one tensor a line. */
 #include "bench/model/precision_roles.h"
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "lib/units.h"
@@ -9,9 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_plan = {
+    .name = "plan",
+    .run = gm_cmd_plan,
+    .options = GM_CMD_PLAN,
+    .summary = "print a workload's memory model (its tensors and total bytes)",
+    .usage = "plan --workload W [--model NAME] [SHAPE OPTIONS] [--precision LIST]\n"
+        "plan --model PRESET|CONFIG.json [--mode inference|train] [MODEL OPTIONS]",
+    .about = "Prints the tensors workload W holds at once (name, role, bytes), one a line, and a last line `total "
+        "<bytes>`, for each precision. Without --workload: the memory of a whole model per GPU, grouped by role "
+        "with subtotals and the total, for each precision (the options marked `model`).",
+    .exit_status = "0 success, 2 bad usage or input, 3 no usable device (--fit device)",
+    .positional = GM_POSITIONAL_NONE,
+};
+
 static void usage(FILE *f)
 {
-    gm_command_help(f, gm_command_find("plan"));
+    gm_command_help(f, &gm_command_plan);
 }
 
 static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor *t, int n)

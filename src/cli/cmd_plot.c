@@ -10,7 +10,6 @@
  * --device all`: RUN/devices.csv) gets each device's folder rendered and
  * one report with a column per device.
  */
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "lib/units.h"
@@ -24,6 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_plot = {
+    .name = "plot",
+    .run = gm_cmd_plot,
+    .options = GM_CMD_PLOT,
+    .summary = "render a run folder's results as PNG and SVG plots (gnuplot)",
+    .usage = "plot RUN [--out DIR]",
+    .about = "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR), gnuplot's data and logs in its "
+        "subfolder data/, and writes RUN/report.md and RUN/report.html.",
+    .exit_status = "0 success, 2 bad usage or input, or gnuplot failed",
+    .positional = GM_POSITIONAL_DIR,
+};
 
 /* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
  * when the run has no trace (or held nothing), -1 with err. */
@@ -131,7 +143,7 @@ int gm_cmd_plot(int argc, char **argv)
     if (rc)
         return rc;
     if (help) {
-        gm_command_help(stdout, gm_command_find("plot"));
+        gm_command_help(stdout, &gm_command_plot);
         return GM_EXIT_OK;
     }
     for (int i = 0; i < n; i++) {

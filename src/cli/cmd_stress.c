@@ -6,7 +6,6 @@
  * passes, 1 when any fails, 2 for bad usage or results that cannot be
  * written, 3 when no device opens or the device is lost or hung.
  */
-#include "cli/command_table.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "device/memtrace.h"
@@ -21,9 +20,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The command as gpumem's list, --help and the man page show it (cli/command.h). */
+const gm_command gm_command_stress = {
+    .name = "stress",
+    .run = gm_cmd_stress,
+    .options = GM_CMD_STRESS,
+    .summary = "check that a device keeps its data under memory pressure (TAP)",
+    .usage = "stress [OPTIONS]",
+    .about = "Checks that a device keeps its data and stays usable under memory pressure; prints TAP (one test point "
+        "per check, YAML diagnostics).",
+    .exit_status = "0 every check passed, 1 a check failed, 2 bad usage, 3 no device, or the device was lost or hung, 4 "
+        "results could not be written, 130/143 SIGINT/SIGTERM",
+    .positional = GM_POSITIONAL_NONE,
+};
+
 static void usage(FILE *f)
 {
-    gm_command_help(f, gm_command_find("stress"));
+    gm_command_help(f, &gm_command_stress);
 }
 
 /* Returns 0, 2 (message printed) or -1 for --help. */

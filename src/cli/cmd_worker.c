@@ -25,6 +25,17 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Hidden from gpumem's list, --help and the man page (cli/command.h). */
+const gm_command gm_command_worker = {
+    .name = "__worker",
+    .run = gm_cmd_worker,
+    .summary = "the oom suite's probe worker",
+    .usage = "__worker SUITE [OPTIONS]",
+    .exit_status = GM_EXIT_STATUS_COMMON,
+    .positional = GM_POSITIONAL_NONE,
+    .hidden = true,
+};
+
 /* The request number (1-based) at which the fault named `kind` strikes; 0: never. */
 static long fault_at(const char *kind)
 {

@@ -6,6 +6,7 @@
 #define GM_COMMANDS_H
 
 #include "bench/options.h"
+#include "cli/command.h"
 #include "lib/exit_codes.h"
 
 #include <stdbool.h>
@@ -18,13 +19,13 @@ int gm_cmd_stress(int argc, char **argv);
 int gm_cmd_plot(int argc, char **argv);
 int gm_cmd_compare(int argc, char **argv);
 int gm_cmd_fleet(int argc, char **argv);
-/* gpumem version: the suite version. gpumem help [COMMAND]: the list of
- * commands or a command's --help; help --man and help --completion bash
- * print the man page and the bash completion (cmd_help.c). */
-int gm_cmd_version(int argc, char **argv);
-int gm_cmd_help(int argc, char **argv);
 /* Hidden: the probe worker the oom suite starts (bench/oom/worker.c). */
 int gm_cmd_worker(int argc, char **argv);
+
+/* Each command as its own file declares it (cli/command.h); the list of
+ * them is cli/command_list.h. */
+extern const gm_command gm_command_info, gm_command_bench, gm_command_plan, gm_command_plot, gm_command_compare,
+    gm_command_fleet, gm_command_stress, gm_command_worker;
 
 /* The bench command's options: the profile's [bench] section, its section
  * for `suite` (when not NULL), then the command line over them. Returns 0,

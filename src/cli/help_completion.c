@@ -5,7 +5,6 @@
  * enumerations and lists, and the names text options suggest (model
  * presets, profiles) as the data folders hold them when it is written.
  */
-#include "cli/command_table.h"
 #include "cli/help_pages.h"
 #include "cli/option_table.h"
 #include "lib/datafile.h"
@@ -46,19 +45,20 @@ static const char *how(const gm_option *opt)
     }
 }
 
-static void value_function(FILE *f)
+static void value_function(FILE *f, const gm_command *const *commands)
 {
     fputs("# _gpumem_value CMD OPTION: how OPTION of command CMD takes its value, then\n"
           "# the words to offer: one (one of them), list (a comma-separated list of\n"
           "# them), path (a file or folder, or one of them), dir (a folder), word\n"
           "# (anything: nothing to offer). Fails for a flag or an unknown option.\n"
           "_gpumem_value() {\n    case \"$1 $2\" in\n", f);
-    for (const gm_command *c = gm_commands; c->name; c++) {
+    for (int k = 0; commands[k]; k++) {
+        const gm_command *c = commands[k];
         if (!c->options || c->hidden)
             continue;
-        for (size_t i = 0; i < gm_option_count; i++) {
-            const gm_option *opt = &gm_option_table[i];
-            if (!(opt->commands & c->options) || opt->kind == GM_OPTARG_FLAG)
+        size_t i = 0;
+        for (const gm_option *opt; (opt = gm_option_next(c->options, &i));) {
+            if (opt->kind == GM_OPTARG_FLAG)
                 continue;
             fprintf(f, "    '%s --%s') echo '%s", c->name, opt->name, how(opt));
             values(f, opt);
@@ -68,32 +68,30 @@ static void value_function(FILE *f)
     fputs("    *) return 1 ;;\n    esac\n}\n\n", f);
 }
 
-static void options_function(FILE *f)
+static void options_function(FILE *f, const gm_command *const *commands)
 {
     fputs("# _gpumem_options CMD: the options of command CMD.\n"
           "_gpumem_options() {\n    case $1 in\n", f);
-    for (const gm_command *c = gm_commands; c->name; c++) {
+    for (int k = 0; commands[k]; k++) {
+        const gm_command *c = commands[k];
         if (!c->options || c->hidden)
             continue;
         fprintf(f, "    %s) echo '", c->name);
-        int first = 1;
-        for (size_t i = 0; i < gm_option_count; i++) {
-            if (!(gm_option_table[i].commands & c->options))
-                continue;
-            fprintf(f, "%s--%s", first ? "" : " ", gm_option_table[i].name);
-            first = 0;
-        }
-        fputs(" --help' ;;\n", f);
+        size_t i = 0;
+        for (const gm_option *opt; (opt = gm_option_next(c->options, &i));)
+            fprintf(f, "--%s ", opt->name);
+        fputs("--help' ;;\n", f);
     }
     fputs("    *) echo '--help' ;;\n    esac\n}\n\n", f);
 }
 
 /* The visible commands, space-separated; and those whose positional
  * arguments are `kind`, as a case pattern ("plot|fleet"; "" if none). */
-static void command_words(FILE *f, int by_kind, gm_positional kind)
+static void command_words(FILE *f, const gm_command *const *commands, int by_kind, gm_positional kind)
 {
     int first = 1;
-    for (const gm_command *c = gm_commands; c->name; c++) {
+    for (int k = 0; commands[k]; k++) {
+        const gm_command *c = commands[k];
         if (c->hidden || (by_kind && c->positional != kind))
             continue;
         fprintf(f, "%s%s", first ? "" : by_kind ? "|" : " ", c->name);
@@ -101,14 +99,14 @@ static void command_words(FILE *f, int by_kind, gm_positional kind)
     }
 }
 
-int gm_help_completion_bash(FILE *f)
+int gm_help_completion_bash(FILE *f, const gm_command *const *commands)
 {
     char refs[MAX_WORDS][GM_DATA_NAME_LEN];
     int n_refs = gm_data_file_names("reference", NULL, refs, MAX_WORDS);
     fputs("# bash completion for gpumem, written by `gpumem help --completion bash`\n"
           "# from its command and option tables.\n\n", f);
-    value_function(f);
-    options_function(f);
+    value_function(f, commands);
+    options_function(f, commands);
     fputs("# The reference runs compare takes as reference:NAME.\n_gpumem_references='", f);
     for (int i = 0, first = 1; i < n_refs; i++)
         if (plain_word(refs[i])) {
@@ -121,7 +119,7 @@ int gm_help_completion_bash(FILE *f)
           "    COMPREPLY=()\n"
           "    if ((COMP_CWORD == 1)); then\n"
           "        COMPREPLY=($(compgen -W '", f);
-    command_words(f, 0, GM_POSITIONAL_NONE);
+    command_words(f, commands, 0, GM_POSITIONAL_NONE);
     fputs("' -- \"$cur\"))\n"
           "        return 0\n"
           "    fi\n"
@@ -153,7 +151,7 @@ int gm_help_completion_bash(FILE *f)
           "        return 0\n"
           "    fi\n"
           "    case $cmd in\n    ", f);
-    command_words(f, 1, GM_POSITIONAL_RUN);
+    command_words(f, commands, 1, GM_POSITIONAL_RUN);
     fputs(")\n"
           "        # reference:NAME, which bash splits at ':' (COMP_WORDBREAKS) or not\n"
           "        if [[ $cur == : && $prev == reference ]]; then\n"
@@ -165,14 +163,14 @@ int gm_help_completion_bash(FILE *f)
           "            for r in $_gpumem_references; do words=\"${words-} reference:$r\"; done\n"
           "            COMPREPLY=($(compgen -d -- \"$cur\") $(compgen -W \"${words-}\" -- \"$cur\"))\n"
           "        fi ;;\n    ", f);
-    command_words(f, 1, GM_POSITIONAL_DIR);
+    command_words(f, commands, 1, GM_POSITIONAL_DIR);
     fputs(")\n"
           "        compopt -o filenames 2>/dev/null\n"
           "        COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n    ", f);
-    command_words(f, 1, GM_POSITIONAL_COMMAND);
+    command_words(f, commands, 1, GM_POSITIONAL_COMMAND);
     fputs(")\n"
           "        COMPREPLY=($(compgen -W '", f);
-    command_words(f, 0, GM_POSITIONAL_NONE);
+    command_words(f, commands, 0, GM_POSITIONAL_NONE);
     fputs("' -- \"$cur\")) ;;\n"
           "    *)\n"
           "        COMPREPLY=($(compgen -W \"$(_gpumem_options \"$cmd\")\" -- \"$cur\")) ;;\n"

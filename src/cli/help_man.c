@@ -3,7 +3,6 @@
  * command and option tables, each option's entry the very text --help
  * shows (gm_option_text), so `man gpumem` cannot disagree with the parser.
  */
-#include "cli/command_table.h"
 #include "cli/help_pages.h"
 #include "cli/option_table.h"
 #include "run/meta.h"
@@ -53,10 +52,8 @@ static void usage_lines(FILE *f, const gm_command *c)
 
 static void options(FILE *f, unsigned cmd)
 {
-    for (size_t i = 0; i < gm_option_count; i++) {
-        const gm_option *opt = &gm_option_table[i];
-        if (!(opt->commands & cmd))
-            continue;
+    size_t i = 0;
+    for (const gm_option *opt; (opt = gm_option_next(cmd, &i));) {
         char head[64], text[1024];
         gm_option_text(opt, head, sizeof head, text, sizeof text);
         fputs(".TP\n\\fB", f);
@@ -78,7 +75,7 @@ static const char *const environment[][2] = {
     {"GPUMEM_FAULT, GPUMEM_BACKEND_FAULT", "test-only faults that show the checks failing (docs/development.md)"},
 };
 
-int gm_help_man(FILE *f)
+int gm_help_man(FILE *f, const gm_command *const *commands)
 {
     fprintf(f, ".\\\" gpumem.1, written by `gpumem help --man` from its command and option tables.\n");
     fputs(".TH GPUMEM 1 \"\" \"gpumem ", f);
@@ -86,9 +83,9 @@ int gm_help_man(FILE *f)
     fputs("\" \"gpumem manual\"\n.nh\n.ad l\n", f);
     fputs(".SH NAME\ngpumem \\- benchmarks and stress tests for GPU memory pressure in ML workloads\n", f);
     fputs(".SH SYNOPSIS\n", f);
-    for (const gm_command *c = gm_commands; c->name; c++)
-        if (!c->hidden)
-            usage_lines(f, c);
+    for (int i = 0; commands[i]; i++)
+        if (!commands[i]->hidden)
+            usage_lines(f, commands[i]);
     fputs(".SH DESCRIPTION\n", f);
     para(f, "gpumem measures how much device memory is really usable, what each kernel moves per second in each "
             "precision, where each ML workload (a dense layer, attention, a transformer block, a KV cache, a "
@@ -102,7 +99,8 @@ int gm_help_man(FILE *f)
             "workloads it concerns; a profile (--profile) sets bench options by their long names, and the "
             "command line overrides it.");
     fputs(".SH COMMANDS\n", f);
-    for (const gm_command *c = gm_commands; c->name; c++) {
+    for (int i = 0; commands[i]; i++) {
+        const gm_command *c = commands[i];
         if (c->hidden)
             continue;
         fprintf(f, ".SS \"gpumem %s\"\n", c->name);

@@ -1,7 +1,7 @@
-/* gpumem: entry point and subcommand dispatch (the command table,
- * command_table.h). */
-#include "cli/command_table.h"
-#include "cli/commands.h"
+/* gpumem: entry point and subcommand dispatch (the list of commands,
+ * command_list.h). */
+#include "cli/command_list.h"
+#include "lib/exit_codes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,9 +21,9 @@ int main(int argc, char **argv)
     if (c)
         return c->run(argc - 1, argv + 1);
     fprintf(stderr, "gpumem: unknown command '%s' (commands:", name);
-    for (c = gm_commands; c->name; c++)
-        if (!c->hidden)
-            fprintf(stderr, "%s %s", c == gm_commands ? "" : ",", c->name);
+    for (int i = 0; gm_commands[i]; i++)
+        if (!gm_commands[i]->hidden)
+            fprintf(stderr, "%s %s", i ? "," : "", gm_commands[i]->name);
     fprintf(stderr, ")\n");
     return GM_EXIT_USAGE;
 }

@@ -69,6 +69,14 @@ void gm_help_wrap(FILE *f, const char *text, int col, int indent)
     }
 }
 
+const gm_option *gm_option_next(unsigned cmd, size_t *i)
+{
+    for (; *i < gm_option_count; (*i)++)
+        if (gm_option_table[*i].commands & cmd)
+            return &gm_option_table[(*i)++];
+    return NULL;
+}
+
 void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *text, size_t text_len)
 {
     snprintf(head, head_len, "--%s%s%s", opt->name, opt->metavar ? " " : "", opt->metavar ? opt->metavar : "");
@@ -79,10 +87,8 @@ void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *tex
 void gm_option_help(FILE *f, unsigned cmd)
 {
     enum { HELP_COL = 24 };
-    for (size_t i = 0; i < gm_option_count; i++) {
-        const gm_option *opt = &gm_option_table[i];
-        if (!(opt->commands & cmd))
-            continue;
+    size_t i = 0;
+    for (const gm_option *opt; (opt = gm_option_next(cmd, &i));) {
         char head[64], text[1024];
         gm_option_text(opt, head, sizeof head, text, sizeof text);
         int n = (int)strlen(head) + 2;

@@ -128,6 +128,10 @@ int gm_option_apply(const gm_option *opt, gm_opt_dest *d, const char *value, cha
  * buf ("" for other kinds). */
 void gm_option_allowed(const gm_option *opt, const char *sep, char *buf, size_t len);
 
+/* The options of cmd (GM_CMD_* bits), in table order: the first with *i
+ * 0, then each after the one before; NULL after the last. */
+const gm_option *gm_option_next(unsigned cmd, size_t *i);
+
 /* What help says of opt: into head its name and argument ("--reps N"),
  * into text its scope, help line, allowed values or bounds and default. */
 void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *text, size_t text_len);

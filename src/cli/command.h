@@ -1,14 +1,14 @@
 /*
- * The command table: every command of gpumem declared once (its name,
- * the function that runs it, its option set in the option table, one
- * summary line, its usage lines, what it does, its exit statuses and what
- * its positional arguments are). gpumem's own usage, each command's
- * --help, the man page and the shell completion (gpumem help --man,
- * --completion: help_man.c, help_completion.c) are all drawn from it and
- * from the option table, so none of them can disagree with the parser.
+ * A command of gpumem, declared once beside the function that runs it
+ * (cmd_*.c): its name, its option set in the option table, one summary
+ * line, its usage lines, what it does, its exit statuses and what its
+ * positional arguments are. gpumem's usage, the command's --help, the man
+ * page and the shell completion (help_pages.h) are all drawn from these
+ * and from the option table, so none of them can disagree with the
+ * parser. The list of every command is command_list.h.
  */
-#ifndef GM_COMMAND_TABLE_H
-#define GM_COMMAND_TABLE_H
+#ifndef GM_COMMAND_H
+#define GM_COMMAND_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,18 +33,12 @@ typedef struct {
     bool hidden;                  /* not listed anywhere (the oom suite's probe worker) */
 } gm_command;
 
-/* Every command, in the order usage lists them; a NULL name ends it. */
-extern const gm_command gm_commands[];
-
-/* The command called name; NULL if none is. */
-const gm_command *gm_command_find(const char *name);
+/* The exit statuses every command that runs on a device may give. */
+#define GM_EXIT_STATUS_COMMON "0 success, 1 a check failed, 2 bad usage or input, 3 no usable device (or it " \
+                              "failed or hung), 4 results could not be written, 130/143 stopped by SIGINT/SIGTERM"
 
 /* Prints the command's --help: its usage lines, what it does, every
  * option of its set (gm_option_help) and its exit statuses. */
 void gm_command_help(FILE *f, const gm_command *c);
-
-/* Prints gpumem's own usage: the commands that are not hidden with their
- * summary lines. */
-void gm_command_list(FILE *f);
 
 #endif
