@@ -5,6 +5,8 @@
 # only includes. Prints each circle as its files, "a.c <-> b.c <-> ...",
 # and exits 1 if there is one (0 if none, 2 on bad usage).
 #   scripts/check-cycles.pl BUILD_DIR     (e.g. build: its src, bench, stress)
+# Run from the source tree's root: an object whose source is not there (a
+# file since deleted) is passed over.
 use strict;
 use warnings;
 
@@ -17,6 +19,7 @@ my (%defines, %uses);
 for my $o (@objs) {
     (my $file = $o) =~ s{^\Q$build\E/}{};
     $file =~ s/\.o$/.c/;
+    next if !-e $file;      # an object left behind by a deleted source
     for (split /\n/, `nm '$o'`) {
         if (/^\s+U (\S+)/) { $uses{$file}{$1} = 1 }
         elsif (/^[0-9a-f]+ [TDBRC] (\S+)/) { $defines{$1} = $file }
