@@ -8,27 +8,18 @@
  */
 #include "bench/model/mem_plan.h"
 
+#include "bench/model/saturate.h"
+#include "bench/model/train_plan.h"
+
 #include <string.h>
 
-/* Saturating arithmetic: UINT64_MAX stands for "does not fit". */
-static uint64_t mul(uint64_t x, uint64_t y)
-{
-    uint64_t r;
-    return __builtin_mul_overflow(x, y, &r) ? UINT64_MAX : r;
-}
-static uint64_t add(uint64_t x, uint64_t y)
-{
-    uint64_t r;
-    return __builtin_add_overflow(x, y, &r) ? UINT64_MAX : r;
-}
-static uint64_t mul3(uint64_t x, uint64_t y, uint64_t z) { return mul(mul(x, y), z); }
-/* Shares over n ranks, rounded up: the largest rank's share. */
-static uint64_t share(uint64_t x, uint64_t n)
-{
-    return x == UINT64_MAX ? x : x / n + (x % n != 0);
-}
+/* Saturating arithmetic (saturate.h): UINT64_MAX stands for "does not fit". */
+#define mul gm_sat_mul
+#define add gm_sat_add
+#define mul3 gm_sat_mul3
+#define share gm_sat_share
 
-const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT] = {"inference", "train"};
+const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT] = {"inference", "train", "lora", "qlora"};
 
 const char *gm_plan_role_name(gm_plan_role r)
 {
@@ -47,26 +38,6 @@ void gm_plan_opts_init(gm_plan_opts *o)
     o->recompute = GM_RECOMPUTE_NONE;
     o->gpus = 1;
     o->tp = 1;
-}
-
-uint64_t gm_optimizer_bytes(gm_optimizer opt, uint64_t n)
-{
-    switch (opt) {
-    case GM_OPTIM_ADAMW:
-        /* Two fp32 moments (Loshchilov & Hutter 2019; DESIGN section 6). */
-        return mul(8, n);
-    case GM_OPTIM_ADAMW_8BIT:
-        /* Two 8-bit moments, each with one fp32 absmax per block of 256
-         * values (Dettmers et al. 2022, bitsandbytes' blockwise 8-bit
-         * optimizers; it keeps tensors under 4096 values in 32 bits,
-         * which this count ignores). */
-        return mul(2, add(n, mul(4, share(n, 256))));
-    case GM_OPTIM_SGD:
-        return 0;
-    case GM_OPTIM_SGD_MOMENTUM:
-        return mul(4, n);   /* one fp32 momentum buffer */
-    }
-    return 0;
 }
 
 /*
@@ -179,6 +150,7 @@ static int push(gm_plan_item *out, int n, const char *name, gm_plan_role role, u
     out[n].name = name;
     out[n].role = role;
     out[n].bytes = bytes;
+    out[n].host = false;
     return n + 1;
 }
 
@@ -186,6 +158,10 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
 {
     if (o->gpus == 0 || o->tp == 0 || o->gpus % o->tp || o->zero < 0 || o->zero > 3)
         return -1;
+    /* LoRA and QLoRA, and what PyTorch's autograd keeps: train_plan.c. */
+    if (o->mode == GM_PLAN_LORA || o->mode == GM_PLAN_QLORA
+        || (o->mode == GM_PLAN_TRAIN && o->tune.saved == GM_SAVED_PYTORCH))
+        return gm_plan_tune(a, o, out);
     if (o->mode == GM_PLAN_TRAIN && o->prec == GM_INT8)
         return -1;
     if (o->mode == GM_PLAN_TRAIN && (o->weight_prec || o->kv_prec || o->act_prec))
@@ -257,14 +233,22 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     if (o->naive && o->recompute != GM_RECOMPUTE_NONE)
         /* Recomputing naive attention materialises one layer's scores. */
         n = push(out, n, "attention_scores", GM_PLAN_WORKSPACE, naive_scores);
-    return n;
+    return gm_plan_offload(a, o, out, n);
 }
 
 uint64_t gm_plan_sum(const gm_plan_item *it, int n)
 {
     uint64_t t = 0;
     for (int i = 0; i < n; i++)
-        t = add(t, it[i].bytes);
+        t = it[i].host ? t : add(t, it[i].bytes);
+    return t;
+}
+
+uint64_t gm_plan_host_sum(const gm_plan_item *it, int n)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < n; i++)
+        t = it[i].host ? add(t, it[i].bytes) : t;
     return t;
 }
 

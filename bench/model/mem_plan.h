@@ -14,11 +14,50 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum { GM_PLAN_INFERENCE, GM_PLAN_TRAIN, GM_PLAN_MODE_COUNT } gm_plan_mode;
-/* "inference", "train": the values of --mode, and of results' `mode` column. */
+/* train is full fine-tuning; lora and qlora train rank-r adapters over a
+ * frozen base (bench/model/mem_plan_tune.h). */
+typedef enum { GM_PLAN_INFERENCE, GM_PLAN_TRAIN, GM_PLAN_LORA, GM_PLAN_QLORA, GM_PLAN_MODE_COUNT } gm_plan_mode;
+/* "inference", "train", "lora", "qlora": the values of --mode, and of
+ * results' `mode` column. */
 extern const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT];
 typedef enum { GM_OPTIM_ADAMW, GM_OPTIM_ADAMW_8BIT, GM_OPTIM_SGD, GM_OPTIM_SGD_MOMENTUM } gm_optimizer;
 typedef enum { GM_RECOMPUTE_NONE, GM_RECOMPUTE_SELECTIVE, GM_RECOMPUTE_FULL } gm_recompute;
+
+/* Does mode m train (hold gradients and optimizer states)? */
+#define gm_plan_trains(m) ((m) != GM_PLAN_INFERENCE)
+
+/* The projections of a layer a LoRA adapter may sit on, in --lora-targets
+ * order: "q", "k", "v", "o", "gate", "up", "down". */
+typedef enum {
+    GM_LORA_Q,
+    GM_LORA_K,
+    GM_LORA_V,
+    GM_LORA_O,
+    GM_LORA_GATE,
+    GM_LORA_UP,
+    GM_LORA_DOWN,
+    GM_LORA_TARGET_COUNT
+} gm_lora_target;
+extern const char *const gm_lora_target_names[GM_LORA_TARGET_COUNT];
+
+/* What lives in host memory (ZeRO-Offload, Ren et al. 2021): nothing; the
+ * optimizer states, fp32 master weights and gradients; those and the
+ * parameters too (ZeRO-3's parameter offload). */
+typedef enum { GM_OFFLOAD_NONE, GM_OFFLOAD_OPTIMIZER, GM_OFFLOAD_PARAMS } gm_offload;
+
+/* Whose tensors the backward keeps: gpumem's training step's, or those
+ * plain PyTorch's eager autograd keeps (mem_plan_tune.c says which). */
+typedef enum { GM_SAVED_GPUMEM, GM_SAVED_PYTORCH } gm_saved;
+
+/* Fine-tuning's options (--mode train, lora, qlora); zeros are defaults. */
+typedef struct {
+    uint64_t rank;          /* LoRA rank r (0: 16) */
+    double alpha;           /* LoRA scales x A B by alpha / r (0: 2 r); no bytes */
+    unsigned targets;       /* bit gm_lora_target t: adapted (0: every projection the model has) */
+    unsigned adapter_prec;  /* adapters' precision + 1 (0: fp32) */
+    gm_offload offload;
+    gm_saved saved;
+} gm_tune_opts;
 
 /* Roles in print order. */
 typedef enum {
@@ -54,18 +93,20 @@ typedef struct {
     unsigned weight_prec, kv_prec, act_prec;
     uint64_t group_size;
     bool int4_lm_head;
+    gm_tune_opts tune;      /* training modes */
 } gm_plan_opts;
 
 /* Defaults: inference, fp32, batch 1, seq 512, last logits, tiled, AdamW,
  * no recomputation, one GPU. */
 void gm_plan_opts_init(gm_plan_opts *o);
 
-#define GM_PLAN_MAX_ITEMS 16
+#define GM_PLAN_MAX_ITEMS 24
 
 typedef struct {
     const char *name;
     gm_plan_role role;
     uint64_t bytes;
+    bool host;              /* in host memory (offload), not on the GPU */
 } gm_plan_item;
 
 /* The bytes one GPU holds at its peak, one item per tensor group. Returns
@@ -81,16 +122,16 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
 void gm_plan_int4_weights(const gm_arch *a, uint64_t group, bool lm_head, size_t other_elem, uint64_t *packed,
                           uint64_t *scales, uint64_t *other);
 
-/* Sum of n items, saturating. */
+/* Sum of the device's items among n (host items are left out), saturating. */
 uint64_t gm_plan_sum(const gm_plan_item *it, int n);
+/* Sum of the host's items among n (offload), saturating. */
+uint64_t gm_plan_host_sum(const gm_plan_item *it, int n);
 
 /* Activation bytes one layer keeps for the backward pass (training), on
  * one of `tp` tensor-parallel ranks, at batch b and sequence s. */
 uint64_t gm_layer_train_activations(const gm_arch *a, uint64_t b, uint64_t s, size_t e, bool naive,
                                     gm_recompute r, uint64_t tp);
 
-/* Optimizer state bytes for n parameters (not counting master weights). */
-uint64_t gm_optimizer_bytes(gm_optimizer opt, uint64_t n);
 
 /* The largest batch (at o->seq) and the largest sequence length (at
  * o->batch), each at most 2^24, whose total fits in `budget` bytes; 0

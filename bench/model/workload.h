@@ -58,6 +58,10 @@ typedef struct {
      * is 0 for a models.ini shape); block runs it (bench/workloads/block_model.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
+    /* --mode lora or qlora: the gm_plan_mode (0 otherwise). The device does
+     * not run these steps: block answers unsupported, its tensors are
+     * plan's (gm_tune_tensors). */
+    unsigned tune;
     /* An oom probe (bench/oom/probe.h): every tensor of the batch is allocated
      * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
      * verifies the batch's first sequence only, and of it the first
@@ -78,6 +82,17 @@ typedef struct {
 
 /* Does s carry a whole architecture (--model PRESET)? */
 #define gm_shape_has_arch(s) ((s)->arch.layers != 0)
+
+/* The tensors of a --mode lora or qlora point of a whole model (s->tune):
+ * gm_plan_model's items for its precision, batch and sequence, with the
+ * LoRA defaults (bench/model/train_plan.h) and full recomputation where
+ * s->checkpoint. Returns the count, or -1 (bytes overflow, a shape the
+ * plan refuses, more than GM_MAX_TENSORS). */
+int gm_tune_tensors(const gm_shape *s, gm_tensor *out);
+
+/* " train", " lora", " qlora" for a point of that mode, "" for inference
+ * (progress labels). */
+const char *gm_mode_label(const gm_shape *s);
 
 /* Fills in defaults that depend on other fields (out, ffn, head_dim...). */
 void gm_shape_complete(gm_shape *s);

@@ -362,6 +362,17 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     uint64_t total = gm_device_usable_total(b->dev);
     uint64_t free_b = res.outcome == GM_PROBE_FITS && res.value ? res.value : total;
     uint64_t model = model_batch(r, s, free_b, MAX_BATCH), guess = model;
+    if (s->tune) {
+        /* The device runs no LoRA or QLoRA step: nothing to probe. */
+        char note[200];
+        snprintf(note, sizeof note, "--mode%s: the fine-tuning step is not run on the device; the memory model's "
+                 "largest batch for the free memory is %llu", gm_mode_label(s), (unsigned long long)model);
+        row->metric = "max_batch";
+        row->unit = "batch";
+        row->status = GM_ROW_UNSUPPORTED;
+        row->note = note;
+        return gm_bench_emit(b, row, NULL, 0);
+    }
     uint64_t lo = 0, hi = 0;     /* lo fits (0: nothing does yet); hi fails (0: none failed yet) */
     uint64_t halving = 0;
     int64_t overhead = 0;
@@ -494,6 +505,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
                         gm_shape s = b->opts->shape;
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
                         s.train = m == GM_PLAN_TRAIN;
+                        s.tune = m == GM_PLAN_LORA || m == GM_PLAN_QLORA ? (unsigned)m : 0;
                         s.seq = seqs[si];
                         s.batch = 1;
                         if (r->adapt)
@@ -501,7 +513,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
                         int rc = gm_bench_resuming(b) ? 0 : fn(b, worker, r, &s, impls[i], (gm_pattern_kind)pat);
                         char label[96];
                         snprintf(label, sizeof label, "oom %s %s %s%s s=%llu", r->name, impls[i],
-                                 gm_precision_name(s.prec), s.train ? " train" : "", (unsigned long long)s.seq);
+                                 gm_precision_name(s.prec), gm_mode_label(&s), (unsigned long long)s.seq);
                         if (gm_bench_point_finished(b, rc, label) != 0)
                             return -1;
                     }

@@ -11,11 +11,16 @@ static bool is_model(const void *state) { return state && *(const bool *)state; 
 
 static int block_tensors(const gm_shape *s, gm_tensor *out)
 {
+    if (s->tune && gm_shape_has_arch(s))
+        return gm_tune_tensors(s, out);
     return gm_shape_has_arch(s) ? block_model_tensors(s, out) : block_tensors_shape(s, out);
 }
 
 static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
+    if (s->tune)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode %s: the fine-tuning step is not run on the device "
+                              "(gpumem plan --mode %s counts its memory)", gm_mode_label(s) + 1, gm_mode_label(s) + 1);
     if (gm_shape_has_arch(s))
         return block_model_setup(dev, pat, s, impl, state);
     if (s->train)

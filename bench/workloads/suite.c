@@ -60,6 +60,7 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
             gm_shape s = o->shape;
             gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
             s.train = m == GM_PLAN_TRAIN;
+            s.tune = m == GM_PLAN_LORA || m == GM_PLAN_QLORA ? (unsigned)m : 0;
             s.batch = batch;
             s.seq = seq;
             gm_shape_complete(&s);
@@ -249,6 +250,13 @@ static int run_point(point *pt)
     uint64_t needed;
     if (model_of(pt, t, &needed) < 0)
         return emit_status(pt, GM_ROW_SKIPPED, "the shape's size overflows 64 bits");
+    if (pt->s->tune) {
+        /* LoRA and QLoRA: the row carries the model's bytes; nothing is
+         * allocated for a step the device does not run. */
+        snprintf(note, sizeof note, "--mode%s: the fine-tuning step is not run on the device (gpumem plan counts "
+                 "its memory)", gm_mode_label(pt->s));
+        return emit_status(pt, GM_ROW_UNSUPPORTED, note);
+    }
     uint64_t free_b;
     gm_device_free_memory(dev, GM_FREE_UNKNOWN_TOTAL, &free_b);
     free_b += gm_pattern_env_cached(pt->env);
@@ -330,6 +338,7 @@ static int workloads_run(gm_bench *b)
                         gm_shape s = b->opts->shape;
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
                         s.train = m == GM_PLAN_TRAIN;
+                        s.tune = m == GM_PLAN_LORA || m == GM_PLAN_QLORA ? (unsigned)m : 0;
                         s.batch = a.batches[bi];
                         s.seq = a.seqs[si];
                         if (r->adapt)
@@ -339,7 +348,7 @@ static int workloads_run(gm_bench *b)
                         rc = gm_bench_resuming(b) ? 0 : run_point(&pt);
                         char label[96];
                         snprintf(label, sizeof label, "%s %s %s%s b=%llu s=%llu", r->name, impl,
-                                 gm_precision_name(s.prec), s.train ? " train" : "", (unsigned long long)s.batch,
+                                 gm_precision_name(s.prec), gm_mode_label(&s), (unsigned long long)s.batch,
                                  (unsigned long long)s.seq);
                         rc = gm_bench_point_finished(b, rc, label);
                     }

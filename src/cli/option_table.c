@@ -6,6 +6,7 @@
 #include "cli/option_table.h"
 
 #include "cli/data_names.h"
+#include "cli/option_plan.h"
 
 #include "backend/watchdog.h"
 #include "bench/bench.h"
@@ -104,18 +105,7 @@ LIST_VALUES(recompute_values, "none", "selective", "full")
 LIST_VALUES(zero_values, "0", "1", "2", "3")
 LIST_VALUES(plan_format_values, "text", "csv", "json")
 
-#define MAX_VALUES 32
-
-void gm_option_allowed(const gm_option *opt, const char *sep, char *buf, size_t len)
-{
-    const char *names[MAX_VALUES];
-    int n = opt->values ? opt->values(names, MAX_VALUES) : 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", i ? sep : "", names[i]);
-    }
-}
+#define MAX_VALUES GM_OPTION_MAX_VALUES
 
 /* ---- value parsers shared by the apply functions ---- */
 
@@ -144,51 +134,15 @@ static int set_range(const char *opt, const char *value, int sizes, uint64_t min
     return 0;
 }
 
-/* Parses a comma-separated list of opt's allowed names into a bit mask. */
+/* The generic parsers of names (option_values.c), by their short names. */
 static int parse_names(const gm_option *opt, const char *value, unsigned *mask, char *err, size_t err_len)
 {
-    const char *table[MAX_VALUES];
-    int n = opt->values(table, MAX_VALUES);
-    char buf[512], allowed[256];
-    gm_option_allowed(opt, ",", allowed, sizeof allowed);
-    if (strlen(value) >= sizeof buf || !*value) {
-        snprintf(err, err_len, "--%s '%.100s': expected a list of %s", opt->name, value, allowed);
-        return -1;
-    }
-    strcpy(buf, value);
-    unsigned m = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int i = 0; i < n; i++)
-            if (strcmp(tok, table[i]) == 0)
-                found = i;
-        if (found < 0) {
-            snprintf(err, err_len, "--%s: unknown value '%s' (allowed: %s)", opt->name, tok, allowed);
-            return -1;
-        }
-        m |= 1u << found;
-    }
-    if (!m) {                     /* only commas: no name at all */
-        snprintf(err, err_len, "--%s '%.100s': expected a list of %s", opt->name, value, allowed);
-        return -1;
-    }
-    *mask = m;
-    return 0;
+    return gm_option_parse_names(opt, value, mask, err, err_len);
 }
 
-/* One of opt's allowed names: its index, or -1 with err. */
 static int parse_enum(const gm_option *opt, const char *value, char *err, size_t err_len)
 {
-    const char *table[MAX_VALUES];
-    int n = opt->values(table, MAX_VALUES);
-    for (int i = 0; i < n; i++)
-        if (strcmp(value, table[i]) == 0)
-            return i;
-    char allowed[256];
-    gm_option_allowed(opt, ", ", allowed, sizeof allowed);
-    snprintf(err, err_len, "--%s '%.100s': expected one of %s", opt->name, value, allowed);
-    return -1;
+    return gm_option_parse_enum(opt, value, err, err_len);
 }
 
 static int set_uint(const gm_option *opt, const char *value, unsigned *out, char *err, size_t err_len)
@@ -594,98 +548,6 @@ APPLY(apply_shape)
     return gm_shape_set(s, opt->name, v, err, err_len);
 }
 
-/* ---- plan ---- */
-
-APPLY(apply_plan_workload)
-{
-    const gm_workload *w = gm_workload_find(v);
-    if (!w) {
-        char allowed[256];
-        gm_option_allowed(opt, ", ", allowed, sizeof allowed);
-        snprintf(err, err_len, "--workload: unknown workload '%s' (allowed: %s)", v, allowed);
-        return -1;
-    }
-    d->plan->workload = w;
-    return 0;
-}
-
-/* --model of plan: a models.ini shape for --workload; without --workload
- * a whole model (preset or config.json), so a name models.ini lacks is
- * an error only once --workload is known (gm_cmd_plan). */
-APPLY(apply_plan_model)
-{
-    (void)opt, (void)err, (void)err_len;
-    d->plan->model = v;
-    d->plan->model_err[0] = '\0';
-    gm_shape_set(&d->plan->shape, "model", v, d->plan->model_err, sizeof d->plan->model_err);
-    return 0;
-}
-
-/* The whole-model plan's enumerations: the index in the option's list. */
-APPLY(apply_plan_choice)
-{
-    int i = parse_enum(opt, v, err, err_len);
-    if (i < 0)
-        return -1;
-    gm_model_plan_args *m = &d->plan->whole;
-    if (!strcmp(opt->name, "mode"))
-        m->plan.mode = i == 1 ? GM_PLAN_TRAIN : GM_PLAN_INFERENCE;
-    else if (!strcmp(opt->name, "logits"))
-        m->plan.logits_all = i == 1;
-    else if (!strcmp(opt->name, "optimizer"))
-        m->plan.optimizer = (gm_optimizer)i;
-    else if (!strcmp(opt->name, "recompute"))
-        m->plan.recompute = (gm_recompute)i;
-    else if (!strcmp(opt->name, "zero"))
-        m->plan.zero = i;
-    else
-        m->format = (gm_plan_format)i;
-    return 0;
-}
-
-APPLY(apply_plan_gpus)
-{
-    char why[160];
-    uint64_t n;
-    if (gm_parse_uint(v, opt->max, &n, why, sizeof why) != 0 || n < opt->min) {
-        snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, v,
-                 (unsigned long long)opt->min, (unsigned long long)opt->max);
-        return -1;
-    }
-    if (!strcmp(opt->name, "gpus"))
-        d->plan->whole.plan.gpus = n;
-    else
-        d->plan->whole.plan.tp = n;
-    return 0;
-}
-
-APPLY(apply_plan_fit)
-{
-    gm_model_plan_args *m = &d->plan->whole;
-    char why[160];
-    m->fit = true;
-    m->fit_device = strcmp(v, "device") == 0;
-    if (!m->fit_device && (gm_parse_size(v, &m->fit_bytes, why, sizeof why) != 0 || m->fit_bytes == 0)) {
-        snprintf(err, err_len, "--%s '%s': expected a size such as 24GiB, or device", opt->name, v);
-        return -1;
-    }
-    return 0;
-}
-
-APPLY(apply_plan_number)
-{
-    char why[160];
-    uint64_t n;
-    if (gm_parse_uint(v, opt->max, &n, why, sizeof why) != 0 || n < opt->min) {
-        snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, v,
-                 (unsigned long long)opt->min, (unsigned long long)opt->max);
-        return -1;
-    }
-    d->plan->seen_batch |= !strcmp(opt->name, "batch");
-    d->plan->seen_seq |= !strcmp(opt->name, "seq");
-    return gm_shape_set(&d->plan->shape, opt->name, v, err, err_len);
-}
-
 /* ---- stress ---- */
 
 APPLY(apply_checks)
@@ -840,16 +702,17 @@ const gm_option gm_option_table[] = {
     {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
      "llama-7b, ...), or a whole model (a preset of share/models/ or a config.json) that block runs layer by layer",
      NULL, VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_shape},
-    {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train or both (inference,train): train is "
+    {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train, lora, qlora or several: train is "
      "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
-     "backward, and stepping AdamW (the backward pass is not computed); other workloads run inference only",
+     "backward, and stepping AdamW (the backward pass is not computed); lora and qlora give unsupported rows "
+     "(gpumem plan counts them); other workloads run inference only",
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
      "llama-1b, llama-7b, ...); without: a whole model, a preset of share/models/ (gpt2, llama-2-7b, llama-3-8b, "
      "mistral-7b, mixtral-8x7b, tiny-llama-gqa, tiny-gpt2) or the path of a Hugging Face config.json", NULL,
-     VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_plan_model},
+     VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = gm_apply_plan_model},
     {"hidden", GM_OPTARG_NUMBER, "N", B | P, "workloads", "model width", "512; plan: 768", .apply = apply_shape},
     {"heads", GM_OPTARG_NUMBER, "N", B | P, "workloads", "attention heads", "8; plan: 12", .apply = apply_shape},
     {"head-dim", GM_OPTARG_NUMBER, "N", B | P, "workloads", "width of a head", "hidden / heads",
@@ -925,32 +788,51 @@ const gm_option gm_option_table[] = {
     {"quiet", GM_OPTARG_FLAG, NULL, B, NULL, "no progress or summary", NULL, .apply = apply_quiet},
     /* plan */
     {"workload", GM_OPTARG_ENUM, "W", P, NULL, "the workload (or --model without it: the whole model)", NULL,
-     VALUES(workload_values), .apply = apply_plan_workload},
-    {"batch", GM_OPTARG_NUMBER, "N", P, NULL, "batch size", "1", NUM(1, 1u << 24), .apply = apply_plan_number},
-    {"seq", GM_OPTARG_NUMBER, "N", P, NULL, "sequence length", "512", NUM(1, 1u << 24), .apply = apply_plan_number},
+     VALUES(workload_values), .apply = gm_apply_plan_workload},
+    {"batch", GM_OPTARG_NUMBER, "N", P, NULL, "batch size", "1", NUM(1, 1u << 24), .apply = gm_apply_plan_number},
+    {"seq", GM_OPTARG_NUMBER, "N", P, NULL, "sequence length", "512", NUM(1, 1u << 24), .apply = gm_apply_plan_number},
     {"precision", GM_OPTARG_LIST, "LIST", P, NULL, "precisions, one plan each", "fp32", VALUES(precision_values),
      .apply = apply_precision},
     /* plan --model without --workload: the whole model (bench/model/mem_plan.h) */
-    {"mode", GM_OPTARG_ENUM, "M", P, "model", "inference (weights, KV cache, live layer, logits) or train "
-     "(and gradients, optimizer states, master weights, activations kept for backward)", "inference",
-     VALUES(mode_values), .apply = apply_plan_choice},
+    {"mode", GM_OPTARG_ENUM, "M", P, "model", "inference (weights, KV cache, live layer, logits), train (full "
+     "fine-tuning: gradients, optimizer states, master weights, activations kept for backward), lora (rank-r "
+     "adapters over a frozen base in --precision) or qlora (over a base in NF4: 4-bit codes, an 8-bit absmax a 64 "
+     "weights, an fp32 scale a 256 of those)", "inference", VALUES(mode_values), .apply = gm_apply_plan_choice},
     {"logits", GM_OPTARG_ENUM, "L", P, "model", "inference: logits of every position or of the last", "last",
-     VALUES(logits_values), .apply = apply_plan_choice},
+     VALUES(logits_values), .apply = gm_apply_plan_choice},
     {"optimizer", GM_OPTARG_ENUM, "O", P, "model", "train: the optimizer whose states are counted", "adamw",
-     VALUES(optimizer_values), .apply = apply_plan_choice},
+     VALUES(optimizer_values), .apply = gm_apply_plan_choice},
     {"recompute", GM_OPTARG_ENUM, "R", P, "model", "train: activations recomputed in backward instead of kept",
-     "none", VALUES(recompute_values), .apply = apply_plan_choice},
+     "none", VALUES(recompute_values), .apply = gm_apply_plan_choice},
     {"gpus", GM_OPTARG_NUMBER, "N", P, "model", "GPUs the model is spread over (bytes per GPU)", "1",
-     NUM(1, 1u << 20), .apply = apply_plan_gpus},
+     NUM(1, 1u << 20), .apply = gm_apply_plan_gpus},
     {"tensor-parallel", GM_OPTARG_NUMBER, "T", P, "model", "tensor-parallel degree (divides --gpus)", "1",
-     NUM(1, 4096), .apply = apply_plan_gpus},
+     NUM(1, 4096), .apply = gm_apply_plan_gpus},
     {"zero", GM_OPTARG_ENUM, "Z", P, "model", "ZeRO stage: 1 shards optimizer states and master weights over the "
-     "data-parallel GPUs, 2 also gradients, 3 also weights", "0", VALUES(zero_values), .apply = apply_plan_choice},
+     "data-parallel GPUs, 2 also gradients, 3 also weights", "0", VALUES(zero_values), .apply = gm_apply_plan_choice},
     {"format", GM_OPTARG_ENUM, "F", P, "model", "output on stdout", "text", VALUES(plan_format_values),
-     .apply = apply_plan_choice},
+     .apply = gm_apply_plan_choice},
     {"fit", GM_OPTARG_TEXT, "SIZE", P, "model", "the largest batch at --seq and the largest sequence length at "
      "--batch that fit in SIZE (24GiB), or in the best device's free memory (device)", NULL,
-     .apply = apply_plan_fit},
+     .apply = gm_apply_plan_fit},
+    {"lora-rank", GM_OPTARG_NUMBER, "R", P, "model lora, qlora", "the adapters' rank (at most each adapted "
+     "projection's smaller width)", "16", NUM(1, 1u << 20), .apply = gm_apply_plan_tune},
+    {"lora-alpha", GM_OPTARG_REAL, "A", P, "model lora, qlora", "adapters add (alpha / rank) x A B (no bytes: "
+     "the step's scale)", "2 x rank", .apply = gm_apply_plan_tune},
+    {"lora-targets", GM_OPTARG_LIST, "LIST", P, "model lora, qlora", "the projections with an adapter (all "
+     "linear ones, as QLoRA and PEFT's all-linear; q,v: LoRA's paper)", "all the model has",
+     VALUES(gm_lora_target_values), .apply = gm_apply_plan_tune},
+    {"adapter-precision", GM_OPTARG_ENUM, "P", P, "model lora, qlora", "the adapters' weights and gradients "
+     "(16-bit ones with fp32 master copies)", "fp32", VALUES(gm_adapter_precision_values),
+     .apply = gm_apply_plan_tune},
+    {"zero-offload", GM_OPTARG_ENUM, "O", P, "model training", "in host memory (ZeRO-Offload): optimizer (fp32 "
+     "master weights, optimizer states, gradients) or params (those and the weights: ZeRO-3)", "none",
+     VALUES(gm_offload_values), .apply = gm_apply_plan_tune},
+    {"host-memory", GM_OPTARG_SIZE, "SIZE", P, "model --zero-offload", "the host memory offloaded states must "
+     "fit in", "this host's", .apply = gm_apply_plan_tune},
+    {"saved", GM_OPTARG_ENUM, "S", P, "model training", "the tensors backward keeps: gpumem's step's, or plain "
+     "PyTorch's eager autograd's (RMSNorm's fp32 upcasts, silu(gate), the unfused loss's 3 fp32 logit tensors)",
+     "gpumem", VALUES(gm_saved_values), .apply = gm_apply_plan_tune},
     /* plot, compare, fleet */
     {"out", GM_OPTARG_TEXT, "DIR", GM_CMD_PLOT, NULL, "render into DIR instead of RUN/plots", NULL,
      .files = GM_FILES_DIR, .apply = apply_out},

@@ -140,6 +140,16 @@ void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *tex
  * line indented to `indent`. */
 void gm_help_wrap(FILE *f, const char *text, int col, int indent);
 
+/* The most values an option's list may have. */
+#define GM_OPTION_MAX_VALUES 32
+
+/* One of opt's allowed names: its index in opt->values, or -1 with err
+ * naming the option and what is allowed. */
+int gm_option_parse_enum(const gm_option *opt, const char *value, char *err, size_t err_len);
+/* A comma-separated list of opt's allowed names as a bit mask (bit i: the
+ * i-th name): 0, or -1 with err. */
+int gm_option_parse_names(const gm_option *opt, const char *value, unsigned *mask, char *err, size_t err_len);
+
 /* Prints every option of cmd, in table order, one entry each: the name,
  * its argument, the scope, the help line, the allowed values or bounds
  * and the default. */

@@ -2,9 +2,11 @@
 #include "cli/plan_model.h"
 
 #include "bench/model/precision_roles.h"
+#include "bench/model/train_plan.h"
 
 #include "device/select.h"
 #include "lib/exit_codes.h"
+#include "lib/host_memory.h"
 #include "lib/units.h"
 
 #include <jansson.h>
@@ -20,7 +22,8 @@ typedef struct {
     gm_plan_item items[GM_PLAN_MAX_ITEMS];
     int n;
     uint64_t subtotal[GM_PLAN_ROLE_COUNT];
-    uint64_t total;
+    uint64_t total;         /* on the device */
+    uint64_t host_total;    /* in host memory (--zero-offload) */
     uint64_t max_batch, max_seq;
     uint64_t min_total;     /* at batch 1, seq 1: what nothing less needs */
 } plan_result;
@@ -71,6 +74,39 @@ static gm_precision lm_head_prec(const gm_plan_opts *o, const plan_result *r)
     return w == GM_INT4 && !o->int4_lm_head ? role_of(o->act_prec, r->prec) : w;
 }
 
+static const char *const offload_names[] = {"none", "optimizer", "params"};
+static const char *const saved_names[] = {"gpumem", "pytorch"};
+
+/* The adapted projections, comma separated ("q,k,v,o,gate,up,down"). */
+static const char *targets_text(const gm_arch *a, const gm_plan_opts *o, char *buf, size_t len)
+{
+    unsigned t = gm_lora_targets(a, &o->tune);
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < GM_LORA_TARGET_COUNT && k < len; i++)
+        if (t & (1u << i))
+            k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "," : "", gm_lora_target_names[i]);
+    return buf;
+}
+
+static bool lora_mode(const gm_plan_opts *o) { return o->mode == GM_PLAN_LORA || o->mode == GM_PLAN_QLORA; }
+
+static const char *adapter_prec_name(const gm_plan_opts *o)
+{
+    return gm_precision_name(o->tune.adapter_prec ? (gm_precision)(o->tune.adapter_prec - 1) : GM_FP32);
+}
+
+/* The training line's settings after "optimizer=... zero=N". */
+static void print_tune_settings(const gm_arch *a, const gm_plan_opts *o)
+{
+    char targets[80];
+    if (lora_mode(o))
+        printf(" rank=%llu alpha=%g targets=%s adapters=%s adapter_params=%llu", (unsigned long long)gm_lora_rank(&o->tune),
+               gm_lora_alpha(&o->tune), targets_text(a, o, targets, sizeof targets), adapter_prec_name(o),
+               (unsigned long long)gm_lora_params(a, &o->tune));
+    printf(" offload=%s saved=%s\n", offload_names[o->tune.offload], saved_names[o->tune.saved]);
+}
+
 static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_result *r, const gm_model_plan_args *args)
 {
     char size[32], size2[32];
@@ -83,15 +119,16 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
     printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", gm_plan_mode_names[o->mode],
            label(a, o, r), (unsigned long long)o->batch, (unsigned long long)o->seq,
            (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
-    if (o->mode == GM_PLAN_TRAIN)
-        printf(" optimizer=%s recompute=%s zero=%d\n", optim_names[o->optimizer], recompute_names[o->recompute],
+    if (gm_plan_trains(o->mode)) {
+        printf(" optimizer=%s recompute=%s zero=%d", optim_names[o->optimizer], recompute_names[o->recompute],
                o->zero);
-    else
+        print_tune_settings(a, o);
+    } else
         printf(" logits=%s\n", o->logits_all ? "all" : "last");
     for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++) {
         int count = 0;
         for (int i = 0; i < r->n; i++) {
-            if ((int)r->items[i].role != role)
+            if ((int)r->items[i].role != role || r->items[i].host)
                 continue;
             count++;
             printf("%-12s %-22s %16llu  %s\n", gm_plan_role_name(role), r->items[i].name,
@@ -102,6 +139,13 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
                    gm_format_size(r->subtotal[role], size, sizeof size));
     }
     printf("total %llu  %s\n", (unsigned long long)r->total, gm_format_size(r->total, size, sizeof size));
+    for (int i = 0; i < r->n; i++)
+        if (r->items[i].host)
+            printf("host %-7s %-22s %16llu  %s\n", gm_plan_role_name(r->items[i].role), r->items[i].name,
+                   (unsigned long long)r->items[i].bytes, gm_format_size(r->items[i].bytes, size, sizeof size));
+    if (r->host_total)
+        printf("host_total %llu  %s\n", (unsigned long long)r->host_total,
+               gm_format_size(r->host_total, size, sizeof size));
     if (args->fit) {
         printf("fit %s %s: max_batch %llu at seq %llu; max_seq %llu at batch %llu\n",
                gm_format_size(args->fit_bytes, size, sizeof size), label(a, o, r),
@@ -119,12 +163,14 @@ static void print_csv(const gm_arch *a, const gm_plan_opts *o, const plan_result
 {
     const char *p = label(a, o, r);
     for (int i = 0; i < r->n; i++)
-        printf("%s,%s,%s,%llu,bytes\n", p, gm_plan_role_name(r->items[i].role), r->items[i].name,
-               (unsigned long long)r->items[i].bytes);
+        printf("%s,%s%s,%s,%llu,bytes\n", p, r->items[i].host ? "host_" : "", gm_plan_role_name(r->items[i].role),
+               r->items[i].name, (unsigned long long)r->items[i].bytes);
     for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++)
         if (r->subtotal[role])
             printf("%s,subtotal,%s,%llu,bytes\n", p, gm_plan_role_name(role), (unsigned long long)r->subtotal[role]);
     printf("%s,total,total,%llu,bytes\n", p, (unsigned long long)r->total);
+    if (r->host_total)
+        printf("%s,total,host_total,%llu,bytes\n", p, (unsigned long long)r->host_total);
     if (args->fit) {
         printf("%s,fit,budget,%llu,bytes\n", p, (unsigned long long)args->fit_bytes);
         printf("%s,fit,max_batch,%llu,batch\n", p, (unsigned long long)r->max_batch);
@@ -137,8 +183,9 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
 {
     json_t *items = json_array(), *sub = json_object();
     for (int i = 0; i < r->n; i++)
-        json_array_append_new(items, json_pack("{s:s,s:s,s:I}", "role", gm_plan_role_name(r->items[i].role), "name",
-                                               r->items[i].name, "bytes", (json_int_t)r->items[i].bytes));
+        json_array_append_new(items, json_pack("{s:s,s:s,s:I,s:b}", "role", gm_plan_role_name(r->items[i].role),
+                                               "name", r->items[i].name, "bytes", (json_int_t)r->items[i].bytes,
+                                               "host", r->items[i].host));
     for (int role = 0; role < GM_PLAN_ROLE_COUNT; role++)
         if (r->subtotal[role])
             json_object_set_new(sub, gm_plan_role_name(role), json_integer((json_int_t)r->subtotal[role]));
@@ -149,9 +196,19 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
                           (json_int_t)r->total);
     json_object_set_new(j, "kv_bytes_per_token",
                         json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, kv_size(o, r))));
-    if (o->mode == GM_PLAN_TRAIN) {
+    if (gm_plan_trains(o->mode)) {
+        char targets[80];
         json_object_set_new(j, "optimizer", json_string(optim_names[o->optimizer]));
         json_object_set_new(j, "recompute", json_string(recompute_names[o->recompute]));
+        json_object_set_new(j, "offload", json_string(offload_names[o->tune.offload]));
+        json_object_set_new(j, "saved", json_string(saved_names[o->tune.saved]));
+        json_object_set_new(j, "host_total", json_integer((json_int_t)r->host_total));
+        if (lora_mode(o))
+            json_object_set_new(j, "lora", json_pack("{s:I,s:f,s:s,s:s,s:I}", "rank", (json_int_t)gm_lora_rank(&o->tune),
+                                                     "alpha", gm_lora_alpha(&o->tune), "targets",
+                                                     targets_text(a, o, targets, sizeof targets), "adapter_precision",
+                                                     adapter_prec_name(o), "adapter_params",
+                                                     (json_int_t)gm_lora_params(a, &o->tune)));
     } else {
         json_object_set_new(j, "logits", json_string(o->logits_all ? "all" : "last"));
         json_object_set_new(j, "weight_precision", json_string(gm_precision_name(role_of(o->weight_prec, r->prec))));
@@ -201,20 +258,34 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
     gm_model_plan_args args = *in;
     if (args.fit && args.fit_device && (rc = device_budget(&args.fit_bytes)) != 0)
         return rc;
-    if (args.plan.mode == GM_PLAN_TRAIN && (args.precisions & (1u << GM_INT8))) {
+    const char *mode = gm_plan_mode_names[args.plan.mode];
+    if (args.lora_opt && !lora_mode(&args.plan)) {
+        fprintf(stderr, "gpumem plan: --%s is for --mode lora or qlora (not %s)\n", args.lora_opt, mode);
+        return GM_EXIT_USAGE;
+    }
+    if (args.train_opt && !gm_plan_trains(args.plan.mode)) {
+        fprintf(stderr, "gpumem plan: --%s is for --mode train, lora or qlora (not %s)\n", args.train_opt, mode);
+        return GM_EXIT_USAGE;
+    }
+    if (gm_plan_trains(args.plan.mode) && (args.precisions & (1u << GM_INT8))) {
         /* Every precision but int8 and int4 (a weight precision only) trains. */
         char trains[160] = "";
         for (int p = 0, n = 0; p < GM_PREC_COUNT; p++)
             if (p != GM_INT8 && p != GM_INT4)
                 n += snprintf(trains + n, sizeof trains - (size_t)n, "%s%s", n ? ", " : "",
                               gm_precision_name((gm_precision)p));
-        fprintf(stderr, "gpumem plan: --precision int8 with --mode train: training keeps its weights in one of %s\n",
-                trains);
+        fprintf(stderr, "gpumem plan: --precision int8 with --mode %s: training keeps its weights in one of %s\n",
+                mode, trains);
         return GM_EXIT_USAGE;
     }
-    if (args.plan.mode == GM_PLAN_TRAIN && (args.plan.weight_prec || args.plan.kv_prec || args.plan.act_prec)) {
+    if (gm_plan_trains(args.plan.mode)
+        && ((args.plan.weight_prec && args.plan.mode != GM_PLAN_QLORA) || args.plan.kv_prec || args.plan.act_prec)) {
         fprintf(stderr, "gpumem plan: --weight-precision, --kv-precision and --activation-precision are for "
-                "--mode inference (training: --precision)\n");
+                "--mode inference (training: --precision; QLoRA's base: --weight-precision int4)\n");
+        return GM_EXIT_USAGE;
+    }
+    if (gm_plan_tune_check(&a, &args.plan, err, sizeof err)) {
+        fprintf(stderr, "gpumem plan: %s\n", err);
         return GM_EXIT_USAGE;
     }
     gm_shape head = {.prec = GM_FP32, .weight_prec = args.plan.weight_prec, .arch = a,
@@ -234,10 +305,7 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
         return GM_EXIT_USAGE;
     }
     json_t *plans = args.format == GM_PLAN_JSON ? json_array() : NULL;
-    if (args.format == GM_PLAN_TEXT)
-        print_text_header(&a, &args.plan);
-    else if (args.format == GM_PLAN_CSV)
-        printf("precision,kind,name,value,unit\n");
+    bool started = false;   /* the header waits for the first plan: a refused one prints nothing */
     for (int p = 0; p < GM_PREC_COUNT; p++) {
         if (!(args.precisions & (1u << p)))
             continue;
@@ -259,8 +327,19 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
             r.subtotal[role] = gm_plan_sum(group, k);
         }
         r.total = gm_plan_sum(r.items, r.n);
-        if (r.total == UINT64_MAX) {
+        r.host_total = gm_plan_host_sum(r.items, r.n);
+        if (r.total == UINT64_MAX || r.host_total == UINT64_MAX) {
             fprintf(stderr, "gpumem plan: the shape is too large to count (bytes overflow 64 bits)\n");
+            json_decref(plans);
+            return GM_EXIT_USAGE;
+        }
+        uint64_t host = args.host_bytes ? args.host_bytes : gm_host_mem_total();
+        if (r.host_total > host) {
+            char need[32], have[32];
+            fprintf(stderr, "gpumem plan: --zero-offload %s: the host would hold %s of %s's training state but has "
+                    "%s of memory%s\n", offload_names[o.tune.offload], gm_format_size(r.host_total, need, sizeof need),
+                    a.name, gm_format_size(host, have, sizeof have),
+                    args.host_bytes ? "" : " (--host-memory SIZE plans for another host)");
             json_decref(plans);
             return GM_EXIT_USAGE;
         }
@@ -271,6 +350,11 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
             gm_plan_item it[GM_PLAN_MAX_ITEMS];
             r.min_total = gm_plan_sum(it, gm_plan_model(&a, &one, it));
         }
+        if (!started && args.format == GM_PLAN_TEXT)
+            print_text_header(&a, &args.plan);
+        else if (!started && args.format == GM_PLAN_CSV)
+            printf("precision,kind,name,value,unit\n");
+        started = true;
         if (args.format == GM_PLAN_TEXT)
             print_text(&a, &o, &r, &args);
         else if (args.format == GM_PLAN_CSV)

@@ -1,4 +1,4 @@
-/* What the host has: its memory available now. */
+/* What the host has: its memory available now, and in all. */
 #ifndef GM_HOST_MEMORY_H
 #define GM_HOST_MEMORY_H
 
@@ -6,5 +6,8 @@
 
 /* Host memory available now (MemAvailable of /proc/meminfo), 0 if unknown. */
 uint64_t gm_host_mem_available(void);
+
+/* The host's physical memory (MemTotal of /proc/meminfo), 0 if unknown. */
+uint64_t gm_host_mem_total(void);
 
 #endif
