@@ -32,6 +32,9 @@ attention_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(LAYER_KV_FP8)
 block_VARIANTS := $(STANDARD_VARIANTS) $(LAYER_FP8) $(LAYER_KV_FP8)
 model_VARIANTS := $(STANDARD_VARIANTS) $(LAYER_FP8)
 stream_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
+# The training step's kernels (train.cl) store activations and gradients in
+# a floating-point precision that trains.
+train_VARIANTS := $(foreach p,fp32 fp16 bf16,$(foreach a,$(ACCESSES),$(p)-$(a)))
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
 # Architectures every variant is compiled for (machine code), plus PTX for

@@ -199,7 +199,9 @@ uint64_t gm_layer_tune_activations(const gm_arch *a, const gm_plan_opts *o, uint
  * norm output's gradient e*sbh; FlashAttention-2's fp32 rowsum(dO * O)
  * 4*a*s*b / T) and the MLP's (SwiGLU's output gradient e*s*b*I / T, the
  * norm output's e*sbh; SwiGLU's backward writes d gate and d up over the
- * kept gate and up). An adapter's d(x A), e*s*b*r, lives one at a time.
+ * kept gate and up), and the fp32 1/rms of each row that RMSNorm's
+ * backward passes from its dx kernel to its dw kernel (4*s*b). An
+ * adapter's d(x A), e*s*b*r, lives one at a time.
  */
 static uint64_t backward_workspace(const gm_arch *a, const gm_plan_opts *o, uint64_t b, uint64_t s)
 {
@@ -208,7 +210,7 @@ static uint64_t backward_workspace(const gm_arch *a, const gm_plan_opts *o, uint
     const uint64_t qd = a->heads * a->head_dim, kd = a->kv_heads * a->head_dim;
     uint64_t attn = add(add(share(mul3(e, sb, 2 * qd + 2 * kd), T), mul(e, sbh)), share(mul3(4, a->heads, sb), T));
     uint64_t mlp = add(share(mul3(e, mul(sb, a->ffn), routed), T), mul(e, sbh));
-    uint64_t ws = add(mul(e, sbh), attn > mlp ? attn : mlp);
+    uint64_t ws = add(add(mul(e, sbh), attn > mlp ? attn : mlp), mul(4, sb));
     return o->mode == GM_PLAN_TRAIN ? ws : add(ws, mul3(e, sb, gm_lora_rank(&o->tune)));
 }
 
