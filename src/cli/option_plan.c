@@ -95,15 +95,23 @@ APPLY(gm_apply_plan_choice)
     return 0;
 }
 
-APPLY(gm_apply_plan_gpus)
+/* A whole number within opt's bounds: 0, or -1 with err. */
+static int bounded(const gm_option *opt, const char *v, uint64_t *n, char *err, size_t err_len)
 {
     char why[160];
-    uint64_t n;
-    if (gm_parse_uint(v, opt->max, &n, why, sizeof why) != 0 || n < opt->min) {
+    if (gm_parse_uint(v, opt->max, n, why, sizeof why) != 0 || *n < opt->min) {
         snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, v,
                  (unsigned long long)opt->min, (unsigned long long)opt->max);
         return -1;
     }
+    return 0;
+}
+
+APPLY(gm_apply_plan_gpus)
+{
+    uint64_t n;
+    if (bounded(opt, v, &n, err, err_len))
+        return -1;
     if (!strcmp(opt->name, "gpus"))
         d->plan->whole.plan.gpus = n;
     else
@@ -126,13 +134,9 @@ APPLY(gm_apply_plan_fit)
 
 APPLY(gm_apply_plan_number)
 {
-    char why[160];
     uint64_t n;
-    if (gm_parse_uint(v, opt->max, &n, why, sizeof why) != 0 || n < opt->min) {
-        snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", opt->name, v,
-                 (unsigned long long)opt->min, (unsigned long long)opt->max);
+    if (bounded(opt, v, &n, err, err_len))
         return -1;
-    }
     d->plan->seen_batch |= !strcmp(opt->name, "batch");
     d->plan->seen_seq |= !strcmp(opt->name, "seq");
     return gm_shape_set(&d->plan->shape, opt->name, v, err, err_len);
@@ -150,11 +154,8 @@ APPLY(gm_apply_plan_tune)
     const char *name = opt->name;
     bool lora = strncmp(name, "lora-", 5) == 0 || !strcmp(name, "adapter-precision");
     if (!strcmp(name, "lora-rank")) {
-        if (gm_parse_uint(v, opt->max, &t->rank, why, sizeof why) != 0 || t->rank < opt->min) {
-            snprintf(err, err_len, "--%s '%s': expected a whole number from %llu to %llu", name, v,
-                     (unsigned long long)opt->min, (unsigned long long)opt->max);
+        if (bounded(opt, v, &t->rank, err, err_len))
             return -1;
-        }
     } else if (!strcmp(name, "lora-alpha")) {
         char *end;
         errno = 0;

@@ -27,6 +27,7 @@
 #include "bench/bench.h"
 #include "bench/workloads/train_kernels.h"
 #include "bench/workloads/train_ref.h"
+#include "train_random.h"
 
 #define COMBOS 6
 static gm_train_kernels built[COMBOS];   /* fp32, fp16, bf16 x grid, chunked */
@@ -63,23 +64,6 @@ static int teardown(void **state)
     for (int i = 0; i < COMBOS; i++)
         gm_train_kernels_release(&dev, &built[i]);
     return close_device(state);
-}
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static double uniform(void)
-{
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng >> 11) / 4503599627370496.0 - 1.0;
-}
-
-static double *randoms(size_t n, double scale)
-{
-    double *v = malloc(n * sizeof *v);
-    assert_non_null(v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = uniform() * scale;
-    return v;
 }
 
 static gm_buffer upload_bytes(const void *src, size_t bytes)
@@ -354,24 +338,21 @@ static void test_nf4(void **state)
 {
     (void)state;
     const size_t n = 64 * 300;
-    double *w = randoms(n, 0.05), *want = malloc(n * sizeof *want);
-    float code2[256], scale2[2], offset;
-    for (int i = 0; i < 256; i++)
-        code2[i] = -1.0f + 2.0f * (float)i / 255.0f;
-    uint8_t *codes = malloc(n / 2), *absmax_q = malloc(n / 64);
-    gm_ref_nf4_quantize(w, n, code2, codes, absmax_q, scale2, &offset);
-    gm_ref_nf4_dequant(codes, absmax_q, code2, scale2, offset, want, n);
-    gm_buffer b[5] = {upload_bytes(codes, n / 2), upload_bytes(absmax_q, n / 64), upload_bytes(code2, sizeof code2),
-                      upload_bytes(scale2, sizeof scale2)};
+    nf4_sample q = nf4_random(n, 0.05);
+    double *want = malloc(n * sizeof *want);
+    gm_ref_nf4_dequant(q.codes, q.absmax_q, q.code2, q.scale2, q.offset, want, n);
+    gm_buffer b[5] = {upload_bytes(q.codes, n / 2), upload_bytes(q.absmax_q, n / 64),
+                      upload_bytes(q.code2, sizeof q.code2), upload_bytes(q.scale2, 2 * sizeof *q.scale2)};
     for (int i = 0; i < COMBOS; i++) {
         gm_train_kernels *k = &built[i];
         assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n * gm_precision_size(k->prec), &b[4]), GM_OK);
-        assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], offset, &b[4], n, 0), GM_OK);
+        assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], q.offset, &b[4], n, 0), GM_OK);
         expect("nf4 dequantised", k, &b[4], want, n, k->prec);
         gm_device_free(&dev, &b[4]);
     }
     release(b, 4);
-    free(w), free(want), free(codes), free(absmax_q);
+    nf4_free(&q);
+    free(want);
 }
 
 /* AdamW on real gradients: RMSNorm's weight gradient from its backward on

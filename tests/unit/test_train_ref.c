@@ -17,24 +17,7 @@
 
 #include "bench/workloads/train_kernels.h"
 #include "bench/workloads/train_ref.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-/* Uniform in [-1, 1), reproducible. */
-static double uniform(void)
-{
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng >> 11) / 4503599627370496.0 - 1.0;
-}
-
-static double *randoms(size_t n, double scale)
-{
-    double *v = malloc(n * sizeof *v);
-    assert_non_null(v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = uniform() * scale;
-    return v;
-}
+#include "train_random.h"
 
 static double weighted(const double *y, const double *dy, size_t n)
 {
@@ -280,15 +263,13 @@ static void test_nf4_round_trip(void **state)
 {
     (void)state;
     const size_t n = 64 * 300;           /* 300 blocks: two groups of absmax values */
-    double *w = randoms(n, 0.05), *back = malloc(n * sizeof *back);
-    float code2[256], scale2[2], offset;
-    for (int i = 0; i < 256; i++)
-        code2[i] = -1.0f + 2.0f * (float)i / 255.0f;
-    uint8_t *codes = malloc(n / 2), *absmax_q = malloc(n / 64);
-    gm_ref_nf4_quantize(w, n, code2, codes, absmax_q, scale2, &offset);
-    gm_ref_nf4_dequant(codes, absmax_q, code2, scale2, offset, back, n);
+    nf4_sample q = nf4_random(n, 0.05);
+    double *w = q.w, *back = malloc(n * sizeof *back);
+    const float *code2 = q.code2, *scale2 = q.scale2;
+    const uint8_t *absmax_q = q.absmax_q;
+    gm_ref_nf4_dequant(q.codes, absmax_q, code2, scale2, q.offset, back, n);
     for (size_t bl = 0; bl < n / 64; bl++) {
-        double am = (double)code2[absmax_q[bl]] * scale2[bl / 256] + offset, true_am = 0;
+        double am = (double)code2[absmax_q[bl]] * scale2[bl / 256] + q.offset, true_am = 0;
         for (size_t i = 0; i < 64; i++)
             true_am = fmax(true_am, fabs(w[bl * 64 + i]));
         /* The absmax within half a step of the second map (2/255 of scale2). */
@@ -301,10 +282,11 @@ static void test_nf4_round_trip(void **state)
     /* The even weight sits in the high nibble (bitsandbytes' packing):
      * +absmax is code 15, -absmax code 0, zero code 7. */
     double one[64] = {1.0, -1.0};
-    gm_ref_nf4_quantize(one, 64, code2, codes, absmax_q, scale2, &offset);
-    assert_int_equal(codes[0], 0xf0);
-    assert_int_equal(codes[1], 0x77);
-    free(w), free(back), free(codes), free(absmax_q);
+    gm_ref_nf4_quantize(one, 64, code2, q.codes, q.absmax_q, q.scale2, &q.offset);
+    assert_int_equal(q.codes[0], 0xf0);
+    assert_int_equal(q.codes[1], 0x77);
+    nf4_free(&q);
+    free(back);
 }
 
 int main(void)
