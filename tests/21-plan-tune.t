@@ -6,7 +6,7 @@
 # H200 (bench/tools/peers/torch_card.py train, torch 2.11, peak =
 # torch.cuda.max_memory_allocated; docs/training.md quotes the runs).
 . tests/lib.sh
-plan 33
+plan 36
 
 total() { awk -F, '$2 == "total" && $3 == "total" { print $4 }'; }
 item() { awk -F, -v n="$1" '$3 == n { print $4 }'; }
@@ -81,6 +81,20 @@ run_gpumem plan $L3 --mode train --zero-offload params --host-memory 1TiB
 is "$(printf '%s\n' "$OUT" | awk -F, '$3 == "host_total" { print $4 }')" "$((16 * P))" "params: the host holds all 16"
 run_gpumem plan --model llama-3-8b --precision bf16 --mode qlora --zero-offload optimizer --host-memory 1GiB --format json
 like "$OUT" '"offload": "optimizer"' "--format json says the offload"
+
+# The suites take --mode lora,qlora: unsupported rows (the device does not
+# run the step) carrying plan's bytes, nothing allocated.
+run_gpumem bench --backend opencl --suite workloads,oom --oom-parts batch --workload block --model tiny-llama-gqa \
+    --mode lora,qlora --precision fp32 --batch 2 --seq 32 --reps 1 --mem-limit "$TEST_MEM_LIMIT" \
+    --out "$TEST_TMP/run" --quiet
+is "$RC:$(csv_count "$TEST_TMP/run/results.csv" '$_->{status} eq "unsupported" && $_->{mode} =~ /^q?lora$/')" "0:6" \
+    "an unsupported row for lora and for qlora in workloads, and in oom per pattern (per-tensor, pool)"
+run_gpumem plan --model tiny-llama-gqa --mode lora --precision fp32 --batch 2 --seq 32 --format csv
+is "$(csv_value "$TEST_TMP/run/results.csv" '$_->{suite} eq "workloads" && $_->{mode} eq "lora"' model_bytes)" \
+    "$(printf '%s\n' "$OUT" | total)" "the lora row's model_bytes are plan's total"
+like "$(csv_value "$TEST_TMP/run/results.csv" '$_->{suite} eq "oom" && $_->{mode} eq "qlora"' note)" \
+    "^--mode qlora: the fine-tuning step is not run on the device; the memory model's largest batch for the free memory is [0-9]+\$" \
+    "the oom row gives the model's largest batch"
 
 # Bad input: one line naming the option, exit 2, nothing on stdout.
 bad() {   # NAME REGEX ARGS...
