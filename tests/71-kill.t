@@ -1,5 +1,6 @@
 #!/bin/sh
-# kill -9 at random moments of small real bench runs (PoCL): after every
+# kill -9 at random moments of small real bench runs (PoCL), every other
+# one just after the run journals a point of its own: after every
 # kill results.csv and samples.csv are whole (header intact, every row
 # with the header's field count, quotes balanced, a final newline); the
 # killed run is resumed (its stale lock taken over) and killed again, and
@@ -17,6 +18,11 @@ is "$RC" 0 "an uninterrupted run of the same options"
 point_keys "$TEST_TMP/ref/results.csv" >"$TEST_TMP/ref.keys"
 
 run=$TEST_TMP/killed
+# journal_points: the points the killed run's journal holds (0 without one).
+journal_points() {
+    n=$(grep -c '^point ' "$run/points.journal" 2>/dev/null)
+    echo "${n:-0}"
+}
 kills=0 mid=0 cycles=0 broken=0 refused=0 finished=0 mismatched=0
 while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
     cycles=$((cycles + 1))
@@ -34,11 +40,23 @@ while [ "$kills" -lt "$KILLS" ] && [ "$cycles" -lt $((KILLS * 4)) ]; do
         "$GPUMEM" $A --out "$run" >"$TEST_TMP/cycle.out" 2>"$TEST_TMP/cycle.err" &
     fi
     pid=$!
-    before=$(grep -c '^point ' "$run/points.journal" 2>/dev/null || true)
-    before=${before:-0}
-    sleep "$(awk -v n="$cycles" 'BEGIN { srand(); srand(srand() * 1000 + n); printf "%.3f", 0.05 + rand() * 0.95 }')"
+    before=$(journal_points)
+    if [ $((cycles % 2)) = 0 ]; then
+        # Every other cycle waits for the run's next point (a load that
+        # slows the start of every run would otherwise leave no kill in
+        # the middle of its points), then strikes up to 0.2 s later.
+        waited=0
+        while [ "$waited" -lt 400 ] && kill -0 "$pid" 2>/dev/null \
+            && [ "$(journal_points)" -le "$before" ]; do
+            sleep 0.05
+            waited=$((waited + 1))
+        done
+        sleep "$(awk -v n="$cycles" 'BEGIN { srand(); srand(srand() * 1000 + n); printf "%.3f", rand() * 0.2 }')"
+    else
+        sleep "$(awk -v n="$cycles" 'BEGIN { srand(); srand(srand() * 1000 + n); printf "%.3f", 0.05 + rand() * 0.95 }')"
+    fi
     kill -9 "$pid" 2>/dev/null && kills=$((kills + 1)) \
-        && [ "$(grep -c '^point ' "$run/points.journal" 2>/dev/null)" -gt "$before" ] && mid=$((mid + 1))
+        && [ "$(journal_points)" -gt "$before" ] && mid=$((mid + 1))
     { wait "$pid"; } 2>/dev/null
     rc=$?
     for f in results.csv samples.csv; do
