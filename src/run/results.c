@@ -169,7 +169,7 @@ void gm_run_close(gm_run *run)
     if (run->samples_fd >= 0)
         close(run->samples_fd);
     run->results_fd = run->samples_fd = -1;
-    gm_run_unlock(run->lock_fd);
+    gm_run_unlock(run->dir, run->lock_fd);
     run->lock_fd = -1;
 }
 

@@ -1,24 +1,40 @@
 #include "run/run_lock.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Whether fd is still the file at path: a holder that finished removed
+ * the file it locked, so a lock taken on the removed one guards nothing. */
+static bool still_there(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 int gm_run_lock(const char *dir, char *err, size_t err_len)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
-        return -1;
+    int fd, saved;
+    for (int tries = 0;; tries++) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            snprintf(err, err_len, "cannot create %s: %s", path, strerror(errno));
+            return -1;
+        }
+        saved = flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
+        if (saved || still_there(fd, path) || tries == 100)
+            break;
+        close(fd);              /* its holder removed it as we took it: take the new one */
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int saved = errno;
+    if (saved) {
         char owner[256] = "";
         ssize_t n = pread(fd, owner, sizeof owner - 1, 0);
         owner[n > 0 ? n : 0] = '\0';
@@ -48,11 +64,15 @@ int gm_run_lock(const char *dir, char *err, size_t err_len)
     return fd;
 }
 
-void gm_run_unlock(int fd)
+void gm_run_unlock(const char *dir, int fd)
 {
     if (fd < 0)
         return;
-    if (ftruncate(fd, 0) != 0) {
+    /* Removed while still held, so a writer that opened it meanwhile
+     * finds it gone once it holds it (still_there) and takes a new one. */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    if (unlink(path) != 0 && ftruncate(fd, 0) != 0) {
         /* The lock goes with the descriptor; a stale owner line is harmless. */
     }
     close(fd);

@@ -1,6 +1,7 @@
 /* The point journal and the run folder's lock (src/journal.c,
  * src/run_lock.c): what --resume reads back, and what it refuses. */
 #include <setjmp.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -157,10 +158,25 @@ static void test_lock(void **state)
     assert_int_equal(gm_run_lock(dir, err, sizeof err), -2);
     if (!strstr(err, want))
         fail_msg("error '%s' lacks '%s'", err, want);
-    gm_run_unlock(fd);
-    fd = gm_run_lock(dir, err, sizeof err);    /* free again */
+    /* A writer that opened the lock file before its holder finished... */
+    char path[600];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int late = open(path, O_RDWR);
+    assert_true(late >= 0);
+    gm_run_unlock(dir, fd);
+    /* ...finds it removed: a finished run leaves no lock file. */
+    assert_int_equal(access(path, F_OK), -1);
+    fd = gm_run_lock(dir, err, sizeof err);    /* free again, a new file */
     assert_true(fd >= 0);
-    gm_run_unlock(fd);
+    struct stat old_file, new_file;
+    assert_int_equal(fstat(late, &old_file), 0);
+    assert_int_equal(fstat(fd, &new_file), 0);
+    assert_true(old_file.st_ino != new_file.st_ino);
+    /* The removed file's lock guards nothing: the new one is held. */
+    assert_int_equal(gm_run_lock(dir, err, sizeof err), -2);
+    close(late);
+    gm_run_unlock(dir, fd);
+    assert_int_equal(access(path, F_OK), -1);
 }
 
 int main(void)
