@@ -37,7 +37,8 @@ const gm_command gm_command_compare = {
         "are then the test's units. One run a side without rounds falls back to a Mann-Whitney U test on the "
         "repetitions, which cannot separate run-to-run noise. A run named reference:NAME is the reference run "
         "NAME of a real card kept with gpumem (gpumem info says where).",
-    .exit_status = "0 success, 1 a regression under --gate, 2 bad usage or input (a missing folder, a cut or malformed CSV)",
+    .exit_status = "0 success, 1 a regression under --gate, 2 bad usage or input (a missing folder, a cut or malformed "
+        "CSV), 4 the comparison could not be written (stdout, or the --out folder)",
     .positional = GM_POSITIONAL_RUN,
 };
 
@@ -102,7 +103,7 @@ static int overlay(gm_comparison *c, int k, const char *dir, int *made, char *er
 static int write_outputs(gm_comparison *c, const char *dir, char *err, size_t len)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, len, "cannot create %s: %s", dir, strerror(errno));
+        snprintf(err, len, "--out: cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
     for (int markdown = 1; markdown >= 0; markdown--) {
@@ -247,9 +248,9 @@ int gm_cmd_compare(int argc, char **argv)
         fflush(stdout);
         if (bad) {
             snprintf(err, sizeof err, "cannot write the comparison to stdout");
-            rc = GM_EXIT_USAGE;
+            rc = GM_EXIT_OUTPUT;
         } else if (out && write_outputs(&c, out, err, sizeof err) != 0) {
-            rc = GM_EXIT_USAGE;
+            rc = GM_EXIT_OUTPUT;
         }
     }
     if (rc == GM_EXIT_OK && gate && c.n_regressions) {
@@ -257,7 +258,7 @@ int gm_cmd_compare(int argc, char **argv)
                 c.n_regressions == 1 ? "" : "s", runs[0].label);
         gm_compare_print_regressions(stderr, &c, "  ");
         rc = GM_EXIT_CHECK;
-    } else if (rc == GM_EXIT_USAGE) {
+    } else if (rc == GM_EXIT_USAGE || rc == GM_EXIT_OUTPUT) {
         fprintf(stderr, "gpumem compare: %s\n", err);
     }
     gm_comparison_free(&c);

@@ -26,7 +26,8 @@ const gm_command gm_command_fleet = {
     .usage = "fleet DIR [OPTIONS]",
     .about = "Merges every run folder under DIR (results.csv + meta.json, found recursively), one GPU each, and flags "
         "the GPUs worse than the fleet median.",
-    .exit_status = "0 no GPU flagged, 1 some GPU flagged, 2 bad usage or input",
+    .exit_status = "0 no GPU flagged, 1 some GPU flagged, 2 bad usage or input, 4 the --out files could not be "
+        "written",
     .positional = GM_POSITIONAL_DIR,
 };
 
@@ -140,7 +141,7 @@ int gm_cmd_fleet(int argc, char **argv)
             flagged == 1 ? "" : "s");
     rc = flagged ? GM_EXIT_CHECK : GM_EXIT_OK;
     if (a.out && write_outputs(&a, &f) != 0)
-        rc = GM_EXIT_USAGE;
+        rc = GM_EXIT_OUTPUT;
     gm_fleet_release(&f);
     return rc;
 }

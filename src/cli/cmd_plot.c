@@ -33,12 +33,14 @@ const gm_command gm_command_plot = {
     .usage = "plot RUN [--out DIR]",
     .about = "Renders RUN/results.csv as PNG and SVG plots into RUN/plots (or DIR), gnuplot's data and logs in its "
         "subfolder data/, and writes RUN/report.md and RUN/report.html.",
-    .exit_status = "0 success, 2 bad usage or input, or gnuplot failed",
+    .exit_status = "0 success, 2 bad usage or input (a malformed results.csv or memory.csv), 4 the plots or "
+        "the report could not be written (an unwritable folder, or gnuplot failed)",
     .positional = GM_POSITIONAL_DIR,
 };
 
 /* The memory-over-time plot from RUN/memory.csv. Returns 1 when drawn, 0
- * when the run has no trace (or held nothing), -1 with err. */
+ * when the run has no trace (or held nothing); -1 with err when the trace
+ * is malformed, -2 when the plot cannot be written. */
 static int render_memory(const char *run, const char *dir, const gm_report_meta *meta, const gm_plot_data *data,
                          char *err, size_t len)
 {
@@ -46,11 +48,12 @@ static int render_memory(const char *run, const char *dir, const gm_report_meta 
     snprintf(csv, sizeof csv, "%s/memory.csv", run);
     err[0] = '\0';
     if (gm_plot_data_base(dir, "memory", base, sizeof base, err, len) != 0)
-        return -1;
+        return -2;
     snprintf(dat, sizeof dat, "%s.all.dat", base);
     int points = 0;
-    if (gm_plot_memory_write(csv, dat, &points, err, len) != 0)
-        return -1;
+    int rc = gm_plot_memory_write(csv, dat, &points, err, len);
+    if (rc != 0)
+        return rc;
     if (!points)
         return 0;
     gm_plot_set set = {.kind = "memory", .n_panels = 1, .n_points = points};
@@ -64,9 +67,9 @@ static int render_memory(const char *run, const char *dir, const gm_report_meta 
     remove(caps);
     snprintf(label, sizeof label, "oom suite's cap %s", gm_format_size(oom_cap, sz, sizeof sz));
     if (oom_cap && oom_cap != meta->mem_limit && gm_plot_memory_cap(dat, "oom", oom_cap, label, caps, err, len) < 0)
-        return -1;
+        return -2;
     if (gm_plot_render(&set, dir, err, len) != 0)
-        return -1;
+        return -2;
     printf("%s/memory.png %s/memory.svg\n", dir, dir);
     return 1;
 }
@@ -85,10 +88,12 @@ static int plot_run(const char *run, const char *out)
         fprintf(stderr, "gpumem plot: %s\n", err);
         return GM_EXIT_USAGE;
     }
+    /* From here on a failure is the output's: the plots or the report
+     * could not be written (exit status 4). */
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "gpumem plot: cannot create %s: %s\n", dir, strerror(errno));
         gm_plot_data_free(&data);
-        return GM_EXIT_USAGE;
+        return GM_EXIT_OUTPUT;
     }
     int made = 0, rc = GM_EXIT_OK;
     const char *rendered[GM_PLOT_KINDS + 1];
@@ -105,21 +110,22 @@ static int plot_run(const char *run, const char *out)
             snprintf(set.vars, sizeof set.vars, "llc=%llu;", (unsigned long long)meta.llc);
         if (gm_plot_data_base(dir, set.kind, base, sizeof base, err, sizeof err) != 0
             || gm_plot_write(&set, base, err, sizeof err) != 0) {
-            rc = GM_EXIT_USAGE;
+            rc = GM_EXIT_OUTPUT;
         } else if (gm_plot_render(&set, dir, err, sizeof err) != 0) {
-            rc = GM_EXIT_USAGE;
+            rc = GM_EXIT_OUTPUT;
         } else {
             printf("%s/%s.png %s/%s.svg\n", dir, set.kind, dir, set.kind);
             rendered[made++] = set.kind;
         }
         gm_plot_set_free(&set);
     }
-    if (rc == GM_EXIT_OK && render_memory(run, dir, &meta, &data, err, sizeof err) > 0)
+    int drawn = rc == GM_EXIT_OK ? render_memory(run, dir, &meta, &data, err, sizeof err) : 0;
+    if (drawn > 0)
         rendered[made++] = "memory";
-    else if (err[0])
-        rc = GM_EXIT_USAGE;
+    else if (drawn < 0)
+        rc = drawn == -1 ? GM_EXIT_USAGE : GM_EXIT_OUTPUT;
     if (rc == GM_EXIT_OK && gm_report_write(&data, run, rendered, out ? 0 : made, err, sizeof err) != 0)
-        rc = GM_EXIT_USAGE;
+        rc = GM_EXIT_OUTPUT;
     else if (rc == GM_EXIT_OK)
         printf("%s/report.md\n", run);
     gm_plot_data_free(&data);
@@ -181,7 +187,7 @@ int gm_cmd_plot(int argc, char **argv)
     }
     if (rc == GM_EXIT_OK && gm_report_write_devices(run, devs, n, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem plot: %s\n", err);
-        rc = GM_EXIT_USAGE;
+        rc = GM_EXIT_OUTPUT;
     } else if (rc == GM_EXIT_OK) {
         printf("%s/report.md\n", run);
     }

@@ -168,7 +168,7 @@ int gm_plot_memory_write(const char *csv, const char *dat, int *points, char *er
         int bad = !o || write_blocks(o, ev, n, &procs, &phases, points) != 0;
         if ((o && fclose(o) != 0) || bad) {
             snprintf(err, len, "cannot write %s", dat);
-            rc = -1;
+            rc = -2;
         }
     }
     free(ev);

@@ -11,8 +11,9 @@
 
 /* Reads `csv` and writes `dat` (blocks: a title line "PHASE" then lines
  * "t_s MiB", a blank line where the phase pauses). Sets *points to the
- * lines written (0: nothing to draw). Returns 0, or -1 with "FILE:LINE:
- * why" (or why the output failed) in err. A missing csv is 0 points. */
+ * lines written (0: nothing to draw). Returns 0; -1 with "FILE:LINE:
+ * why" in err when csv cannot be read or is malformed; -2 with err when
+ * dat cannot be written. A missing csv is 0 points. */
 int gm_plot_memory_write(const char *csv, const char *dat, int *points, char *err, size_t len);
 
 /* Appends to `caps` (created when absent) a block titled "LABEL" of two
