@@ -99,6 +99,7 @@ run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workload
 is "$(csv_count "$TEST_TMP/offload4/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{model_bytes} == 12288 + 1536 + 4096 + 512 + 16384 + 2048 + 16384 + 2048 + 36864 + 30720 + 55296 + 1536')" 1 \
     "offloaded int4 weights (two layers of codes and scales on the device): verified, counted exactly"
 
-run_gpumem plan --workload block --model llama-7b --batch 1 --seq 4096 --precision bf16 --checkpoint
+run_gpumem plan --workload block --hidden 4096 --heads 32 --layers 32 --ffn 11008 --batch 1 --seq 4096 --precision bf16 \
+    --checkpoint
 like "$OUT" "recompute_mlp_hidden +workspace" "plan names the recomputation workspace of --checkpoint"
 done_testing

@@ -144,11 +144,11 @@ END
         "MLP of 1100 and vocabulary of 3000 columns (tied head: $tied): inference in 3 precisions and training in 2 verify"
 done
 
-# Models.ini shapes are untouched by the whole-model path.
-run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model gpt-125m \
+# Without --model, block is the shape options' blocks, untouched by the whole-model path.
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block \
     --hidden 64 --heads 4 --layers 1 --ffn 128 --precision fp32 --batch 1 --seq 8 --reps 1 --out "$TEST_TMP/ini" --quiet
 is "$(csv_count "$TEST_TMP/ini/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 1 \
-    "a models.ini shape still runs as before"
+    "a block of the shape options runs as before"
 
 # Fine-tuning under a 64MiB cap: the state takes about 52MiB.
 run_gpumem bench --backend opencl --suite oom --mem-limit 64MiB --workload block $model --mode train \

@@ -37,9 +37,16 @@ uint64_t gm_arch_mlp_params(const gm_arch *a)
     return a->experts * expert_params(a) + a->hidden * a->experts;
 }
 
+/* Norms a layer: two (before attention and before the MLP) unless the
+ * config says otherwise. */
+static uint64_t layer_norms(const gm_arch *a)
+{
+    return a->layer_norms ? a->layer_norms : 2;
+}
+
 static uint64_t params_with(const gm_arch *a, uint64_t mlp)
 {
-    uint64_t layer = gm_arch_attn_params(a) + mlp + 2 * gm_arch_norm_params(a);
+    uint64_t layer = gm_arch_attn_params(a) + mlp + layer_norms(a) * gm_arch_norm_params(a);
     uint64_t n = a->vocab * a->hidden + a->positions * a->hidden;
     n += a->layers * layer + gm_arch_norm_params(a);
     if (!a->tied)
@@ -63,4 +70,16 @@ uint64_t gm_arch_kv_bytes_per_token(const gm_arch *a, size_t elem_size)
 {
     /* DESIGN section 6: K and V, each k heads of d elements, per layer. */
     return 2 * a->layers * a->kv_heads * a->head_dim * (uint64_t)elem_size;
+}
+
+uint64_t gm_arch_kv_bytes_per_sequence(const gm_arch *a, size_t elem_size, uint64_t seq)
+{
+    uint64_t per_layer_token = 2 * a->kv_heads * a->head_dim * (uint64_t)elem_size, tokens, r;
+    uint64_t sliding = a->sliding_window ? a->sliding_layers : 0;
+    uint64_t window = sliding && seq > a->sliding_window ? a->sliding_window : seq;
+    /* (L - sliding) layers hold seq tokens, `sliding` layers the window. */
+    if (__builtin_mul_overflow(a->layers - sliding, seq, &tokens) || __builtin_mul_overflow(sliding, window, &r)
+        || __builtin_add_overflow(tokens, r, &tokens) || __builtin_mul_overflow(tokens, per_layer_token, &r))
+        return UINT64_MAX;
+    return r;
 }

@@ -31,6 +31,13 @@ typedef struct {
     bool mlp_bias;          /* biases on the MLP's projections */
     bool tied;              /* the LM head shares the token embeddings */
     bool dropout;           /* attention and residual dropout in training */
+    uint64_t layer_norms;   /* norms a layer: 2 (4: Gemma-2's pre and post norms) */
+    /* Layers whose attention sees the last sliding_window tokens only and
+     * keep no more of them in the KV cache (Gemma-2: every other layer);
+     * 0: every layer attends to the whole context. */
+    uint64_t sliding_window, sliding_layers;
+    bool attn_softcap;      /* tanh soft-capping of attention scores (Gemma-2) */
+    bool final_softcap;     /* tanh soft-capping of the logits (Gemma-2) */
 } gm_arch;
 
 /* Parameters of one layer's attention: q, o (h x a*d), k, v (h x k*d),
@@ -42,24 +49,34 @@ uint64_t gm_arch_mlp_params(const gm_arch *a);
 /* Parameters of one norm: h (RMSNorm), 2h (LayerNorm with bias). */
 uint64_t gm_arch_norm_params(const gm_arch *a);
 /* All parameters: V*h embeddings + positions*h + L * (attention + MLP +
- * 2 norms) + final norm + V*h LM head unless tied. */
+ * layer_norms norms) + final norm + V*h LM head unless tied. */
 uint64_t gm_arch_params(const gm_arch *a);
 /* Parameters that one token's forward pass multiplies by (MoE: only
  * experts_per_token experts); equal to gm_arch_params for dense models. */
 uint64_t gm_arch_active_params(const gm_arch *a);
 /* KV cache bytes per token: 2 (K and V) * L * k * d * elem_size. */
 uint64_t gm_arch_kv_bytes_per_token(const gm_arch *a, size_t elem_size);
+/* KV cache bytes of one sequence of `seq` tokens: every layer holds them
+ * all, but a sliding-window layer at most sliding_window of them.
+ * UINT64_MAX when it overflows. */
+uint64_t gm_arch_kv_bytes_per_sequence(const gm_arch *a, size_t elem_size, uint64_t seq);
 
-/* Reads `model`: a path (it contains '/' or ends in .json) to a Hugging
- * Face config.json, or a preset name, share/models/NAME.json. Returns 0;
- * 2 with one line in err naming the file and the field on bad input (no
- * such preset, unreadable file, malformed JSON, a missing or bad field,
- * an unknown model_type). */
+/* Reads `model`: a preset name, share/models/NAME.json; else a path (it
+ * contains '/', ends in .json, or names a folder) to a Hugging Face
+ * config.json, or to a model's folder holding one (FOLDER/config.json).
+ * Returns 0; 2 with one line in err on bad input: no such preset (the
+ * line lists the presets, or names the one that replaces a retired
+ * name), an unreadable file, malformed JSON, a missing or bad field
+ * (named), an unknown model_type. */
 int gm_arch_load(const char *model, gm_arch *out, char *err, size_t err_len);
 
 /* Parses config.json text already read from `path` (named in messages).
  * Same returns as gm_arch_load. */
 int gm_arch_parse(const char *path, const char *text, gm_arch *out, char *err, size_t err_len);
+
+/* The preset names (the NAME of share/models/NAME.json), sorted, joined by ", ", into
+ * buf ("" when the folder is not found). */
+void gm_arch_presets(char *buf, size_t len);
 
 /* The model_type values gm_arch_parse knows, comma separated. */
 extern const char gm_arch_known_types[];

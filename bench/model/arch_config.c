@@ -2,18 +2,18 @@
  * Hugging Face config.json to gm_arch (bench/model/arch.h), read with jansson.
  * Field names and defaults are those of each family's configuration class
  * in the transformers library (LlamaConfig, MistralConfig, MixtralConfig,
- * Qwen2Config, GemmaConfig, Phi3Config, GPT2Config, GPTNeoXConfig).
+ * Qwen2Config, GemmaConfig, Gemma2Config, Phi3Config, GPT2Config,
+ * GPTNeoXConfig). Finding a preset or a model's folder: presets.c.
  */
 #include "bench/model/arch.h"
 
-#include "lib/datafile.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char gm_arch_known_types[] = "llama, mistral, mixtral, qwen2, gemma, phi3, gpt2, gpt_neox";
+const char gm_arch_known_types[] = "llama, mistral, mixtral, qwen2, gemma, gemma2, phi3, gpt2, gpt_neox";
 
 typedef struct {
     const char *path;
@@ -57,6 +57,36 @@ static int get_bool(reader *r, const char *key, bool dflt, bool *out)
     }
     *out = json_is_true(v);
     return 0;
+}
+
+/* Whether a soft-capping value under `key` is on: absent, the family's
+ * default (dflt); null or 0, off; a positive number, on. */
+static int get_softcap(reader *r, const char *key, bool dflt, bool *out)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v) {
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_null(v) && !(json_is_number(v) && json_number_value(v) >= 0)) {
+        snprintf(r->err, r->err_len, "%s: field '%s': expected a number of at least 0, or null", r->path, key);
+        return -1;
+    }
+    *out = json_is_number(v) && json_number_value(v) > 0;
+    return 0;
+}
+
+/* Gemma2Config: a norm before and after both attention and the MLP; every
+ * other layer (the even ones) attends to a sliding window (default 4096
+ * tokens); attention scores and logits soft-capped by tanh (defaults 50
+ * and 30). */
+static int parse_gemma2(reader *r, gm_arch *a)
+{
+    a->layer_norms = 4;
+    a->sliding_layers = (a->layers + 1) / 2;
+    return get_uint(r, "sliding_window", 4096, &a->sliding_window) ||
+           get_softcap(r, "attn_logit_softcapping", true, &a->attn_softcap) ||
+           get_softcap(r, "final_logit_softcapping", true, &a->final_softcap) ? -1 : 0;
 }
 
 /* True when any of the dropout probabilities named is above zero. */
@@ -111,13 +141,13 @@ static int parse_neox(reader *r, gm_arch *a)
 static int parse_llama(reader *r, gm_arch *a, const char *type)
 {
     static const char *const drops[] = {"attention_dropout", NULL};
-    bool gemma = strcmp(type, "gemma") == 0, qwen2 = strcmp(type, "qwen2") == 0;
-    bool bias = false;
+    bool gemma2 = strcmp(type, "gemma2") == 0, gemma = gemma2 || strcmp(type, "gemma") == 0;
+    bool qwen2 = strcmp(type, "qwen2") == 0, bias = false;
     if (get_uint(r, "hidden_size", 0, &a->hidden) || get_uint(r, "num_hidden_layers", 0, &a->layers) ||
         get_uint(r, "num_attention_heads", 0, &a->heads) || get_uint(r, "intermediate_size", 0, &a->ffn) ||
         get_uint(r, "vocab_size", 0, &a->vocab) || get_uint(r, "num_key_value_heads", a->heads, &a->kv_heads) ||
-        get_uint(r, "head_dim", a->hidden / a->heads ? a->hidden / a->heads : 1, &a->head_dim) ||
-        get_bool(r, "tie_word_embeddings", gemma, &a->tied))
+        get_uint(r, "head_dim", gemma2 ? 256 : a->hidden / a->heads ? a->hidden / a->heads : 1, &a->head_dim) ||
+        get_bool(r, "tie_word_embeddings", gemma, &a->tied) || (gemma2 && parse_gemma2(r, a)))
         return -1;
     /* LlamaConfig: attention_bias (q, k, v, o) and mlp_bias, both false by
      * default. Qwen2 has q, k, v biases and none on o_proj. */
@@ -169,7 +199,8 @@ int gm_arch_parse(const char *path, const char *text, gm_arch *out, char *err, s
         else if (!strcmp(type, "gpt_neox"))
             bad = parse_neox(&r, out);
         else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "mixtral") ||
-                 !strcmp(type, "qwen2") || !strcmp(type, "gemma") || !strcmp(type, "phi3"))
+                 !strcmp(type, "qwen2") || !strcmp(type, "gemma") || !strcmp(type, "gemma2") ||
+                 !strcmp(type, "phi3"))
             bad = parse_llama(&r, out, type);
         else {
             snprintf(err, err_len, "%s: field 'model_type': unknown value '%s' (known: %s)", path, type,
@@ -187,59 +218,5 @@ int gm_arch_parse(const char *path, const char *text, gm_arch *out, char *err, s
         rc = bad ? 2 : 0;
     }
     json_decref(root);
-    return rc;
-}
-
-int gm_arch_load(const char *model, gm_arch *out, char *err, size_t err_len)
-{
-    char path[4200];
-    size_t n = strlen(model);
-    bool is_path = strchr(model, '/') || (n > 5 && strcmp(model + n - 5, ".json") == 0);
-    if (is_path) {
-        snprintf(path, sizeof path, "%s", model);
-    } else {
-        char rel[300];
-        snprintf(rel, sizeof rel, "models/%s.json", model);
-        if (!gm_find_data_file(rel, path, sizeof path)) {
-            snprintf(err, err_len, "--model '%s': no such preset (share/models/*.json) and not a config.json path",
-                     model);
-            return 2;
-        }
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, err_len, "%s: cannot read: %m", path);
-        return 2;
-    }
-    char *text = NULL;
-    size_t cap = 0, len = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            if (cap > (64u << 20)) {
-                fclose(f);
-                free(text);
-                snprintf(err, err_len, "%s: larger than 64MiB, not a config.json", path);
-                return 2;
-            }
-            char *p = realloc(text, cap = cap * 2 + 8192);
-            if (!p) {
-                fclose(f);
-                free(text);
-                snprintf(err, err_len, "%s: out of host memory", path);
-                return 2;
-            }
-            text = p;
-        }
-        size_t got = fread(text + len, 1, 4096, f);
-        len += got;
-        if (got < 4096)
-            break;
-    }
-    fclose(f);
-    text[len] = '\0';
-    int rc = gm_arch_parse(path, text, out, err, err_len);
-    free(text);
-    if (rc == 0 && !is_path)
-        snprintf(out->name, sizeof out->name, "%s", model);
     return rc;
 }

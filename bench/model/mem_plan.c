@@ -48,11 +48,15 @@ void gm_plan_opts_init(gm_plan_opts *o)
  * result for MHA, FFN 4h, GELU, LayerNorm and dropout, 16-bit, T = 1, is
  * s*b*h*(34 + 5*a*s/h); with T ranks and no sequence parallelism
  * s*b*h*(10 + 24/T + 5*a*s/(h*T)). Term by term, with sbh = s*b*h:
- *   both norms' inputs                      2 * e*sbh
+ *   both norms' inputs                      2 * e*sbh (Gemma-2's four
+ *                                           norms: 4 * e*sbh)
  *   attention input (the norm's output)     e*sbh
  *   Q, K, V (GQA: K, V have k*d columns)    e*s*b*(a*d + 2*k*d) / T
  *   naive attention: softmax output         e*a*s^2*b / T
  *     with dropout: its mask and output     (1 + e)*a*s^2*b / T
+ *     with soft-capped scores (Gemma-2:     e*a*s^2*b / T more
+ *     cap * tanh(scores / cap)): tanh's
+ *     output, which its backward reads
  *   tiled (flash) attention: fp32 row       4*a*s*b / T
  *     logsumexp; the output it also needs is the o_proj input below
  *   o_proj input                            e*s*b*a*d / T
@@ -75,12 +79,13 @@ uint64_t gm_layer_train_activations(const gm_arch *a, uint64_t b, uint64_t s, si
     uint64_t sb = mul(s, b), sbh = mul(sb, a->hidden);
     if (r == GM_RECOMPUTE_FULL)
         return mul(e, sbh);
-    uint64_t mask = a->dropout ? 1 : 0;
-    uint64_t n = mul(3 * e, sbh);                                   /* 2 norm inputs, attention input */
+    uint64_t mask = a->dropout ? 1 : 0, norms = a->layer_norms ? a->layer_norms : 2;
+    uint64_t n = mul((norms + 1) * e, sbh);                         /* norm inputs, attention input */
     n = add(n, share(mul3(e, sb, a->heads * a->head_dim * 2 + 2 * a->kv_heads * a->head_dim), tp)); /* Q,K,V, o_proj in */
     if (r == GM_RECOMPUTE_NONE) {
+        uint64_t per_score = (a->dropout ? 1 + 2 * e : e) + (a->attn_softcap ? e : 0);
         if (naive)
-            n = add(n, share(mul3(a->dropout ? 1 + 2 * e : e, mul3(a->heads, s, s), b), tp));
+            n = add(n, share(mul3(per_score, mul3(a->heads, s, s), b), tp));
         else
             n = add(n, share(mul3(4, a->heads, sb), tp));
     }
@@ -192,9 +197,12 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
         } else {
             n = push(out, n, "weights", GM_PLAN_WEIGHTS, mul(P, gm_precision_size(pw)));
         }
-        /* DESIGN section 6: 2*L*k*d*e bytes per token, for b*s tokens. */
+        /* DESIGN section 6: 2*L*k*d*e bytes per token, for b*s tokens; a
+         * sliding-window layer keeps its window's tokens only (Gemma-2, as
+         * transformers' HybridCache and vLLM's sliding-window KV manager
+         * allocate them). */
         n = push(out, n, "kv_cache", GM_PLAN_KV_CACHE,
-                 share(mul3(gm_arch_kv_bytes_per_token(a, gm_precision_size(pk)), b, s), T));
+                 share(mul(gm_arch_kv_bytes_per_sequence(a, gm_precision_size(pk), s), b), T));
         n = push(out, n, "live_layer", GM_PLAN_ACTIVATIONS, live_layer(a, b, s, e, T));
         /* Logits are computed in fp32 for sampling (and the loss). */
         n = push(out, n, o->logits_all ? "logits_all" : "logits_last", GM_PLAN_ACTIVATIONS,
@@ -230,6 +238,9 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     uint64_t sbh = mul3(s, b, a->hidden);
     n = push(out, n, "head_inputs", GM_PLAN_ACTIVATIONS, add(mul(2 * e, sbh), a->dropout ? sbh : 0));
     n = push(out, n, "logits_fp32", GM_PLAN_ACTIVATIONS, share(mul3(4, mul(s, b), a->vocab), T));
+    if (a->final_softcap)
+        /* Soft-capped logits (Gemma-2): tanh's output too, for its backward. */
+        n = push(out, n, "logits_softcap_fp32", GM_PLAN_ACTIVATIONS, share(mul3(4, mul(s, b), a->vocab), T));
     if (o->naive && o->recompute != GM_RECOMPUTE_NONE)
         /* Recomputing naive attention materialises one layer's scores. */
         n = push(out, n, "attention_scores", GM_PLAN_WORKSPACE, naive_scores);

@@ -2,10 +2,8 @@
 
 #include "bench/model/arch.h"
 
-#include "lib/datafile.h"
 #include "lib/units.h"
 
-#include <ini.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +25,21 @@ static const struct {
 };
 #define N_NUMBER_OPTS (sizeof number_opts / sizeof number_opts[0])
 static const char *const flag_opts[] = {"checkpoint", "paged", "causal", "offload"};
+
+bool gm_shape_from_model(const char *name)
+{
+    static const char *const fixed[] = {"hidden", "heads", "head-dim", "layers", "ffn"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (strcmp(name, fixed[i]) == 0)
+            return true;
+    return false;
+}
+
+void gm_shape_model_conflict(const gm_shape *s, char *why, size_t len)
+{
+    snprintf(why, len, "shapes the workloads without a whole model, and --model %s sets the shape from its config "
+             "(drop one of them)", s->arch.name);
+}
 
 int gm_shape_takes_value(const char *name)
 {
@@ -54,6 +67,12 @@ int gm_shape_bounds(const char *name, uint64_t *min, uint64_t *max)
 
 int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, size_t err_len)
 {
+    if (gm_shape_has_arch(s) && gm_shape_from_model(name)) {
+        char why[300];
+        gm_shape_model_conflict(s, why, sizeof why);
+        snprintf(err, err_len, "--%s %s", name, why);
+        return -1;
+    }
     for (size_t i = 0; i < N_NUMBER_OPTS; i++) {
         if (strcmp(name, number_opts[i].name) != 0)
             continue;
@@ -96,27 +115,7 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
     return 0;
 }
 
-typedef struct {
-    gm_shape *s;
-    const char *model;
-    int found;
-    char why[300];
-} model_ctx;
-
-static int on_model_entry(void *user, const char *section, const char *name, const char *value)
-{
-    model_ctx *c = user;
-    if (c->why[0] || strcmp(section, c->model) != 0)
-        return c->why[0] ? 0 : 1;
-    c->found = 1;
-    if (gm_shape_set(c->s, name, value, c->why, sizeof c->why) != 0 && !c->why[0])
-        snprintf(c->why, sizeof c->why, "bad entry '%s'", name);
-    return c->why[0] ? 0 : 1;
-}
-
-/* A whole model (a preset of share/models/ or a config.json): its
- * architecture, and the shape fields the workloads read from it. */
-static int load_arch(gm_shape *s, const char *model, char *err, size_t err_len)
+int gm_shape_load_model(gm_shape *s, const char *model, char *err, size_t err_len)
 {
     gm_arch a;
     if (gm_arch_load(model, &a, err, err_len) != 0)
@@ -127,32 +126,5 @@ static int load_arch(gm_shape *s, const char *model, char *err, size_t err_len)
     s->head_dim = a.head_dim;
     s->ffn = a.ffn;
     s->layers = a.layers;
-    return 0;
-}
-
-int gm_shape_load_model(gm_shape *s, const char *model, char *err, size_t err_len)
-{
-    memset(&s->arch, 0, sizeof s->arch);
-    if (strchr(model, '/') || (strlen(model) > 5 && strcmp(model + strlen(model) - 5, ".json") == 0))
-        return load_arch(s, model, err, err_len);
-    char path[4200];
-    if (!gm_find_data_file("models.ini", path, sizeof path)) {
-        snprintf(err, err_len, "--model: models.ini not found in the data folders (gpumem info lists them)");
-        return -1;
-    }
-    model_ctx c = {s, model, 0, ""};
-    int rc = ini_parse(path, on_model_entry, &c);
-    if (rc != 0) {
-        snprintf(err, err_len, "%s:%d: %s", path, rc, c.why[0] ? c.why : "malformed line");
-        return -1;
-    }
-    if (!c.found) {
-        /* Not a models.ini shape: a whole-model preset, or neither. */
-        char why[300];
-        if (load_arch(s, model, why, sizeof why) == 0)
-            return 0;
-        snprintf(err, err_len, "--model '%s': no such shape in %s, and %s", model, path, why);
-        return -1;
-    }
     return 0;
 }

@@ -147,6 +147,8 @@ static const char *unsupported(const gm_arch *a)
         return "learned position embeddings";
     if (strcmp(a->model_type, "gemma") == 0)
         return "GeGLU and scaled embeddings (gemma)";
+    if (a->layer_norms > 2 || a->sliding_window || a->attn_softcap || a->final_softcap)
+        return "four norms a layer, sliding-window layers and soft-capping (gemma2)";
     if (a->head_dim > 256)
         return "head_dim over 256";
     if (a->heads % a->kv_heads)

@@ -62,9 +62,10 @@ int gm_cmd_info(int argc, char **argv)
         return 2;
     }
     /* Where the data files are read from (lib/datafile.h). */
-    char profile[4200], plot[4200], reference[4200];
-    printf("data: profiles %s, plot scripts %s, reference runs %s (gpumem compare reference:NAME)\n",
+    char profile[4200], models[4200], plot[4200], reference[4200];
+    printf("data: profiles %s, model presets %s, plot scripts %s, reference runs %s (gpumem compare reference:NAME)\n",
            gm_find_data_file("profiles/quick.ini", profile, sizeof profile) ? profile : "(not found)",
+           gm_find_data_file("models", models, sizeof models) ? models : "(not found)",
            gm_find_data_file("plots/style.gp", plot, sizeof plot) ? plot : "(not found)",
            gm_find_data_file("reference", reference, sizeof reference) ? reference : "(not found)");
     int usable = 0;

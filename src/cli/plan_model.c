@@ -38,6 +38,9 @@ static void print_text_header(const gm_arch *a, const gm_plan_opts *o)
            (unsigned long long)a->head_dim, (unsigned long long)a->ffn, (unsigned long long)a->vocab);
     if (a->experts)
         printf(" experts=%llu/%llu", (unsigned long long)a->experts_per_token, (unsigned long long)a->experts);
+    if (a->sliding_window)
+        printf(" sliding_window=%llu on %llu of %llu layers", (unsigned long long)a->sliding_window,
+               (unsigned long long)a->sliding_layers, (unsigned long long)a->layers);
     printf("\n");
     (void)o;
 }

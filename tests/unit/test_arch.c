@@ -145,6 +145,56 @@ static void test_kv_bytes(void **state)
             assert_int_equal(it[i].bytes, 524288ull * 4 * 2048);
 }
 
+/* The bytes of plan item `name` (0 when the plan has none). */
+static uint64_t item_bytes(const gm_arch *a, const gm_plan_opts *o, const char *name)
+{
+    gm_plan_item it[GM_PLAN_MAX_ITEMS];
+    int n = gm_plan_model(a, o, it);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++)
+        if (strcmp(it[i].name, name) == 0)
+            return it[i].bytes;
+    return 0;
+}
+
+/* Gemma-2 (Gemma2Config): four norms a layer, every other layer a sliding
+ * window, soft-capped scores and logits. */
+static void test_gemma2(void **state)
+{
+    (void)state;
+    gm_arch a = preset("gemma-2-9b");
+    assert_int_equal(a.layer_norms, 4);
+    assert_int_equal(a.sliding_window, 4096);
+    assert_int_equal(a.sliding_layers, 21);
+    assert_true(a.attn_softcap && a.final_softcap && a.tied);
+    /* Per layer and token, bf16: 2 * 8 KV heads * 256 = 8192 bytes. */
+    assert_int_equal(gm_arch_kv_bytes_per_sequence(&a, 2, 4096), 42ull * 4096 * 8192);
+    assert_int_equal(gm_arch_kv_bytes_per_sequence(&a, 2, 8192), (21ull * 8192 + 21ull * 4096) * 8192);
+    gm_arch l = preset("llama-3-8b");
+    assert_int_equal(gm_arch_kv_bytes_per_sequence(&l, 2, 8192), 8192ull * 131072);
+    /* Defaults when the config leaves them out; null turns soft-capping off. */
+    a = parsed("{\"model_type\":\"gemma2\",\"hidden_size\":64,\"intermediate_size\":128,"
+               "\"num_attention_heads\":2,\"num_hidden_layers\":3,\"vocab_size\":100,"
+               "\"final_logit_softcapping\":null}");
+    assert_int_equal(a.head_dim, 256);
+    assert_int_equal(a.sliding_window, 4096);
+    assert_int_equal(a.sliding_layers, 2);          /* layers 0 and 2 */
+    assert_true(a.attn_softcap && !a.final_softcap);
+    assert_int_equal(parse("{\"model_type\":\"gemma2\",\"hidden_size\":64,\"intermediate_size\":128,"
+                           "\"num_attention_heads\":2,\"num_hidden_layers\":3,\"vocab_size\":100,"
+                           "\"attn_logit_softcapping\":\"50\"}", &a), 2);
+    assert_non_null(strstr(err, "'attn_logit_softcapping'"));
+    /* Training: the soft-capped logits keep tanh's output, a second fp32 copy. */
+    a = preset("gemma-2-9b");
+    gm_plan_opts o;
+    gm_plan_opts_init(&o);
+    o.mode = GM_PLAN_TRAIN;
+    o.prec = GM_BF16;
+    o.seq = 1024;
+    assert_int_equal(item_bytes(&a, &o, "logits_softcap_fp32"), 4ull * 1024 * 256000);
+    assert_int_equal(item_bytes(&a, &o, "logits_softcap_fp32"), item_bytes(&a, &o, "logits_fp32"));
+}
+
 /* Training state bytes (weights, master, gradients, optimizer) / params. */
 static uint64_t state_bytes(const gm_arch *a, gm_precision p, gm_optimizer opt, uint64_t gpus, int zero)
 {
@@ -275,7 +325,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_published_totals), cmocka_unit_test(test_families),
-        cmocka_unit_test(test_bad_configs),      cmocka_unit_test(test_kv_bytes),
+        cmocka_unit_test(test_bad_configs),      cmocka_unit_test(test_kv_bytes), cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_training_bytes_per_param), cmocka_unit_test(test_zero),
         cmocka_unit_test(test_korthikanti),      cmocka_unit_test(test_fit),
     };
