@@ -45,6 +45,10 @@ typedef struct {
     unsigned modes;            /* bit per gm_plan_mode (--mode): the suites run
                                 * each point in every mode given */
     gm_shape shape;            /* its train flag is set per point, by the mode */
+    /* The command line shapes the workloads itself (--hidden, --heads,
+     * --head-dim, --layers or --ffn, no --model): the profile's `model`
+     * entries are not applied (gm_profile_load). */
+    bool profile_model_off;
     /* The oom suite: seconds a probe may take before its worker is killed;
      * the largest batch by doubling and bisection alone (--search bisect)
      * instead of from the memory model's guess. */

@@ -2,7 +2,7 @@
 # gpumem plan prints the memory model: one tensor a line and a last line
 # `total <bytes>` that is the exact sum, per precision.
 . tests/lib.sh
-plan 41
+plan 60
 
 run_gpumem plan --workload linear --batch 2 --seq 8 --hidden 16 --out-features 4 --precision fp32,int8
 is "$RC" 0 "plan linear: exit status 0"
@@ -12,7 +12,7 @@ sums=$(printf '%s\n' "$OUT" | awk '/^#/ { s = 0; next } /^total/ { print ($2 == 
 is "$sums" "ok ok " "each total is the sum of its tensors"
 
 for w in attention block kvcache; do
-    run_gpumem plan --workload "$w" --model gpt-125m --batch 4 --seq 1024 --precision bf16
+    run_gpumem plan --workload "$w" --model gpt2 --batch 4 --seq 1024 --precision bf16
     like "$OUT" "total [0-9]+" "plan $w prints a total"
 done
 run_gpumem plan --workload attention --batch 1 --seq 4096 --heads 8 --hidden 512 --variant naive
@@ -26,7 +26,9 @@ is "$RC" 2 "a bad shape value: exit status 2"
 
 # Whole models (--model without --workload): published parameter totals.
 for pair in gpt2:124439808 llama-2-7b:6738415616 llama-3-8b:8030261248 mistral-7b:7241732096 \
-            mixtral-8x7b:46702792704; do
+            mixtral-8x7b:46702792704 llama-3.1-70b:70553706496 llama-3.2-1b:1235814400 qwen2.5-7b:7615616512 \
+            mistral-nemo:12247782400 phi-3-mini:3821079552 gemma-2-9b:9241705984 smollm2-135m:134515008 \
+            stories15m:15191712; do
     run_gpumem plan --model "${pair%%:*}"
     like "$OUT" "^# model ${pair%%:*} \\([a-z0-9_]+\\): ${pair#*:} parameters" "plan --model ${pair%%:*}: ${pair#*:} parameters"
 done
@@ -85,8 +87,8 @@ like "$ERR" "--int4-lm-head needs --weight-precision int4" "the message names wh
 run_gpumem plan --model gpt2 --weight-precision int4 --activation-precision fp16 --int4-lm-head
 is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--int4-lm-head with a tied head (GPT-2): exit status 2, one line"
 like "$ERR" "gpt2 ties its LM head to the embedding" "the message says the head is the embedding"
-run_gpumem plan --workload block --model gpt-125m --weight-precision int4 --activation-precision bf16 --int4-lm-head
-is "$RC" 2 "--int4-lm-head with a models.ini shape (no LM head): exit status 2"
+run_gpumem plan --workload block --hidden 768 --weight-precision int4 --activation-precision bf16 --int4-lm-head
+is "$RC" 2 "--int4-lm-head with a block of the shape options (no LM head): exit status 2"
 
 # int8 trains nowhere; every other storage precision does (fp8 included).
 run_gpumem plan --model llama-2-7b --mode train --precision int8
@@ -106,8 +108,37 @@ is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "unknown model_type: exit status 
 like "$ERR" "t5\\.json: field 'model_type': unknown value 't5'" "the message names the file and model_type"
 run_gpumem plan --model llama-3-8b --hidden 1024
 is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "plan --model with a workload shape option: exit status 2, one line"
-like "$ERR" "--hidden shapes a --workload; the whole model --model llama-3-8b takes its shape from" \
-    "the message says the preset fixes the shape"
+like "$ERR" "--hidden shapes the workloads without a whole model, and --model llama-3-8b sets the shape" \
+    "the message says the preset sets the shape"
 run_gpumem plan --model llama-3-8b --zero 4
 is "$RC" 2 "--zero 4: exit status 2"
+
+# Gemma-2: every other layer keeps a 4096-token window in its KV cache.
+# bf16 at 8192 tokens: 21 layers x 8192 + 21 x 4096 tokens, 2 x 8 x 256 x 2
+# bytes each.
+run_gpumem plan --model gemma-2-9b --precision bf16 --seq 8192
+like "$OUT" "^kv_cache +kv_cache +$((21 * 12288 * 8192)) " "Gemma-2-9B: sliding-window layers keep 4096 tokens"
+run_gpumem plan --model gemma-2-9b --precision bf16 --seq 4096
+like "$OUT" "^kv_cache +kv_cache +$((42 * 4096 * 8192)) " "Gemma-2-9B within the window: every layer every token"
+
+# A Hugging Face model's folder is read through its config.json.
+mkdir -p "$TEST_TMP/Llama-3-8B" "$TEST_TMP/empty-model"
+cp share/models/llama-3-8b.json "$TEST_TMP/Llama-3-8B/config.json"
+run_gpumem plan --model "$TEST_TMP/Llama-3-8B"
+like "$RC $OUT" "^0 # model [^ ]*Llama-3-8B/config.json \(llama\): 8030261248 parameters" \
+    "plan --model FOLDER reads FOLDER/config.json"
+run_gpumem plan --model "$TEST_TMP/empty-model"
+is "$RC:$ERR" "2:gpumem plan: --model '$TEST_TMP/empty-model': a folder without a readable config.json" \
+    "a folder without config.json: exit status 2, one line"
+
+# The retired models.ini names say which preset to use.
+for pair in gpt-125m:gpt2 llama-1b:llama-3.2-1b llama-7b:llama-2-7b; do
+    run_gpumem plan --workload block --model "${pair%%:*}"
+    is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--model ${pair%%:*}: exit status 2, one line"
+    like "$ERR" "--model '${pair%%:*}': the shapes of models.ini are retired; use the preset ${pair#*:} " \
+        "--model ${pair%%:*} names the preset ${pair#*:}"
+done
+run_gpumem plan --model no-such-model
+like "$RC $ERR" "^2 gpumem plan: --model 'no-such-model': no such preset \(presets: [^)]*stories15m[^)]*\)" \
+    "an unknown name: exit status 2, the presets listed"
 done_testing

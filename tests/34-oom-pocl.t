@@ -26,7 +26,7 @@ is "$(csv_count "$out/results.csv" '$_->{metric} eq "largest_total" && $_->{valu
 # model), or what an arena holding its tensors takes (HOW = arena: each
 # tensor rounded up to 4KiB).
 plan_bytes() {
-    ./gpumem plan --workload "$2" --variant "$3" --precision "$4" --batch "$5" --seq 16 --hidden 32 --heads 2 |
+    ./gpumem plan --workload "$2" ${3:+--variant "$3"} --precision "$4" --batch "$5" --seq 16 --hidden 32 --heads 2 |
         awk -v how="$1" '/^#/ { next } /^total/ { if (how == "model") print $2; next }
                          { s += int(($3 + 4095) / 4096) * 4096 } END { if (how == "arena") print s }'
 }
@@ -38,7 +38,7 @@ frontier() {
     for point in "$@"; do
         set -- $point
         b=$(csv_value "$out/results.csv" "\$_->{workload} eq '$1' && \$_->{variant} eq '$2' && \$_->{precision} eq '$3' && \$_->{pattern} eq '$pattern' && \$_->{metric} eq 'max_batch'" value)
-        variant=$2; [ "$1" = linear ] && variant=tiled
+        variant=$2; [ "$1" = linear ] && variant=      # plan's --variant is attention's and block's
         at=$(plan_bytes "$how" "$1" "$variant" "$3" "$b")
         next=$(plan_bytes "$how" "$1" "$variant" "$3" $((b + 1)))
         n=$((n + 1))

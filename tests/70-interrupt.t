@@ -52,7 +52,7 @@ done
 # process leaves none behind. GM_TEST_TAG marks this test's processes.
 tag="gpumem-interrupt-$$"
 GM_TEST_TAG=$tag "$GPUMEM" bench --backend opencl --mem-limit 64MiB --suite oom --workload linear \
-    --batch 1:64:x2 --seq 16 --hidden 64 --precision fp32 --quiet --out "$TEST_TMP/oom" \
+    --seq 16 --hidden 64 --precision fp32 --quiet --out "$TEST_TMP/oom" \
     >/dev/null 2>"$TEST_TMP/oom.err" &
 pid=$!
 wait_for tagged >/dev/null

@@ -9,7 +9,6 @@
 
 #include "lib/datafile.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,34 +25,13 @@ static const struct {
     {"llama-7b", "llama-2-7b"},
 };
 
-static int by_name(const void *x, const void *y)
-{
-    return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 void gm_arch_presets(char *buf, size_t len)
 {
-    char dir[4200];
-    char *names[256];
-    size_t n = 0;
+    char names[128][GM_DATA_NAME_LEN];
+    int n = gm_data_file_names("models", ".json", names, 128);
     buf[0] = '\0';
-    if (!gm_find_data_file("models", dir, sizeof dir))
-        return;
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d)) && n < sizeof names / sizeof names[0];) {
-        size_t l = strlen(e->d_name);
-        if (l > 5 && e->d_name[0] != '.' && strcmp(e->d_name + l - 5, ".json") == 0 && (names[n] = strdup(e->d_name)))
-            names[n++][l - 5] = '\0';
-    }
-    closedir(d);
-    qsort(names, n, sizeof names[0], by_name);
-    for (size_t i = 0, used = 0; i < n; i++) {
-        if (used < len)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
-        free(names[i]);
-    }
+    for (int i = 0, used = 0; i < n && (size_t)used < len; i++)
+        used += snprintf(buf + used, len - (size_t)used, "%s%s", i ? ", " : "", names[i]);
 }
 
 static bool is_folder(const char *path)

@@ -1,9 +1,11 @@
 /* gpumem bench: options, device, run folder, suites, summary. */
 #include "bench/bench.h"
 #include "bench/model/precision_roles.h"
+#include "bench/model/shape_opts.h"
 #include "cli/bench_devices.h"
 #include "cli/bench_run.h"
 #include "cli/commands.h"
+#include "cli/option_rules.h"
 #include "cli/option_table.h"
 #include "run/journal.h"
 #include "run/session.h"
@@ -26,15 +28,39 @@ const gm_command gm_command_bench = {
     .summary = "run benchmark suites and write a results folder",
     .usage = "bench [OPTIONS]\nbench --resume RUN [--quiet]",
     .about = "Runs benchmark suites on a device and writes a run folder (results.csv, samples.csv, meta.json). Options "
-        "name the suites or workloads they concern first. A profile sets them by their long names; command-line "
-        "options override the profile's.",
+        "name the suites or workloads they concern first. A profile sets them by their long names, in its [bench] "
+        "section and one per suite ([oom], and [oom.cpu] or [oom.gpu] for one kind of device); command-line options "
+        "override the profile's. Each default is followed by what the profile (--profile, else quick) sets in its "
+        "place. An option that concerns no suite, workload or pattern the run asks for is refused.",
     .exit_status = GM_EXIT_STATUS_COMMON,
     .positional = GM_POSITIONAL_NONE,
 };
 
-static void usage(FILE *f)
+/* The options' help with what the profile (ctx: its name) sets beside
+ * each default. */
+static void options_help(FILE *f, void *ctx)
 {
-    gm_command_help(f, &gm_command_bench);
+    const char *profile = ctx;
+    gm_profile_text *t = malloc(sizeof *t);
+    if (t && gm_profile_text_read(profile, t) == 0)
+        gm_option_help_profile(f, GM_CMD_BENCH, profile, gm_profile_text_says, t);
+    else
+        gm_option_help(f, GM_CMD_BENCH);
+    free(t);
+}
+
+/* Help, with what the profile named on the command line (else quick)
+ * sets in place of each default. */
+static void usage(FILE *f, int argc, char **argv)
+{
+    const char *profile = "quick";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
+            profile = argv[++i];
+        else if (strncmp(argv[i], "--profile=", 10) == 0)
+            profile = argv[i] + 10;
+    }
+    gm_command_help_with(f, &gm_command_bench, options_help, (void *)profile);
 }
 
 /* What the session's open_run (gm_bench_open_run) and hang hook need. */
@@ -78,6 +104,7 @@ int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o,
     if (rc || *help)
         return rc;
     const char *profile = "quick";
+    bool shapes = false, model = false;
     for (int i = 0; i < n; i++) {
         if (!cli[i].opt) {
             fprintf(stderr, "gpumem bench: unexpected argument '%s' (options start with --)\n", cli[i].value);
@@ -85,7 +112,10 @@ int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o,
         }
         if (strcmp(cli[i].opt->name, "profile") == 0)
             profile = cli[i].value;
+        shapes |= gm_shape_from_model(cli[i].opt->name);
+        model |= strcmp(cli[i].opt->name, "model") == 0;
     }
+    o->profile_model_off = shapes && !model;
     if (gm_profile_load(o, profile, suite, err, sizeof err) != 0) {
         fprintf(stderr, "gpumem bench: %s\n", err);
         return 2;
@@ -183,6 +213,60 @@ static int check_sizes(int argc, char **argv, const gm_bench_opts *o)
     return rc;
 }
 
+#define MAX_VIEWS (GM_MAX_SUITES * 3)
+
+/* The bit of workload `name` in --workload's mask. */
+static unsigned workload_bit(const char *name)
+{
+    for (int w = 0; w < GM_RUNNABLE_WORKLOAD_COUNT; w++)
+        if (strcmp(gm_runnable_workloads[w], name) == 0)
+            return 1u << w;
+    return 0;
+}
+
+/* Refuses, before anything runs, an option of the command line that
+ * concerns nothing the run asks for (option_rules.h), judged against each
+ * suite's options as its profile sections give them (SUITE, SUITE.cpu and
+ * SUITE.gpu: the device is not open yet). Returns 0, or 2 with the line
+ * printed. */
+static int refuse_unapplied(int argc, char **argv, const gm_bench_opts *o)
+{
+    gm_ask views[MAX_VIEWS];
+    gm_shape shapes[MAX_VIEWS];
+    int n = 0, rc = 0;
+    for (int i = 0; i < o->n_suites && rc == 0; i++) {
+        static const char *const kinds[] = {"", ".cpu", ".gpu"};
+        for (int k = 0; k < 3 && rc == 0; k++) {
+            char section[48];
+            bool help = false;
+            gm_bench_opts vo;
+            gm_opts_init(&vo);
+            snprintf(section, sizeof section, "%s%s", o->suites[i], kinds[k]);
+            rc = gm_bench_options(argc, argv, section, &vo, &help);
+            shapes[n] = vo.shape;
+            /* The swap suite's offload point runs block at the shape. */
+            views[n] = (gm_ask){.suite = gm_suite_find(o->suites[i])->name,
+                                .workloads = strcmp(o->suites[i], "swap") ? vo.workloads : workload_bit("block"),
+                                .patterns = vo.patterns, .modes = vo.modes, .oom_parts = vo.oom_parts,
+                                .several_devices = vo.device_list[0] != '\0', .shape = &shapes[n]};
+            n++;
+            gm_opts_release(&vo);
+        }
+    }
+    gm_cli_arg cli[64];
+    int n_cli = 0;
+    bool help = false;
+    char err[700];
+    if (rc == 0)
+        rc = gm_option_split("bench", GM_CMD_BENCH, "unknown option", argc, argv, cli, 64, &n_cli, &help);
+    for (int i = 0; i < n_cli && rc == 0; i++)
+        if (cli[i].opt && gm_option_rule_check(cli[i].opt, cli[i].value, GM_CMD_BENCH, views, n, err, sizeof err)) {
+            fprintf(stderr, "gpumem bench: %s\n", err);
+            rc = GM_EXIT_USAGE;
+        }
+    return rc;
+}
+
 int gm_cmd_bench(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -199,11 +283,13 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     int rc = gm_bench_options(argc, argv, NULL, &o, &help);
     if (rc || help) {
         if (help)
-            usage(stdout);
+            usage(stdout, argc, argv);
         gm_opts_release(&o);
         return rc;
     }
     rc = check_sizes(argc, argv, &o);
+    if (rc == 0)
+        rc = refuse_unapplied(argc, argv, &o);
     if (rc) {
         gm_opts_release(&o);
         return rc;

@@ -2,6 +2,7 @@
 #include "bench/model/precision_roles.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
+#include "cli/option_rules.h"
 #include "lib/units.h"
 
 #include <stdio.h>
@@ -45,6 +46,26 @@ static void print_plan(const gm_workload *w, const gm_shape *s, const gm_tensor 
     printf("total %llu\n", (unsigned long long)total);
 }
 
+/* Refuses an option given that concerns nothing this plan is of
+ * (option_rules.h): prints the line, returns -1; else 0. */
+static int refuse_unapplied(const gm_plan_args *args, const gm_cli_arg *cli, int n)
+{
+    gm_ask ask = {.whole_model = !args->workload && args->model,
+                  .modes = 1u << args->whole.plan.mode,
+                  .data_parallel = args->whole.plan.gpus / args->whole.plan.tp,
+                  .shape = &args->shape};
+    for (int w = 0; args->workload && w < GM_RUNNABLE_WORKLOAD_COUNT; w++)
+        if (strcmp(gm_runnable_workloads[w], args->workload->name) == 0)
+            ask.workloads = 1u << w;
+    char err[700];
+    for (int i = 0; i < n; i++)
+        if (gm_option_rule_check(cli[i].opt, cli[i].value, GM_CMD_PLAN, &ask, 1, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem plan: %s\n", err);
+            return -1;
+        }
+    return 0;
+}
+
 int gm_cmd_plan(int argc, char **argv)
 {
     gm_plan_args args = {.shape = {.batch = 1, .seq = 512, .hidden = 768, .heads = 12},
@@ -75,13 +96,8 @@ int gm_cmd_plan(int argc, char **argv)
     const gm_workload *w = args.workload;
     gm_shape s = args.shape;
     unsigned precisions = args.precisions;
-    if (!w && args.model && args.workload_shape_opt) {
-        /* A whole model's shape is the preset's or config's own. */
-        fprintf(stderr, "gpumem plan: --%s shapes a --workload; the whole model --model %s takes its shape from "
-                "its preset or config (name a --workload, or drop --%s)\n", args.workload_shape_opt, args.model,
-                args.workload_shape_opt);
+    if (refuse_unapplied(&args, cli, n_cli))
         return GM_EXIT_USAGE;
-    }
     if (!w && args.model) {
         gm_model_plan_args m = args.whole;
         m.precisions = precisions;
@@ -99,10 +115,6 @@ int gm_cmd_plan(int argc, char **argv)
         char allowed[256];
         gm_option_allowed(gm_option_find(GM_CMD_PLAN, "workload"), ", ", allowed, sizeof allowed);
         fprintf(stderr, "gpumem plan: --workload or --model is required (workloads: %s)\n", allowed);
-        return GM_EXIT_USAGE;
-    }
-    if (args.model_err[0]) {
-        fprintf(stderr, "gpumem plan: %s\n", args.model_err);
         return GM_EXIT_USAGE;
     }
     bool uses_heads = w->uses_heads;

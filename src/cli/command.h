@@ -41,4 +41,8 @@ typedef struct {
  * option of its set (gm_option_help) and its exit statuses. */
 void gm_command_help(FILE *f, const gm_command *c);
 
+/* gm_command_help, the options printed by options(f, ctx) instead (bench:
+ * beside what its profile sets). */
+void gm_command_help_with(FILE *f, const gm_command *c, void (*options)(FILE *f, void *ctx), void *ctx);
+
 #endif

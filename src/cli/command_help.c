@@ -7,6 +7,11 @@
 
 void gm_command_help(FILE *f, const gm_command *c)
 {
+    gm_command_help_with(f, c, NULL, NULL);
+}
+
+void gm_command_help_with(FILE *f, const gm_command *c, void (*options)(FILE *f, void *ctx), void *ctx)
+{
     const char *line = c->usage;
     for (int first = 1; *line; first = 0) {
         size_t n = strcspn(line, "\n");
@@ -17,7 +22,10 @@ void gm_command_help(FILE *f, const gm_command *c)
     gm_help_wrap(f, c->about ? c->about : c->summary, 0, 0);
     if (c->options) {
         fputc('\n', f);
-        gm_option_help(f, c->options);
+        if (options)
+            options(f, ctx);
+        else
+            gm_option_help(f, c->options);
     }
     fputc('\n', f);
     char status[600];

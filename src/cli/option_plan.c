@@ -61,16 +61,13 @@ APPLY(gm_apply_plan_workload)
     return 0;
 }
 
-/* --model of plan: a models.ini shape for --workload; without --workload
- * a whole model (preset or config.json), so a name models.ini lacks is
- * an error only once --workload is known (gm_cmd_plan). */
+/* --model of plan: a whole model (a preset, a config.json or a model's
+ * folder), planned whole without --workload, else shaping the workload. */
 APPLY(gm_apply_plan_model)
 {
-    (void)opt, (void)err, (void)err_len;
+    (void)opt;
     d->plan->model = v;
-    d->plan->model_err[0] = '\0';
-    gm_shape_set(&d->plan->shape, "model", v, d->plan->model_err, sizeof d->plan->model_err);
-    return 0;
+    return gm_shape_set(&d->plan->shape, "model", v, err, err_len);
 }
 
 /* The whole-model plan's enumerations: the index in the option's list. */

@@ -535,16 +535,13 @@ APPLY(apply_on_oom)
     return 0;
 }
 
-/* The shape options (bench's workloads and plan): shape_opts.c checks them,
- * as it does the entries of models.ini. */
+/* The shape options (bench's workloads and plan): shape_opts.c checks them;
+ * where they apply: option_rules.c. */
 APPLY(apply_shape)
 {
     gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
     if (opt->kind == GM_OPTARG_ENUM && parse_enum(opt, v, err, err_len) < 0)
         return -1;
-    /* --variant (naive attention) shapes a whole-model plan too. */
-    if (d->plan && !d->plan->workload_shape_opt && strcmp(opt->name, "variant") != 0)
-        d->plan->workload_shape_opt = opt->name;
     return gm_shape_set(s, opt->name, v, err, err_len);
 }
 
@@ -682,9 +679,11 @@ const gm_option gm_option_table[] = {
      VALUES(access_values), .apply = apply_access},
     {"workload", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "workloads", "linear", VALUES(workload_values),
      .apply = apply_workloads},
-    {"batch", GM_OPTARG_RANGE, "RANGE", B, "workloads", "batch sizes, e.g. 1:64:x2 (1 to 16777216)", "1",
+    {"batch", GM_OPTARG_RANGE, "RANGE", B, "workloads, swap", "batch sizes, e.g. 1:64:x2 (1 to 16777216; swap's "
+     "offload point: the first)", "workloads: 1,4,16; swap: 1",
      .apply = apply_batch_axis},
-    {"seq", GM_OPTARG_RANGE, "RANGE", B, "workloads", "sequence lengths, e.g. 128:4096:x2 (1 to 16777216)", "512",
+    {"seq", GM_OPTARG_RANGE, "RANGE", B, "workloads, oom, swap", "sequence lengths, e.g. 128:4096:x2 (1 to "
+     "16777216; swap's offload point: the first)", "workloads: 128,512; oom, swap: 512",
      .apply = apply_seq_axis},
     {"pattern", GM_OPTARG_LIST, "LIST", B, "workloads", "allocation patterns (bench/pattern/pattern.h)", "per-tensor",
      VALUES(pattern_values), .apply = apply_pattern},
@@ -699,9 +698,10 @@ const gm_option gm_option_table[] = {
     {"prealloc", GM_OPTARG_SHARE, "SHARE", B, "pattern prealloc", "share of free memory reserved up front", "90%",
      .apply = apply_share},
     /* the workloads' shape: bench and plan */
-    {"model", GM_OPTARG_TEXT, "NAME", B, "workloads", "a shape from share/models.ini (gpt-125m, llama-1b, "
-     "llama-7b, ...), or a whole model (a preset of share/models/ or a config.json) that block runs layer by layer",
-     NULL, VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_shape},
+    {"model", GM_OPTARG_TEXT, "NAME", B, "workloads, oom", "a whole model: a preset of share/models/, a Hugging "
+     "Face config.json or a model's folder holding one; the workloads take their shape from it (width, heads, "
+     "head width, layers, MLP width, KV heads) and block runs it whole, layer by layer", NULL,
+     VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_shape},
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train, lora, qlora or several: train is "
      "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
      "backward, and stepping AdamW (the backward pass is not computed); lora and qlora give unsupported rows "
@@ -709,10 +709,9 @@ const gm_option gm_option_table[] = {
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
-    {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "with --workload: a shape from share/models.ini (gpt-125m, "
-     "llama-1b, llama-7b, ...); without: a whole model, a preset of share/models/ (gpt2, llama-2-7b, llama-3-8b, "
-     "mistral-7b, mixtral-8x7b, tiny-llama-gqa, tiny-gpt2) or the path of a Hugging Face config.json", NULL,
-     VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = gm_apply_plan_model},
+    {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "a whole model: a preset of share/models/, a Hugging Face "
+     "config.json or a model's folder holding one; planned whole without --workload, else the workload takes "
+     "its shape from it", NULL, VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = gm_apply_plan_model},
     {"hidden", GM_OPTARG_NUMBER, "N", B | P, "workloads", "model width", "512; plan: 768", .apply = apply_shape},
     {"heads", GM_OPTARG_NUMBER, "N", B | P, "workloads", "attention heads", "8; plan: 12", .apply = apply_shape},
     {"head-dim", GM_OPTARG_NUMBER, "N", B | P, "workloads", "width of a head", "hidden / heads",
@@ -729,9 +728,11 @@ const gm_option gm_option_table[] = {
      NULL, .apply = apply_shape},
     {"offload", GM_OPTARG_FLAG, NULL, B | P, "block", "weights in host memory, two layers on the device", NULL,
      .apply = apply_shape},
-    {"paged", GM_OPTARG_FLAG, NULL, B | P, "kvcache", "a paged cache of fixed-size blocks", NULL,
+    {"paged", GM_OPTARG_FLAG, NULL, P, "kvcache", "a paged cache of fixed-size blocks (bench runs the contiguous "
+     "and the paged cache, each a variant)", NULL,
      .apply = apply_shape},
-    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache", "16",
+    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache (plan: with "
+     "--paged)", "16",
      .apply = apply_shape},
     /* a precision per tensor role, over --precision (bench/model/precision_roles.h) */
     {"weight-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the weights' precision on every "
@@ -746,15 +747,18 @@ const gm_option gm_option_table[] = {
     {"int4-lm-head", GM_OPTARG_FLAG, NULL, B | P, "int4 weights, whole model", "the untied LM head in int4 too "
      "(else in the activations' precision, as GPTQ and AWQ checkpoints keep it)", NULL, .apply = apply_int4_lm_head},
     /* bench: swap */
-    {"blocks", GM_OPTARG_RANGE, "RANGE", B, "swap", "transfer block sizes, e.g. 4KiB:1GiB:x4", "4KiB:64MiB",
+    {"blocks", GM_OPTARG_RANGE, "RANGE", B, "swap", "transfer block sizes, e.g. 4KiB:1GiB:x4",
+     "4KiB,64KiB,1MiB,16MiB,256MiB,1GiB",
      .apply = apply_blocks},
-    {"kv-block-sizes", GM_OPTARG_RANGE, "RANGE", B, "swap", "KV-cache block sizes, e.g. 64KiB,1MiB", NULL,
+    {"kv-block-sizes", GM_OPTARG_RANGE, "RANGE", B, "swap", "KV-cache block sizes, e.g. 64KiB,1MiB",
+     "64KiB,256KiB,1MiB",
      .apply = apply_kv_block_sizes},
     {"swap-batch", GM_OPTARG_RANGE, "RANGE", B, "swap", "KV blocks per swap-out and swap-in, e.g. 1:64:x4 "
-     "(1 to 65536)", NULL, NUM(1, 65536), .apply = apply_swap_batch},
+     "(1 to 65536)", "1,8,32", NUM(1, 65536), .apply = apply_swap_batch},
     {"swap-pressure", GM_OPTARG_SHARE, "SHARE", B, "swap", "share of free memory other allocations hold meanwhile "
      "(below 100%)", "50%", .apply = apply_swap_pressure},
-    {"unified-sizes", GM_OPTARG_RANGE, "RANGE", B, "swap", "managed-memory working sets, e.g. 16MiB,64MiB", NULL,
+    {"unified-sizes", GM_OPTARG_RANGE, "RANGE", B, "swap", "managed-memory working sets, e.g. 16MiB,64MiB",
+     "16MiB,64MiB",
      .apply = apply_unified_sizes},
     {"allow-oversubscribe", GM_OPTARG_FLAG, NULL, B, NULL, "managed memory past free memory: the swap suite's "
      "oversubscription sweep (50-150%) and the managed pattern", NULL, .apply = apply_allow_oversubscribe},

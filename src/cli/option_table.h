@@ -66,10 +66,7 @@ typedef struct {
     gm_shape shape;
     unsigned precisions;          /* bit (1 << gm_precision) per precision */
     const char *model;            /* --model as given; NULL: none */
-    char model_err[400];          /* why --model is no shape of models.ini ("" if it is) */
     bool seen_batch, seen_seq;    /* given on the command line */
-    const char *workload_shape_opt; /* the first workload-only shape option given
-                                    * (--hidden...: not --variant); NULL: none */
     gm_model_plan_args whole;     /* the whole-model plan's own options */
 } gm_plan_args;
 
@@ -154,6 +151,31 @@ int gm_option_parse_names(const gm_option *opt, const char *value, unsigned *mas
  * its argument, the scope, the help line, the allowed values or bounds
  * and the default. */
 void gm_option_help(FILE *f, unsigned cmd);
+
+/* What a profile sets for option `name`, as help shows it ("1:16:x4,
+ * [swap] 1": the [bench] section's value, then each other section's);
+ * NULL where it sets nothing. */
+typedef const char *(*gm_profile_says)(const char *name, void *ctx);
+
+/* A profile's entries as text, for help. */
+typedef struct {
+    int n;
+    struct {
+        char section[32], name[40], value[160];
+    } entry[128];
+    char said[800];             /* gm_profile_text_says's last answer */
+} gm_profile_text;
+
+/* Reads the entries of profile `name` (found as --profile finds it) into
+ * t. Returns 0, or -1 with t->n = 0 when it cannot be read. */
+int gm_profile_text_read(const char *name, gm_profile_text *t);
+
+/* A gm_profile_says over a gm_profile_text (ctx). */
+const char *gm_profile_text_says(const char *name, void *ctx);
+
+/* gm_option_help, each default followed by what profile `profile` sets
+ * in its place ("(default: 1; profile quick: 1:16:x4, [swap] 1)"). */
+void gm_option_help_profile(FILE *f, unsigned cmd, const char *profile, gm_profile_says says, void *ctx);
 
 /* One argument of a command line: an option with its value, or (opt NULL)
  * a positional argument in value. */

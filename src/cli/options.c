@@ -81,6 +81,7 @@ typedef struct {
     gm_bench_opts *o;
     gm_bench_opts *scratch;   /* the first pass checks other sections' entries here */
     const char *apply;  /* the section this pass applies */
+    char scratch_section[64];   /* the section scratch holds */
     char why[400];     /* the first entry's failure; its line comes from ini_parse */
 } profile_ctx;
 
@@ -119,6 +120,14 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
         /* The section this pass applies goes into o; the first pass checks
          * every other section's entries too, so that a bad one fails now. */
         gm_bench_opts *into = strcmp(section, c->apply) == 0 ? c->o : c->scratch;
+        if (into == c->scratch && into && strcmp(section, c->scratch_section) != 0) {
+            /* Each other section is checked on its own, over [bench]'s defaults. */
+            gm_opts_release(into);
+            gm_opts_init(into);
+            snprintf(c->scratch_section, sizeof c->scratch_section, "%s", section);
+        }
+        if (into == c->o && c->o->profile_model_off && strcmp(name, "model") == 0)
+            into = NULL;        /* the command line's shape replaces the profile's model */
         if (into && gm_opts_set(into, name, value, c->why, sizeof c->why) != 0 && !c->why[0])
             snprintf(c->why, sizeof c->why, "bad entry '%s'", name);
     }
@@ -148,7 +157,7 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
     }
     gm_bench_opts scratch;
     gm_opts_init(&scratch);
-    profile_ctx c = {o, &scratch, "bench", ""};
+    profile_ctx c = {o, &scratch, "bench", "", ""};
     int rc = ini_parse(path, on_ini_entry, &c);
     gm_opts_release(&scratch);
     /* SUITE.cpu (or .gpu): the suite's section, then the one for that kind
@@ -175,6 +184,46 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
         return -1;
     }
     return 0;
+}
+
+static int on_text_entry(void *user, const char *section, const char *name, const char *value)
+{
+    gm_profile_text *t = user;
+    if (t->n < (int)(sizeof t->entry / sizeof t->entry[0])) {
+        snprintf(t->entry[t->n].section, sizeof t->entry[t->n].section, "%s", section);
+        snprintf(t->entry[t->n].name, sizeof t->entry[t->n].name, "%s", name);
+        snprintf(t->entry[t->n].value, sizeof t->entry[t->n].value, "%s", value);
+        t->n++;
+    }
+    return 1;
+}
+
+int gm_profile_text_read(const char *name, gm_profile_text *t)
+{
+    char path[4200];
+    t->n = 0;
+    if (!find_profile(name, path, sizeof path) || ini_parse(path, on_text_entry, t) != 0) {
+        t->n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+const char *gm_profile_text_says(const char *name, void *ctx)
+{
+    gm_profile_text *t = ctx;
+    size_t used = 0;
+    /* [bench] first, then the suites' sections in the file's order. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < t->n; i++) {
+            bool bench = strcmp(t->entry[i].section, "bench") == 0;
+            if (strcmp(t->entry[i].name, name) != 0 || bench != (pass == 0) || used >= sizeof t->said)
+                continue;
+            used += (size_t)snprintf(t->said + used, sizeof t->said - used, "%s%s%s%s%s", used ? ", " : "",
+                                     bench ? "" : "[", bench ? "" : t->entry[i].section, bench ? "" : "] ",
+                                     t->entry[i].value);
+        }
+    return used ? t->said : NULL;
 }
 
 int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len)
