@@ -69,8 +69,11 @@ static void memory_rows(gm_report *rep, const gm_plot_data *d, const gm_report_m
                            gm_format_size((uint64_t)atof(F(single, value)), b, sizeof b));
     gm_report_answer *ans = &rep->answers[GM_ANSWER_MEMORY];
     snprintf(ans->label, sizeof ans->label, "How much memory is usable?");
-    snprintf(ans->value, sizeof ans->value, "%s (%llu bytes) in total%s%s%s%s.", a, (unsigned long long)usable,
-             shares[0] ? ": " : "", shares, single ? "; largest single block " : "", b);
+    snprintf(ans->value, sizeof ans->value, "%s (%llu bytes) in total%s%s%s%s.%s", a, (unsigned long long)usable,
+             shares[0] ? ": " : "", shares, single ? "; largest single block " : "", b,
+             cap && meta->cpu ? " The cap is the run's, not the device's: a CPU device's memory is the host's own, "
+                                "so the search stops there to keep the host out of its OOM killer (--mem-limit "
+                                "sets it)." : "");
 }
 
 /* The best stream bandwidth among arrays of at least `lo` bytes and below
@@ -260,6 +263,10 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
      * nothing first (the news a reader must not miss), four at most. */
     gm_report_answer *ans = &rep->answers[GM_ANSWER_FIT];
     int listed = 0, more = 0;
+    char capped[80] = "", cap_size[32];
+    uint64_t cap = gm_report_oom_cap(d);
+    if (cap)
+        snprintf(capped, sizeof capped, "Under the oom suite's %s cap: ", gm_format_size(cap, cap_size, sizeof cap_size));
     for (int fits = 0; fits < 2; fits++)
         for (int i = 0; i < d->n_rows; i++) {
             char **r = d->fields[i];
@@ -268,7 +275,7 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
             search_words(d, i, name, sizeof name, value, sizeof value);
             size_t used = strlen(ans->value);
             if (listed < 4 && used + 140 < sizeof ans->value) {
-                snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : "",
+                snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : capped,
                          name, F(r, pattern), F(r, seq), value);
                 listed++;
             } else {

@@ -14,6 +14,7 @@
 #include "report/plot_data.h"
 #include "run/run_devices.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,7 @@
 typedef struct {
     uint64_t total_mem, mem_limit, llc;
     int mem_clock_mhz, mem_bus_bits;
+    bool cpu;       /* a CPU device: its memory is the host's */
 } gm_report_meta;
 
 /* Reads RUN/meta.json into *m (zeroed first). Returns 0, or -1 when it

@@ -107,6 +107,8 @@ int gm_report_meta_read(const char *run, gm_report_meta *out)
     out->llc = (uint64_t)json_integer_value(gm_json_at(m, "device.llc_bytes"));
     out->mem_clock_mhz = (int)json_integer_value(gm_json_at(m, "device.mem_clock_mhz"));
     out->mem_bus_bits = (int)json_integer_value(gm_json_at(m, "device.mem_bus_bits"));
+    const char *type = gm_json_str(m, "device.type");
+    out->cpu = type && strcmp(type, "cpu") == 0;
     json_decref(m);
     return 0;
 }
