@@ -87,7 +87,7 @@ is "$RC $ERR" "2 gpumem bench: block: roles differ only as int4 weights and/or a
 # query and output 2 x 2 x 64 x 2, scores 2 x 16 x 4: 17024 bytes in bf16
 # (246 fit 4MiB), 8832 with an fp8 cache (474 fit).
 for roles in bf16 mixed; do
-    extra=""; [ "$roles" = mixed ] && extra="--weight-precision int4 --kv-precision fp8e4m3 --activation-precision bf16"
+    extra=""; [ "$roles" = mixed ] && extra="--kv-precision fp8e4m3 --activation-precision bf16"
     run_gpumem bench --backend opencl --suite oom --mem-limit 4MiB --workload kvcache --precision bf16 $extra \
         --seq 16 --hidden 128 --heads 2 --layers 2 --pattern per-tensor --out "$TEST_TMP/oom-$roles" --quiet
 done

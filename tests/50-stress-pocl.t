@@ -62,7 +62,7 @@ like "$OUT" "not ok 3 - oom-recovery
 )*  recovered: 2 of 3" "oom-recovery reports the memory that did not come back"
 like "$OUT" "ok 1 - memtest" "memtest, which frees nothing early, passes"
 
-GPUMEM_FAULT=corrupt-swap run_gpumem stress $quick --checks swap-integrity,concurrency --out "$TEST_TMP/swap"
+GPUMEM_FAULT=corrupt-swap run_gpumem stress --mem-limit 64MiB --checks swap-integrity,concurrency --out "$TEST_TMP/swap"
 is "$RC" 1 "a corrupted swap payload: exit status 1"
 like "$OUT" "not ok 1 - swap-integrity
   ---
@@ -88,7 +88,7 @@ like "$OUT" "not ok 1 - soak
 
 run_gpumem stress --checks memtest,nonsense
 is "$RC" 2 "an unknown check: exit status 2"
-GPUMEM_FAULT=flip-bit run_gpumem stress $quick --checks memtest --out "$TEST_TMP/typo"
+GPUMEM_FAULT=flip-bit run_gpumem stress --mem-limit 64MiB --fill 50% --checks memtest --out "$TEST_TMP/typo"
 is "$RC" 2 "an unknown fault: exit status 2"
 like "$ERR" "GPUMEM_FAULT 'flip-bit': not a stress fault" "naming the value"
 done_testing

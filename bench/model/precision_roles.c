@@ -118,8 +118,8 @@ int gm_int4_lm_head_check(const char *name, const gm_shape *s, char *err, size_t
         snprintf(err, err_len, "--int4-lm-head needs --weight-precision int4 (the head joins the layers' int4 "
                  "weights)");
     else if (!gm_shape_has_arch(s))
-        snprintf(err, err_len, "--int4-lm-head needs a whole model: --model PRESET or a config.json (a models.ini "
-                 "shape has no LM head)");
+        snprintf(err, err_len, "--int4-lm-head needs a whole model: --model PRESET or a config.json (a block of "
+                 "the shape options has no LM head)");
     else if (s->arch.tied)
         snprintf(err, err_len, "--int4-lm-head: %s ties its LM head to the embedding, which stays in the "
                  "activations' precision (only an untied head is quantised)", s->arch.name);

@@ -53,15 +53,17 @@ static int read_text(const char *path, char **out, char *err, size_t err_len)
     size_t cap = 0, len = 0;
     for (;;) {
         if (len + 4096 + 1 > cap) {
-            char *p = cap > (64u << 20) ? NULL : realloc(text, cap = cap * 2 + 8192);
+            bool too_large = cap > (64u << 20);
+            char *p = too_large ? NULL : realloc(text, cap * 2 + 8192);
             if (!p) {
                 fclose(f);
                 free(text);
-                snprintf(err, err_len, cap > (64u << 20) ? "%s: larger than 64MiB, not a config.json"
-                                                         : "%s: out of host memory", path);
+                snprintf(err, err_len, "%s: %s", path, too_large ? "larger than 64MiB, not a config.json"
+                                                                 : "out of host memory");
                 return 2;
             }
             text = p;
+            cap = cap * 2 + 8192;
         }
         size_t got = fread(text + len, 1, 4096, f);
         len += got;

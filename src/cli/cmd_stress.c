@@ -7,6 +7,7 @@
  * written, 3 when no device opens or the device is lost or hung.
  */
 #include "cli/commands.h"
+#include "cli/option_rules.h"
 #include "cli/option_table.h"
 #include "device/memtrace.h"
 #include "device/device.h"
@@ -60,6 +61,12 @@ static int parse(int argc, char **argv, gm_stress_args *o)
             return GM_EXIT_USAGE;
         }
     }
+    gm_ask ask = {.checks = o->checks};
+    for (int i = 0; i < n; i++)
+        if (gm_option_rule_check(cli[i].opt, cli[i].value, GM_CMD_STRESS, &ask, 1, err, sizeof err) != 0) {
+            fprintf(stderr, "gpumem stress: %s\n", err);
+            return GM_EXIT_USAGE;
+        }
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "bench/options.h"
 #include "bench/pattern/pattern.h"
 #include "lib/precision.h"
+#include "stress/stress.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct {
     const char *patterns;   /* one of them must be asked (NULL: any) */
     int plan;               /* FOR_WORKLOAD, FOR_MODEL; 0: either */
     const char *mode;       /* the --mode it concerns (NULL: any) */
+    const char *checks;     /* stress: one of them must run (NULL: any) */
     /* A further condition: NULL when a meets it, else what the option
      * needs, in words (the option's name goes before them). */
     const char *(*unmet)(const gm_ask *a, const char *value, char *buf, size_t len);
@@ -114,6 +116,14 @@ UNMET(fragments)
                        "(--oom-parts), and neither runs");
 }
 
+UNMET(batch_part)
+{
+    (void)value, (void)len;
+    return a->oom_parts & (1u << GM_OOM_BATCH) ? NULL
+                                               : strcpy(buf, "concerns the largest batch's search: add batch to "
+                                                             "--oom-parts");
+}
+
 UNMET(oversubscribes)
 {
     (void)value, (void)len;
@@ -139,6 +149,7 @@ UNMET(data_parallel)
 
 #define B GM_CMD_BENCH
 #define P GM_CMD_PLAN
+#define S GM_CMD_STRESS
 #define SHAPE_SUITES "workloads,oom,swap"
 
 static const rule rules[] = {
@@ -166,7 +177,7 @@ static const rule rules[] = {
     {"unified-sizes", B, .suites = "swap"},
     {"allow-oversubscribe", B, .unmet = oversubscribes},
     {"probe-timeout", B, .suites = "oom"},
-    {"search", B, .suites = "oom"},
+    {"search", B, .suites = "oom", .unmet = batch_part},
     {"oom-parts", B, .suites = "oom"},
     /* the workloads' shape: bench and plan */
     {"hidden", B | P, .suites = SHAPE_SUITES, .plan = FOR_WORKLOAD, .unmet = no_model},
@@ -184,8 +195,9 @@ static const rule rules[] = {
     {"paged", P, .workloads = "kvcache", .plan = FOR_WORKLOAD},
     {"block-tokens", B, .suites = "workloads,oom", .workloads = "kvcache"},
     {"block-tokens", P, .workloads = "kvcache", .plan = FOR_WORKLOAD, .unmet = needs_paged},
-    {"weight-precision", B, .suites = SHAPE_SUITES},
-    {"kv-precision", B, .suites = SHAPE_SUITES},
+    /* the roles a workload holds (bench/model/precision_roles.h) */
+    {"weight-precision", B | P, .suites = SHAPE_SUITES, .workloads = "linear,block"},
+    {"kv-precision", B | P, .suites = SHAPE_SUITES, .workloads = "kvcache,block"},
     {"activation-precision", B, .suites = SHAPE_SUITES},
     {"group-size", B | P, .suites = SHAPE_SUITES, .unmet = needs_int4},
     /* plan: a whole model's options */
@@ -198,6 +210,10 @@ static const rule rules[] = {
     {"zero", P, .plan = FOR_MODEL, .mode = "train", .unmet = data_parallel},
     {"format", P, .plan = FOR_MODEL},
     {"fit", P, .plan = FOR_MODEL},
+    /* stress */
+    {"duration", S, .checks = "churn,soak"},
+    {"fill", S, .checks = "memtest,soak"},
+    {"throttle", S, .checks = "soak"},
 };
 
 /* Is name one of the comma-separated list? */
@@ -245,7 +261,8 @@ static bool in_mask(unsigned mask, const char *const *names, int count, const ch
 }
 
 /* How far view a gets through rule r's conditions, in their order: the
- * number of them it meets (6: all); why the next one fails into why. */
+ * number of them it meets (6: all, the checks and the further condition
+ * counting as one); why the next one fails into why. */
 static int judge(const rule *r, const gm_ask *a, const char *value, char *why, size_t len)
 {
     char asked[200], buf[400];
@@ -280,6 +297,18 @@ static int judge(const rule *r, const gm_ask *a, const char *value, char *why, s
         names_of(a->modes, gm_plan_mode_names, GM_PLAN_MODE_COUNT, asked, sizeof asked);
         snprintf(why, len, "concerns --mode %s, and --mode is %s", r->mode, asked);
         return 4;
+    }
+    if (r->checks) {
+        const char *names[16];
+        int n = 0;
+        for (; gm_stress_checks[n] && n < 16; n++)
+            names[n] = gm_stress_checks[n]->name;
+        if (!in_mask(a->checks, names, n, r->checks)) {
+            names_of(a->checks, names, n, asked, sizeof asked);
+            snprintf(why, len, "concerns the check%s %s, and --checks is %s", strchr(r->checks, ',') ? "s" : "",
+                     spaced(r->checks, buf, sizeof buf), asked);
+            return 5;
+        }
     }
     const char *unmet = r->unmet ? r->unmet(a, value, buf, sizeof buf) : NULL;
     if (unmet) {

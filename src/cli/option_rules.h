@@ -19,7 +19,7 @@
 /* What a command was asked for, as the rules read it: one view of its
  * options. bench has a view per suite it runs and per profile section of
  * that suite (SUITE, SUITE.cpu, SUITE.gpu: the device's kind is not known
- * before it opens); plan has one. */
+ * before it opens); plan and stress have one. */
 typedef struct {
     const char *suite;          /* bench: the suite of this view; NULL for plan */
     bool whole_model;           /* plan: --model without --workload */
@@ -29,6 +29,7 @@ typedef struct {
     unsigned oom_parts;         /* bench: bit per gm_oom_part */
     bool several_devices;       /* bench: --device all or a list */
     uint64_t data_parallel;     /* plan: --gpus / --tensor-parallel */
+    unsigned checks;            /* stress: bit per gm_stress_checks entry */
     const gm_shape *shape;      /* the shape: its --model (arch), --paged, roles */
 } gm_ask;
 

@@ -731,8 +731,7 @@ const gm_option gm_option_table[] = {
     {"paged", GM_OPTARG_FLAG, NULL, P, "kvcache", "a paged cache of fixed-size blocks (bench runs the contiguous "
      "and the paged cache, each a variant)", NULL,
      .apply = apply_shape},
-    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache (plan: with "
-     "--paged)", "16",
+    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache", "16",
      .apply = apply_shape},
     /* a precision per tensor role, over --precision (bench/model/precision_roles.h) */
     {"weight-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the weights' precision on every "

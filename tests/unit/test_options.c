@@ -132,7 +132,7 @@ static void test_help_matches_parser(void **state)
     char *help = help_text(GM_CMD_BENCH);
     static const char *const wanted[] = {"--resume RUN", "--frag-fill", "--frag-free", "--frag-sizes",
                                          "--prealloc", "--on-oom", "--ffn", "--micro-batch", "--checkpoint",
-                                         "--offload", "--paged", "--variant"};
+                                         "--offload", "--block-tokens", "--variant"};
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
         if (!strstr(help, wanted[i]))
             fail_msg("bench help lacks %s", wanted[i]);

@@ -5,7 +5,7 @@
 # command exits 4 when its output cannot be written; a finished run leaves
 # no lock.
 . tests/lib.sh
-plan 63
+plan 69
 
 # expect_refusal DESCRIPTION REGEX ARGS... : exit 2, one stderr line matching REGEX
 expect_refusal() {
@@ -66,6 +66,16 @@ expect_refusal "bench --serial with one device" "^gpumem bench: --serial concern
 expect_refusal "bench --search without the oom suite" "^gpumem bench: --search concerns the suite oom" \
     bench $L --suite stream --search bisect
 
+expect_refusal "bench --search without the batch part" "^gpumem bench: --search concerns the largest batch's search" \
+    bench $L --suite oom --oom-parts alloc --search bisect
+
+# stress: options of checks that do not run.
+expect_refusal "stress --duration with memtest alone" \
+    "^gpumem stress: --duration concerns the checks churn, soak, and --checks is memtest$" \
+    stress $L --checks memtest --duration 5
+expect_refusal "stress --throttle without soak" "^gpumem stress: --throttle concerns the check soak" \
+    stress $L --checks memtest,churn --throttle 20%
+
 # --model names: a preset, a config.json or a model's folder; old names say which preset.
 expect_refusal "bench --model llama-7b" "^gpumem bench: --model 'llama-7b': the shapes of models.ini are retired; use the preset llama-2-7b" \
     bench $L --suite workloads --workload block --model llama-7b
@@ -76,7 +86,7 @@ like "$OUT" "--suite LIST +suites to run: any of stream, workloads, swap, oom\s+
     "bench --help: --suite's default and what the quick profile runs"
 like "$OUT" "--batch RANGE(.|\n)*\(default:\s+workloads:\s+1,4,16;\s+swap:\s+1;\s+profile\s+quick:\s+1:16:x4,\s+\[swap\]\s+1\)" \
     "bench --help: --batch's defaults, the suites' own, and the profile's"
-like "$OUT" "--model NAME(.|\n)*\(presets:[^)]*stories15m" "bench --help lists the model presets"
+like "$OUT" "--model NAME(.|\n)*\(known:[^)]*stories15m" "bench --help lists the model presets"
 run_gpumem bench --profile full --help
 like "$OUT" "--suite LIST(.|\n)*profile full:\s+stream,workloads,swap,oom" "bench --profile full --help: the full profile's"
 # bench --sizes with the quick profile (every suite): accepted, the
