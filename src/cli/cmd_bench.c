@@ -224,46 +224,63 @@ static unsigned workload_bit(const char *name)
     return 0;
 }
 
+/* Appends to views (and shapes) suite's options as its profile section
+ * SUITE`kind` ("", ".cpu", ".gpu") and the command line give them.
+ * Returns 0, or 2 with the line printed. */
+static int add_view(int argc, char **argv, const char *suite, const char *kind, gm_ask *views, gm_shape *shapes,
+                    int *n)
+{
+    char section[48];
+    bool help = false;
+    gm_bench_opts vo;
+    gm_opts_init(&vo);
+    snprintf(section, sizeof section, "%s%s", suite, kind);
+    int rc = gm_bench_options(argc, argv, section, &vo, &help);
+    shapes[*n] = vo.shape;
+    /* The swap suite's offload point runs block at the shape. */
+    views[*n] = (gm_ask){.suite = gm_suite_find(suite)->name,
+                         .workloads = strcmp(suite, "swap") ? vo.workloads : workload_bit("block"),
+                         .patterns = vo.patterns, .modes = vo.modes, .oom_parts = vo.oom_parts,
+                         .several_devices = vo.device_list[0] != '\0', .shape = &shapes[*n]};
+    (*n)++;
+    gm_opts_release(&vo);
+    return rc;
+}
+
 /* Refuses, before anything runs, an option of the command line that
  * concerns nothing the run asks for (option_rules.h), judged against each
- * suite's options as its profile sections give them (SUITE, SUITE.cpu and
- * SUITE.gpu: the device is not open yet). Returns 0, or 2 with the line
- * printed. */
+ * suite's options as its profile sections give them: SUITE, and where an
+ * option concerns none of those, SUITE.cpu and SUITE.gpu too (the device
+ * is not open yet). Returns 0, or 2 with the line printed. */
 static int refuse_unapplied(int argc, char **argv, const gm_bench_opts *o)
 {
     gm_ask views[MAX_VIEWS];
     gm_shape shapes[MAX_VIEWS];
     int n = 0, rc = 0;
-    for (int i = 0; i < o->n_suites && rc == 0; i++) {
-        static const char *const kinds[] = {"", ".cpu", ".gpu"};
-        for (int k = 0; k < 3 && rc == 0; k++) {
-            char section[48];
-            bool help = false;
-            gm_bench_opts vo;
-            gm_opts_init(&vo);
-            snprintf(section, sizeof section, "%s%s", o->suites[i], kinds[k]);
-            rc = gm_bench_options(argc, argv, section, &vo, &help);
-            shapes[n] = vo.shape;
-            /* The swap suite's offload point runs block at the shape. */
-            views[n] = (gm_ask){.suite = gm_suite_find(o->suites[i])->name,
-                                .workloads = strcmp(o->suites[i], "swap") ? vo.workloads : workload_bit("block"),
-                                .patterns = vo.patterns, .modes = vo.modes, .oom_parts = vo.oom_parts,
-                                .several_devices = vo.device_list[0] != '\0', .shape = &shapes[n]};
-            n++;
-            gm_opts_release(&vo);
-        }
-    }
+    for (int i = 0; i < o->n_suites && rc == 0; i++)
+        rc = add_view(argc, argv, o->suites[i], "", views, shapes, &n);
     gm_cli_arg cli[64];
     int n_cli = 0;
-    bool help = false;
+    bool help = false, typed = false;
     char err[700];
     if (rc == 0)
         rc = gm_option_split("bench", GM_CMD_BENCH, "unknown option", argc, argv, cli, 64, &n_cli, &help);
-    for (int i = 0; i < n_cli && rc == 0; i++)
-        if (cli[i].opt && gm_option_rule_check(cli[i].opt, cli[i].value, GM_CMD_BENCH, views, n, err, sizeof err)) {
+    for (int i = 0; i < n_cli && rc == 0; i++) {
+        int bad = cli[i].opt ? gm_option_rule_check(cli[i].opt, cli[i].value, GM_CMD_BENCH, views, n, err,
+                                                    sizeof err) : 0;
+        if (bad && !typed) {            /* the sections for one kind of device, once */
+            for (int s = 0; s < o->n_suites && rc == 0; s++)
+                for (int k = 0; k < 2 && rc == 0; k++)
+                    rc = add_view(argc, argv, o->suites[s], k ? ".gpu" : ".cpu", views, shapes, &n);
+            typed = true;
+            i--;                        /* judge it again */
+            continue;
+        }
+        if (bad) {
             fprintf(stderr, "gpumem bench: %s\n", err);
             rc = GM_EXIT_USAGE;
         }
+    }
     return rc;
 }
 

@@ -265,10 +265,11 @@ static bool in_mask(unsigned mask, const char *const *names, int count, const ch
  * counting as one); why the next one fails into why. */
 static int judge(const rule *r, const gm_ask *a, const char *value, char *why, size_t len)
 {
-    char asked[200], buf[400];
+    char asked[160], words[160], buf[400];
     const char *suites = r->suites ? r->suites : r->workloads ? "workloads,oom" : NULL;
     if (a->suite && suites && !listed(suites, a->suite)) {
-        snprintf(why, len, "concerns the suite%s %s", strchr(suites, ',') ? "s" : "", spaced(suites, buf, sizeof buf));
+        snprintf(why, len, "concerns the suite%s %s", strchr(suites, ',') ? "s" : "",
+                 spaced(suites, words, sizeof words));
         return 0;
     }
     if (r->plan && !a->suite && (r->plan == FOR_MODEL) != a->whole_model) {
@@ -285,7 +286,7 @@ static int judge(const rule *r, const gm_ask *a, const char *value, char *why, s
                                                     r->workloads)) {
         names_of(a->workloads, gm_runnable_workloads, GM_RUNNABLE_WORKLOAD_COUNT, asked, sizeof asked);
         snprintf(why, len, "concerns the workload%s %s, and --workload is %s", strchr(r->workloads, ',') ? "s" : "",
-                 spaced(r->workloads, buf, sizeof buf), asked);
+                 spaced(r->workloads, words, sizeof words), asked);
         return 2;
     }
     if (r->patterns && !in_mask(a->patterns, gm_pattern_names, GM_PATTERN_COUNT, r->patterns)) {
@@ -306,7 +307,7 @@ static int judge(const rule *r, const gm_ask *a, const char *value, char *why, s
         if (!in_mask(a->checks, names, n, r->checks)) {
             names_of(a->checks, names, n, asked, sizeof asked);
             snprintf(why, len, "concerns the check%s %s, and --checks is %s", strchr(r->checks, ',') ? "s" : "",
-                     spaced(r->checks, buf, sizeof buf), asked);
+                     spaced(r->checks, words, sizeof words), asked);
             return 5;
         }
     }
