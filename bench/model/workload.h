@@ -55,7 +55,7 @@ typedef struct {
     bool naive;             /* attention: materialise the score matrix */
     bool int32_out;         /* linear: y holds int32 accumulators (the vendor's int8 GEMM) */
     /* --model PRESET or config.json: the whole architecture (arch.layers
-     * is 0 for a models.ini shape); block runs it (bench/workloads/block_model.c). */
+     * is 0 for the shape options alone); block runs it (bench/workloads/block_model.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
     /* --mode lora or qlora: the gm_plan_mode (0 otherwise). The device does

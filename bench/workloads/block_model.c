@@ -669,7 +669,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
                               (unsigned long long)group);
     if (s->checkpoint || s->offload || s->micro_batch != s->batch)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--checkpoint, --offload and --micro-batch apply to "
-                              "models.ini shapes, not to a whole model");
+                              "a block of the shape options, not to a whole model");
     /* Training keeps the attention's row statistics in the logits' space
      * (T * 2 * heads floats in T * vocab). */
     if (s->train && a->vocab < 2 * a->heads)

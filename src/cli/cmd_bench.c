@@ -34,33 +34,21 @@ const gm_command gm_command_bench = {
         "place. An option that concerns no suite, workload or pattern the run asks for is refused.",
     .exit_status = GM_EXIT_STATUS_COMMON,
     .positional = GM_POSITIONAL_NONE,
+    .profile = "quick",
 };
-
-/* The options' help with what the profile (ctx: its name) sets beside
- * each default. */
-static void options_help(FILE *f, void *ctx)
-{
-    const char *profile = ctx;
-    gm_profile_text *t = malloc(sizeof *t);
-    if (t && gm_profile_text_read(profile, t) == 0)
-        gm_option_help_profile(f, GM_CMD_BENCH, profile, gm_profile_text_says, t);
-    else
-        gm_option_help(f, GM_CMD_BENCH);
-    free(t);
-}
 
 /* Help, with what the profile named on the command line (else quick)
  * sets in place of each default. */
 static void usage(FILE *f, int argc, char **argv)
 {
-    const char *profile = "quick";
+    gm_command c = gm_command_bench;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
-            profile = argv[++i];
+            c.profile = argv[++i];
         else if (strncmp(argv[i], "--profile=", 10) == 0)
-            profile = argv[i] + 10;
+            c.profile = argv[i] + 10;
     }
-    gm_command_help_with(f, &gm_command_bench, options_help, (void *)profile);
+    gm_command_help(f, &c);
 }
 
 /* What the session's open_run (gm_bench_open_run) and hang hook need. */

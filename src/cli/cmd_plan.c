@@ -14,12 +14,13 @@ const gm_command gm_command_plan = {
     .name = "plan",
     .run = gm_cmd_plan,
     .options = GM_CMD_PLAN,
-    .summary = "print a workload's memory model (its tensors and total bytes)",
+    .summary = "print the memory a workload or a whole model holds, and what fits",
     .usage = "plan --workload W [--model NAME] [SHAPE OPTIONS] [--precision LIST]\n"
-        "plan --model PRESET|CONFIG.json [--mode inference|train] [MODEL OPTIONS]",
+        "plan --model PRESET|CONFIG.json|FOLDER [--mode inference|train] [MODEL OPTIONS]",
     .about = "Prints the tensors workload W holds at once (name, role, bytes), one a line, and a last line `total "
-        "<bytes>`, for each precision. Without --workload: the memory of a whole model per GPU, grouped by role "
-        "with subtotals and the total, for each precision (the options marked `model`).",
+        "<bytes>`, for each precision, at the shape options or a --model's. Without --workload: the memory of a "
+        "whole model per GPU, grouped by role with subtotals and the total, for each precision (the options marked "
+        "`model`, refused with --workload; the shape options are refused without it).",
     .exit_status = "0 success, 2 bad usage or input, 3 no usable device (--fit device)",
     .positional = GM_POSITIONAL_NONE,
 };

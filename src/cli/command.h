@@ -31,6 +31,9 @@ typedef struct {
     const char *exit_status;      /* its exit statuses, unwrapped */
     gm_positional positional;
     bool hidden;                  /* not listed anywhere (the oom suite's probe worker) */
+    /* The profile whose settings its options' help (and man page) show
+     * beside each default (bench: quick); NULL: none. */
+    const char *profile;
 } gm_command;
 
 /* The exit statuses every command that runs on a device may give. */
@@ -41,8 +44,5 @@ typedef struct {
  * option of its set (gm_option_help) and its exit statuses. */
 void gm_command_help(FILE *f, const gm_command *c);
 
-/* gm_command_help, the options printed by options(f, ctx) instead (bench:
- * beside what its profile sets). */
-void gm_command_help_with(FILE *f, const gm_command *c, void (*options)(FILE *f, void *ctx), void *ctx);
 
 #endif

@@ -3,14 +3,10 @@
 
 #include "cli/option_table.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void gm_command_help(FILE *f, const gm_command *c)
-{
-    gm_command_help_with(f, c, NULL, NULL);
-}
-
-void gm_command_help_with(FILE *f, const gm_command *c, void (*options)(FILE *f, void *ctx), void *ctx)
 {
     const char *line = c->usage;
     for (int first = 1; *line; first = 0) {
@@ -22,10 +18,9 @@ void gm_command_help_with(FILE *f, const gm_command *c, void (*options)(FILE *f,
     gm_help_wrap(f, c->about ? c->about : c->summary, 0, 0);
     if (c->options) {
         fputc('\n', f);
-        if (options)
-            options(f, ctx);
-        else
-            gm_option_help(f, c->options);
+        gm_profile_text *t = c->profile ? malloc(sizeof *t) : NULL;
+        gm_option_help_profile(f, c->options, t && gm_profile_text_read(c->profile, t) == 0 ? t : NULL);
+        free(t);
     }
     fputc('\n', f);
     char status[600];

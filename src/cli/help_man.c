@@ -7,6 +7,7 @@
 #include "cli/option_table.h"
 #include "run/meta.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Writes text as roff: backslashes and hyphens escaped (a hyphen stays
@@ -50,18 +51,26 @@ static void usage_lines(FILE *f, const gm_command *c)
     fputs(".fi\n", f);
 }
 
-static void options(FILE *f, unsigned cmd)
+/* c's options, each with what its profile sets beside the default, as its
+ * --help shows them. */
+static void options(FILE *f, const gm_command *c)
 {
     size_t i = 0;
-    for (const gm_option *opt; (opt = gm_option_next(cmd, &i));) {
+    gm_profile_text *t = c->profile ? malloc(sizeof *t) : NULL;
+    if (t && gm_profile_text_read(c->profile, t) != 0) {
+        free(t);
+        t = NULL;
+    }
+    for (const gm_option *opt; (opt = gm_option_next(c->options, &i));) {
         char head[64], text[1024];
-        gm_option_text(opt, head, sizeof head, text, sizeof text);
+        gm_option_text_profile(opt, t, head, sizeof head, text, sizeof text);
         fputs(".TP\n\\fB", f);
         roff(f, head);
         fputs("\\fR\n", f);
         roff(f, text);
         fputc('\n', f);
     }
+    free(t);
 }
 
 /* What the page says beyond the tables: the environment gpumem reads. */
@@ -107,7 +116,7 @@ int gm_help_man(FILE *f, const gm_command *const *commands)
         usage_lines(f, c);
         para(f, c->about ? c->about : c->summary);
         if (c->options)
-            options(f, c->options);
+            options(f, c);
         char status[600];
         snprintf(status, sizeof status, "Exit status: %s.", c->exit_status);
         para(f, status);

@@ -28,9 +28,8 @@ int gm_option_apply(const gm_option *opt, gm_opt_dest *d, const char *value, cha
 }
 
 /* Appends to buf what opt allows, after its help line, and its default
- * (and what the profile sets instead, where says tells it). */
-static void describe(const gm_option *opt, char *buf, size_t len, const char *profile, gm_profile_says says,
-                     void *ctx)
+ * (and what profile t sets instead, t not NULL). */
+static void describe(const gm_option *opt, char *buf, size_t len, gm_profile_text *t)
 {
     char allowed[512];
     size_t used = strlen(buf);
@@ -48,11 +47,11 @@ static void describe(const gm_option *opt, char *buf, size_t len, const char *pr
         used += (size_t)snprintf(buf + used, len - used, " (%llu to %llu)", (unsigned long long)min,
                                  (unsigned long long)max);
     }
-    const char *set = says && !(opt->flags & GM_OPT_NO_PROFILE) ? says(opt->name, ctx) : NULL;
+    const char *set = t && !(opt->flags & GM_OPT_NO_PROFILE) ? gm_profile_says(t, opt->name) : NULL;
     if ((opt->dflt || set) && used < len)
         used += (size_t)snprintf(buf + used, len - used,  " (default: %s%s%s%s%s)",
                                  opt->dflt ? opt->dflt : opt->kind == GM_OPTARG_FLAG ? "off" : "none",
-                                 set ? "; profile " : "", set ? profile : "", set ? ": " : "", set ? set : "");
+                                 set ? "; profile " : "", set ? t->name : "", set ? ": " : "", set ? set : "");
 }
 
 void gm_help_wrap(FILE *f, const char *text, int col, int indent)
@@ -85,33 +84,31 @@ const gm_option *gm_option_next(unsigned cmd, size_t *i)
     return NULL;
 }
 
-/* gm_option_text, each default followed by what the profile sets instead
- * where says tells it (NULL: nothing). */
-static void option_text(const gm_option *opt, char *head, size_t head_len, char *text, size_t text_len,
-                        const char *profile, gm_profile_says says, void *ctx)
+void gm_option_text_profile(const gm_option *opt, gm_profile_text *t, char *head, size_t head_len, char *text,
+                            size_t text_len)
 {
     snprintf(head, head_len, "--%s%s%s", opt->name, opt->metavar ? " " : "", opt->metavar ? opt->metavar : "");
     snprintf(text, text_len, "%s%s%s", opt->scope ? opt->scope : "", opt->scope ? ": " : "", opt->help);
-    describe(opt, text, text_len, profile, says, ctx);
+    describe(opt, text, text_len, t);
 }
 
 void gm_option_text(const gm_option *opt, char *head, size_t head_len, char *text, size_t text_len)
 {
-    option_text(opt, head, head_len, text, text_len, NULL, NULL, NULL);
+    gm_option_text_profile(opt, NULL, head, head_len, text, text_len);
 }
 
 void gm_option_help(FILE *f, unsigned cmd)
 {
-    gm_option_help_profile(f, cmd, NULL, NULL, NULL);
+    gm_option_help_profile(f, cmd, NULL);
 }
 
-void gm_option_help_profile(FILE *f, unsigned cmd, const char *profile, gm_profile_says says, void *ctx)
+void gm_option_help_profile(FILE *f, unsigned cmd, gm_profile_text *t)
 {
     enum { HELP_COL = 24 };
     size_t i = 0;
     for (const gm_option *opt; (opt = gm_option_next(cmd, &i));) {
         char head[64], text[1024];
-        option_text(opt, head, sizeof head, text, sizeof text, profile, says, ctx);
+        gm_option_text_profile(opt, t, head, sizeof head, text, sizeof text);
         int n = (int)strlen(head) + 2;
         if (n + 1 >= HELP_COL) {
             fprintf(f, "  %s\n%*s", head, HELP_COL, "");

@@ -37,6 +37,13 @@ typedef struct {
 
 #define UNMET(fn) static const char *fn(const gm_ask *a, const char *value, char *buf, size_t len)
 
+/* Writes words into buf (len bytes) and returns buf. */
+static const char *say(char *buf, size_t len, const char *words)
+{
+    snprintf(buf, len, "%s", words);
+    return buf;
+}
+
 static bool has_model(const gm_ask *a) { return a->shape && gm_shape_has_arch(a->shape); }
 
 static bool asks_workload(const gm_ask *a, const char *name)
@@ -78,64 +85,64 @@ UNMET(causal_applies)
 
 UNMET(needs_paged)
 {
-    (void)a, (void)value, (void)len;
-    return a->shape && a->shape->paged ? NULL : strcpy(buf, "sizes the blocks of the paged cache: add --paged");
+    (void)value;
+    return a->shape && a->shape->paged ? NULL : say(buf, len, "sizes the blocks of the paged cache: add --paged");
 }
 
 UNMET(needs_int4)
 {
-    (void)value, (void)len;
+    (void)value;
     return a->shape && a->shape->weight_prec == (unsigned)GM_INT4 + 1
                ? NULL
-               : strcpy(buf, "concerns int4 weights: add --weight-precision int4");
+               : say(buf, len, "concerns int4 weights: add --weight-precision int4");
 }
 
 UNMET(needs_model)
 {
-    (void)value, (void)len;
-    return has_model(a) ? NULL : strcpy(buf, "concerns a whole model: add --model NAME (a preset or a config.json)");
+    (void)value;
+    return has_model(a) ? NULL : say(buf, len, "concerns a whole model: add --model NAME (a preset or a config.json)");
 }
 
 UNMET(trains)
 {
-    (void)value, (void)len;
+    (void)value;
     if (!(a->modes & (1u << GM_PLAN_TRAIN)) || (asks_workload(a, "block") && has_model(a)))
         return NULL;
-    return strcpy(buf, asks_workload(a, "block") ? "train runs block with a whole model alone: add --model NAME"
+    return say(buf, len, asks_workload(a, "block") ? "train runs block with a whole model alone: add --model NAME"
                                                  : "train runs block with a whole model alone: add --workload block "
                                                    "and --model NAME");
 }
 
 UNMET(fragments)
 {
-    (void)value, (void)len;
+    (void)value;
     if ((a->patterns & (1u << GM_PATTERN_FRAGMENTED))
         || (a->suite && !strcmp(a->suite, "oom") && (a->oom_parts & (1u << GM_OOM_FRAGMENTATION))))
         return NULL;
-    return strcpy(buf, "concerns the fragmented pattern (--pattern) and the oom suite's fragmentation measure "
+    return say(buf, len, "concerns the fragmented pattern (--pattern) and the oom suite's fragmentation measure "
                        "(--oom-parts), and neither runs");
 }
 
 UNMET(batch_part)
 {
-    (void)value, (void)len;
+    (void)value;
     return a->oom_parts & (1u << GM_OOM_BATCH) ? NULL
-                                               : strcpy(buf, "concerns the largest batch's search: add batch to "
+                                               : say(buf, len, "concerns the largest batch's search: add batch to "
                                                              "--oom-parts");
 }
 
 UNMET(oversubscribes)
 {
-    (void)value, (void)len;
+    (void)value;
     if ((a->suite && !strcmp(a->suite, "swap")) || (a->patterns & (1u << GM_PATTERN_MANAGED)))
         return NULL;
-    return strcpy(buf, "concerns managed memory: the swap suite or the managed pattern, and neither runs");
+    return say(buf, len, "concerns managed memory: the swap suite or the managed pattern, and neither runs");
 }
 
 UNMET(several_devices)
 {
-    (void)value, (void)len;
-    return a->several_devices ? NULL : strcpy(buf, "concerns several devices: add --device all or a list (0,2)");
+    (void)value;
+    return a->several_devices ? NULL : say(buf, len, "concerns several devices: add --device all or a list (0,2)");
 }
 
 UNMET(data_parallel)

@@ -152,30 +152,33 @@ int gm_option_parse_names(const gm_option *opt, const char *value, unsigned *mas
  * and the default. */
 void gm_option_help(FILE *f, unsigned cmd);
 
-/* What a profile sets for option `name`, as help shows it ("1:16:x4,
- * [swap] 1": the [bench] section's value, then each other section's);
- * NULL where it sets nothing. */
-typedef const char *(*gm_profile_says)(const char *name, void *ctx);
-
-/* A profile's entries as text, for help. */
+/* A profile's entries as text, for help (options.c). */
 typedef struct {
+    char name[256];             /* the profile, as --profile names it */
     int n;
     struct {
         char section[32], name[40], value[160];
     } entry[128];
-    char said[800];             /* gm_profile_text_says's last answer */
+    char said[800];             /* gm_profile_says's last answer */
 } gm_profile_text;
 
 /* Reads the entries of profile `name` (found as --profile finds it) into
  * t. Returns 0, or -1 with t->n = 0 when it cannot be read. */
 int gm_profile_text_read(const char *name, gm_profile_text *t);
 
-/* A gm_profile_says over a gm_profile_text (ctx). */
-const char *gm_profile_text_says(const char *name, void *ctx);
+/* What profile t sets for option `name`, as help shows it ("1:16:x4,
+ * [swap] 1": the [bench] section's value, then each other section's);
+ * NULL where it sets nothing. */
+const char *gm_profile_says(gm_profile_text *t, const char *name);
 
-/* gm_option_help, each default followed by what profile `profile` sets
- * in its place ("(default: 1; profile quick: 1:16:x4, [swap] 1)"). */
-void gm_option_help_profile(FILE *f, unsigned cmd, const char *profile, gm_profile_says says, void *ctx);
+/* gm_option_text, its default followed by what profile t sets in its
+ * place ("(default: 1; profile quick: 1:16:x4, [swap] 1)"); t NULL: as
+ * gm_option_text. */
+void gm_option_text_profile(const gm_option *opt, gm_profile_text *t, char *head, size_t head_len, char *text,
+                            size_t text_len);
+
+/* gm_option_help with gm_option_text_profile's entries. */
+void gm_option_help_profile(FILE *f, unsigned cmd, gm_profile_text *t);
 
 /* One argument of a command line: an option with its value, or (opt NULL)
  * a positional argument in value. */

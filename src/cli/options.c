@@ -202,6 +202,7 @@ int gm_profile_text_read(const char *name, gm_profile_text *t)
 {
     char path[4200];
     t->n = 0;
+    snprintf(t->name, sizeof t->name, "%s", name);
     if (!find_profile(name, path, sizeof path) || ini_parse(path, on_text_entry, t) != 0) {
         t->n = 0;
         return -1;
@@ -209,9 +210,8 @@ int gm_profile_text_read(const char *name, gm_profile_text *t)
     return 0;
 }
 
-const char *gm_profile_text_says(const char *name, void *ctx)
+const char *gm_profile_says(gm_profile_text *t, const char *name)
 {
-    gm_profile_text *t = ctx;
     size_t used = 0;
     /* [bench] first, then the suites' sections in the file's order. */
     for (int pass = 0; pass < 2; pass++)

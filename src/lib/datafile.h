@@ -1,6 +1,6 @@
 /*
  * The data files gpumem reads at run time: profiles (profiles/NAME.ini),
- * model presets (models.ini, models/NAME.json), plot scripts
+ * model presets (models/NAME.json), plot scripts
  * (plots/KIND.gp) and the reference runs of real cards (reference/NAME/).
  * In the source tree they live in share/, plots/ and results/reference/;
  * installed, all of them in $(PREFIX)/share/gpumem (make install).
