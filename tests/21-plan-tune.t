@@ -111,7 +111,7 @@ bad "QLoRA over a 16-bit base" "--weight-precision bf16 with --mode qlora: QLoRA
     --model llama-3-8b --mode qlora --weight-precision bf16
 bad "offload without the host memory for it" "--zero-offload optimizer: the host would hold 104.7GiB" \
     --model llama-3-8b --mode train --precision bf16 --zero-offload optimizer --host-memory 64GiB
-bad "LoRA's options outside lora and qlora" "--lora-rank is for --mode lora or qlora \\(not train\\)" \
+bad "LoRA's options outside lora and qlora" "--lora-rank concerns --mode lora, qlora, and --mode is train" \
     --model llama-3-8b --mode train --lora-rank 8
 bad "an adapter precision that does not train" "--adapter-precision 'int8': expected one of fp32, fp16, bf16" \
     --model llama-3-8b --mode lora --adapter-precision int8

@@ -5,7 +5,7 @@
 # command exits 4 when its output cannot be written; a finished run leaves
 # no lock.
 . tests/lib.sh
-plan 69
+plan 95
 
 # expect_refusal DESCRIPTION REGEX ARGS... : exit 2, one stderr line matching REGEX
 expect_refusal() {
@@ -28,7 +28,8 @@ expect_refusal "plan --workload attention --format csv" "^gpumem plan: --format 
 expect_refusal "plan --zero 3 --gpus 1" \
     "^gpumem plan: --zero shards over the data-parallel GPUs \(--gpus / --tensor-parallel\), and this plan has 1" \
     plan --model llama-3-8b --mode train --zero 3 --gpus 1
-expect_refusal "plan --zero without --mode train" "^gpumem plan: --zero concerns --mode train, and --mode is inference" \
+expect_refusal "plan --zero without a training mode" \
+    "^gpumem plan: --zero concerns --mode train, lora, qlora, and --mode is inference$" \
     plan --model llama-3-8b --zero 3 --gpus 8
 expect_refusal "plan --logits with --mode train" "^gpumem plan: --logits concerns --mode inference, and --mode is train" \
     plan --model llama-3-8b --mode train --logits all
@@ -45,6 +46,38 @@ expect_refusal "plan --group-size without int4 weights" "^gpumem plan: --group-s
     plan --workload linear --group-size 64
 run_gpumem plan --model llama-3-8b --mode train --zero 3 --gpus 8
 is "$RC" 0 "plan --zero 3 --gpus 8 --mode train: accepted"
+# plan: fine-tuning's options (bench/model/train_plan.h).
+expect_refusal "plan --lora-alpha with --mode train" \
+    "^gpumem plan: --lora-alpha concerns --mode lora, qlora, and --mode is train$" \
+    plan --model llama-3-8b --mode train --lora-alpha 32
+expect_refusal "plan --adapter-precision for inference" \
+    "^gpumem plan: --adapter-precision concerns --mode lora, qlora, and --mode is inference$" \
+    plan --model llama-3-8b --adapter-precision bf16
+expect_refusal "plan --lora-targets with a workload" \
+    "^gpumem plan: --lora-targets concerns a whole model's plan \(--model without --workload\), and this plan is of --workload linear$" \
+    plan --workload linear --lora-targets q,v
+expect_refusal "plan --zero-offload for inference" \
+    "^gpumem plan: --zero-offload concerns --mode train, lora, qlora, and --mode is inference$" \
+    plan --model llama-3-8b --zero-offload optimizer
+expect_refusal "plan --saved for inference" "^gpumem plan: --saved concerns --mode train, lora, qlora" \
+    plan --model llama-3-8b --saved pytorch
+expect_refusal "plan --host-memory without --zero-offload" \
+    "^gpumem plan: --host-memory sizes the host memory that offloaded states fit in: add --zero-offload optimizer or params$" \
+    plan --model llama-3-8b --mode train --host-memory 64GiB
+# LoRA trains: the training options concern it, and each but --lora-alpha
+# (the step's scale) changes what a GPU holds.
+total() { awk -F, '$2 == "total" && $3 == "total" { print $4 }'; }
+tune="plan --model llama-3-8b --mode lora --precision bf16 --batch 2 --seq 2048 --format csv"
+run_gpumem $tune
+base=$OUT
+for o in "--lora-rank 8" "--lora-targets q,v" "--adapter-precision bf16" "--optimizer sgd" "--recompute full" \
+         "--zero 2 --gpus 8" "--zero-offload optimizer --host-memory 512GiB" "--saved pytorch"; do
+    run_gpumem $tune $o
+    ok $([ "$RC" = 0 ] && [ -n "$(printf '%s\n' "$OUT" | total)" ] && [ "$OUT" != "$base" ]; echo $?) \
+        "plan --mode lora $o: accepted, and the plan changes"
+done
+run_gpumem $tune --lora-alpha 16
+ok $([ "$RC" = 0 ] && [ "$OUT" = "$base" ]; echo $?) "plan --mode lora --lora-alpha 16: accepted, the same bytes"
 
 # bench: options of suites, workloads and patterns the run does not ask for.
 expect_refusal "bench --suite stream --batch" \
@@ -58,6 +91,21 @@ expect_refusal "bench --block-tokens with linear" \
 expect_refusal "bench --paged" "^gpumem bench: unknown option '--paged'" bench $L --suite workloads --workload kvcache --paged
 expect_refusal "bench --mode train without a model" "^gpumem bench: --mode train runs block with a whole model alone" \
     bench $L --suite workloads --workload block --mode train
+expect_refusal "bench --mode qlora with linear" \
+    "^gpumem bench: --mode qlora runs block with a whole model alone: add --workload block and --model NAME$" \
+    bench $L --suite workloads --model tiny-llama-gqa --mode inference,qlora
+expect_refusal "bench --checkpoint with a whole model's inference" \
+    "^gpumem bench: --checkpoint concerns block shaped by --hidden" \
+    bench $L --suite workloads --workload block --model tiny-llama-gqa --checkpoint
+# --checkpoint recomputes a whole model's lora and qlora rows: plan's
+# bytes with --recompute full.
+run_gpumem bench $L --backend opencl --suite workloads --workload block --model tiny-llama-gqa --mode qlora \
+    --checkpoint --precision fp32 --batch 2 --seq 32 --reps 1 --out "$TEST_TMP/qlora" --quiet
+rc=$RC
+run_gpumem plan --model tiny-llama-gqa --mode qlora --recompute full --precision fp32 --batch 2 --seq 32 --format csv
+t=$(printf '%s\n' "$OUT" | total)
+is "$rc:$(csv_value "$TEST_TMP/qlora/results.csv" '$_->{mode} eq "qlora"' model_bytes)" "0:${t:-no total}" \
+    "bench --mode qlora --checkpoint: accepted, its row's model_bytes are plan's with --recompute full"
 expect_refusal "bench --model with --hidden" "^gpumem bench: --hidden shapes the workloads without a whole model" \
     bench $L --suite workloads --model gpt2 --hidden 64
 expect_refusal "bench --frag-fill without fragmentation" "^gpumem bench: --frag-fill concerns the fragmented pattern" \

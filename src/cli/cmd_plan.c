@@ -54,6 +54,7 @@ static int refuse_unapplied(const gm_plan_args *args, const gm_cli_arg *cli, int
     gm_ask ask = {.whole_model = !args->workload && args->model,
                   .modes = 1u << args->whole.plan.mode,
                   .data_parallel = args->whole.plan.gpus / args->whole.plan.tp,
+                  .offload = args->whole.plan.tune.offload,
                   .shape = &args->shape};
     for (int w = 0; args->workload && w < GM_RUNNABLE_WORKLOAD_COUNT; w++)
         if (strcmp(gm_runnable_workloads[w], args->workload->name) == 0)

@@ -141,15 +141,14 @@ APPLY(gm_apply_plan_number)
 
 
 /* The fine-tuning options: LoRA's (--mode lora, qlora) and the training
- * modes' (--zero-offload, --saved); --host-memory sizes the host. Each
- * notes the first given so that plan can say which mode it is for. */
+ * modes' (--zero-offload, --saved); --host-memory sizes the host. Which
+ * modes each concerns: option_rules.c. */
 APPLY(gm_apply_plan_tune)
 {
     gm_model_plan_args *m = &d->plan->whole;
     gm_tune_opts *t = &m->plan.tune;
     char why[160];
     const char *name = opt->name;
-    bool lora = strncmp(name, "lora-", 5) == 0 || !strcmp(name, "adapter-precision");
     if (!strcmp(name, "lora-rank")) {
         if (bounded(opt, v, &t->rank, err, err_len))
             return -1;
@@ -181,8 +180,5 @@ APPLY(gm_apply_plan_tune)
         else
             t->saved = (gm_saved)i;
     }
-    const char **seen = lora ? &m->lora_opt : &m->train_opt;
-    if (!*seen)
-        *seen = name;
     return 0;
 }

@@ -73,6 +73,15 @@ UNMET(block_shape)
     return buf;
 }
 
+/* --checkpoint: block shaped by the shape options, or the full
+ * recomputation of a whole model's lora and qlora rows (bench). */
+UNMET(checkpoints)
+{
+    if (a->modes & ((1u << GM_PLAN_LORA) | (1u << GM_PLAN_QLORA)))
+        return NULL;
+    return block_shape(a, value, buf, len);
+}
+
 UNMET(causal_applies)
 {
     (void)value;
@@ -103,14 +112,19 @@ UNMET(needs_model)
     return has_model(a) ? NULL : say(buf, len, "concerns a whole model: add --model NAME (a preset or a config.json)");
 }
 
+/* bench --mode: a mode that trains (train, and lora and qlora, whose rows
+ * carry plan's bytes) concerns block with a whole model alone. */
 UNMET(trains)
 {
     (void)value;
-    if (!(a->modes & (1u << GM_PLAN_TRAIN)) || (asks_workload(a, "block") && has_model(a)))
+    int m = GM_PLAN_TRAIN;
+    while (m < GM_PLAN_MODE_COUNT && !(gm_plan_trains((gm_plan_mode)m) && (a->modes & (1u << m))))
+        m++;
+    if (m == GM_PLAN_MODE_COUNT || (asks_workload(a, "block") && has_model(a)))
         return NULL;
-    return say(buf, len, asks_workload(a, "block") ? "train runs block with a whole model alone: add --model NAME"
-                                                 : "train runs block with a whole model alone: add --workload block "
-                                                   "and --model NAME");
+    snprintf(buf, len, "%s runs block with a whole model alone: add %s--model NAME", gm_plan_mode_names[m],
+             asks_workload(a, "block") ? "" : "--workload block and ");
+    return buf;
 }
 
 UNMET(fragments)
@@ -139,6 +153,13 @@ UNMET(oversubscribes)
     return say(buf, len, "concerns managed memory: the swap suite or the managed pattern, and neither runs");
 }
 
+UNMET(offloads)
+{
+    (void)value;
+    return a->offload ? NULL : say(buf, len, "sizes the host memory that offloaded states fit in: add --zero-offload "
+                                             "optimizer or params");
+}
+
 UNMET(several_devices)
 {
     (void)value;
@@ -158,6 +179,7 @@ UNMET(data_parallel)
 #define P GM_CMD_PLAN
 #define S GM_CMD_STRESS
 #define SHAPE_SUITES "workloads,oom,swap"
+#define TRAINING "train,lora,qlora"     /* the modes gm_plan_trains */
 
 static const rule rules[] = {
     /* bench */
@@ -197,7 +219,7 @@ static const rule rules[] = {
      .unmet = causal_applies},
     {"variant", B | P, .suites = SHAPE_SUITES, .workloads = "attention,block"},
     {"micro-batch", B | P, .suites = SHAPE_SUITES, .workloads = "block", .plan = FOR_WORKLOAD, .unmet = block_shape},
-    {"checkpoint", B | P, .suites = SHAPE_SUITES, .workloads = "block", .plan = FOR_WORKLOAD, .unmet = block_shape},
+    {"checkpoint", B | P, .suites = SHAPE_SUITES, .workloads = "block", .plan = FOR_WORKLOAD, .unmet = checkpoints},
     {"offload", B | P, .suites = "workloads,oom", .workloads = "block", .plan = FOR_WORKLOAD, .unmet = block_shape},
     {"paged", P, .workloads = "kvcache", .plan = FOR_WORKLOAD},
     {"block-tokens", B, .suites = "workloads,oom", .workloads = "kvcache"},
@@ -210,13 +232,21 @@ static const rule rules[] = {
     /* plan: a whole model's options */
     {"mode", P, .plan = FOR_MODEL},
     {"logits", P, .plan = FOR_MODEL, .mode = "inference"},
-    {"optimizer", P, .plan = FOR_MODEL, .mode = "train"},
-    {"recompute", P, .plan = FOR_MODEL, .mode = "train"},
+    {"optimizer", P, .plan = FOR_MODEL, .mode = TRAINING},
+    {"recompute", P, .plan = FOR_MODEL, .mode = TRAINING},
     {"gpus", P, .plan = FOR_MODEL},
     {"tensor-parallel", P, .plan = FOR_MODEL},
-    {"zero", P, .plan = FOR_MODEL, .mode = "train", .unmet = data_parallel},
+    {"zero", P, .plan = FOR_MODEL, .mode = TRAINING, .unmet = data_parallel},
     {"format", P, .plan = FOR_MODEL},
     {"fit", P, .plan = FOR_MODEL},
+    /* plan: fine-tuning (bench/model/train_plan.h) */
+    {"lora-rank", P, .plan = FOR_MODEL, .mode = "lora,qlora"},
+    {"lora-alpha", P, .plan = FOR_MODEL, .mode = "lora,qlora"},
+    {"lora-targets", P, .plan = FOR_MODEL, .mode = "lora,qlora"},
+    {"adapter-precision", P, .plan = FOR_MODEL, .mode = "lora,qlora"},
+    {"zero-offload", P, .plan = FOR_MODEL, .mode = TRAINING},
+    {"host-memory", P, .plan = FOR_MODEL, .mode = TRAINING, .unmet = offloads},
+    {"saved", P, .plan = FOR_MODEL, .mode = TRAINING},
     /* stress */
     {"duration", S, .checks = "churn,soak"},
     {"fill", S, .checks = "memtest,soak"},
@@ -303,7 +333,7 @@ static int judge(const rule *r, const gm_ask *a, const char *value, char *why, s
     }
     if (r->mode && !in_mask(a->modes, gm_plan_mode_names, GM_PLAN_MODE_COUNT, r->mode)) {
         names_of(a->modes, gm_plan_mode_names, GM_PLAN_MODE_COUNT, asked, sizeof asked);
-        snprintf(why, len, "concerns --mode %s, and --mode is %s", r->mode, asked);
+        snprintf(why, len, "concerns --mode %s, and --mode is %s", spaced(r->mode, words, sizeof words), asked);
         return 4;
     }
     if (r->checks) {

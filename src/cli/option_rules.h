@@ -29,6 +29,7 @@ typedef struct {
     unsigned oom_parts;         /* bench: bit per gm_oom_part */
     bool several_devices;       /* bench: --device all or a list */
     uint64_t data_parallel;     /* plan: --gpus / --tensor-parallel */
+    unsigned offload;           /* plan: --zero-offload (a gm_offload; 0: none) */
     unsigned checks;            /* stress: bit per gm_stress_checks entry */
     const gm_shape *shape;      /* the shape: its --model (arch), --paged, roles */
 } gm_ask;

@@ -724,8 +724,8 @@ const gm_option gm_option_table[] = {
     {"ffn", GM_OPTARG_NUMBER, "N", B | P, "block", "MLP width", "4 x hidden", .apply = apply_shape},
     {"micro-batch", GM_OPTARG_NUMBER, "N", B | P, "block", "rows of the batch live at once", "the batch",
      .apply = apply_shape},
-    {"checkpoint", GM_OPTARG_FLAG, NULL, B | P, "block", "keep each layer's input only (recompute activations)",
-     NULL, .apply = apply_shape},
+    {"checkpoint", GM_OPTARG_FLAG, NULL, B | P, "block", "keep each layer's input only (recompute activations; "
+     "with a whole --model, the full recomputation its lora and qlora rows count)", NULL, .apply = apply_shape},
     {"offload", GM_OPTARG_FLAG, NULL, B | P, "block", "weights in host memory, two layers on the device", NULL,
      .apply = apply_shape},
     {"paged", GM_OPTARG_FLAG, NULL, P, "kvcache", "a paged cache of fixed-size blocks (bench runs the contiguous "

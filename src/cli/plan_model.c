@@ -262,14 +262,6 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
     if (args.fit && args.fit_device && (rc = device_budget(&args.fit_bytes)) != 0)
         return rc;
     const char *mode = gm_plan_mode_names[args.plan.mode];
-    if (args.lora_opt && !lora_mode(&args.plan)) {
-        fprintf(stderr, "gpumem plan: --%s is for --mode lora or qlora (not %s)\n", args.lora_opt, mode);
-        return GM_EXIT_USAGE;
-    }
-    if (args.train_opt && !gm_plan_trains(args.plan.mode)) {
-        fprintf(stderr, "gpumem plan: --%s is for --mode train, lora or qlora (not %s)\n", args.train_opt, mode);
-        return GM_EXIT_USAGE;
-    }
     if (gm_plan_trains(args.plan.mode) && (args.precisions & (1u << GM_INT8))) {
         /* Every precision but int8 and int4 (a weight precision only) trains. */
         char trains[160] = "";

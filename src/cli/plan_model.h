@@ -18,8 +18,6 @@ typedef struct {
     bool fit_device;        /* the budget is the best device's free memory */
     uint64_t fit_bytes;     /* else this budget */
     uint64_t host_bytes;    /* --host-memory: what offloaded states must fit (0: this host's memory) */
-    const char *lora_opt;   /* the first LoRA option given (--lora-rank...), NULL: none */
-    const char *train_opt;  /* the first training-only option given (--zero-offload...), NULL: none */
 } gm_model_plan_args;
 
 /* Loads `model` (bench/model/arch.h) and prints its plan for each precision.
