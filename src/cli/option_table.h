@@ -13,6 +13,7 @@
 #include "bench/options.h"
 #include "bench/model/workload.h"
 #include "cli/plan_model.h"
+#include "cli/profile_text.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -151,25 +152,6 @@ int gm_option_parse_names(const gm_option *opt, const char *value, unsigned *mas
  * its argument, the scope, the help line, the allowed values or bounds
  * and the default. */
 void gm_option_help(FILE *f, unsigned cmd);
-
-/* A profile's entries as text, for help (options.c). */
-typedef struct {
-    char name[256];             /* the profile, as --profile names it */
-    int n;
-    struct {
-        char section[32], name[40], value[160];
-    } entry[128];
-    char said[800];             /* gm_profile_says's last answer */
-} gm_profile_text;
-
-/* Reads the entries of profile `name` (found as --profile finds it) into
- * t. Returns 0, or -1 with t->n = 0 when it cannot be read. */
-int gm_profile_text_read(const char *name, gm_profile_text *t);
-
-/* What profile t sets for option `name`, as help shows it ("1:16:x4,
- * [swap] 1": the [bench] section's value, then each other section's);
- * NULL where it sets nothing. */
-const char *gm_profile_says(gm_profile_text *t, const char *name);
 
 /* gm_option_text, its default followed by what profile t sets in its
  * place ("(default: 1; profile quick: 1:16:x4, [swap] 1)"); t NULL: as
