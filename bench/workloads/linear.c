@@ -89,7 +89,13 @@ static gm_status vendor_plan(linear_state *st, const char *impl)
     if (!dev->backend->blas_plan)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: this backend has no vendor GEMM", impl);
     st->gemm = (gm_gemm){.prec = p, .m = st->m, .n = st->n, .k = st->k};
-    return dev->backend->blas_plan(dev, &st->gemm);
+    gm_status rc = dev->backend->blas_plan(dev, &st->gemm);
+    if (rc == GM_ERR_UNSUPPORTED && st->gemm.tn_only) {
+        /* The library's "TN" kernels: W held transposed, [out, hidden]. */
+        st->gemm.b_nk = true;
+        rc = dev->backend->blas_plan(dev, &st->gemm);
+    }
+    return rc;
 }
 
 /* Uploads W as the kernel reads it: [k, n] as the host copy holds it, or

@@ -113,21 +113,46 @@ typedef enum {
 } gm_gemm_acc;
 
 /*
- * One vendor GEMM, row-major: c[m, n] = a[m, k] * b. a and b hold `prec`
- * (fp32, fp16, bf16, int8, fp8e4m3, fp8e5m2; fp8 unscaled, as the suite
- * stores it); c holds `prec` too, rounded to nearest even, except for
- * int8, whose c is the int32 accumulator: the exact sum of the products
- * of the stored codes (the caller applies its per-tensor scales). b is
- * b[k, n] unless the plan sets b_nk: then b[n, k], the layout the
- * transposed-A-only ("TN") kernels need (cuBLAS's int8 and fp8).
+ * One vendor GEMM, row-major, over `batch` products (0 or 1: one):
+ *   c_z = op(a_z) op(b_z)        (c_z += op(a_z) op(b_z) with `accumulate`)
+ * for z < batch, op(a) m x k, op(b) k x n, c m x n. As stored:
+ *   a  [m, k], or [k, m] with trans_a (op(a) = a^T);
+ *   b  [k, n], or [n, k] with b_nk (op(b) = b^T: the weights of a layer
+ *      held [out, in], as the transposed-A-only ("TN") kernels need);
+ *   each row ld elements after the one before (lda, ldb, ldc; 0: packed,
+ *   the stored row's length), product z starting stride elements after
+ *   product z - 1 (stride_a, stride_b, stride_c) from the element offsets
+ *   a_off, b_off, c_off of the buffers.
+ * a and b hold `prec` (fp32, fp16, bf16, int8, fp8e4m3, fp8e5m2; fp8
+ * unscaled, as the suite stores it); c holds `prec` too, rounded to nearest
+ * even, or fp32 with c_fp32 (the fp32 result of 16-bit or fp8 inputs),
+ * except for int8, whose c is the int32 accumulator: the exact sum of the
+ * products of the stored codes (the caller applies its per-tensor scales;
+ * c_fp32 is refused). With `accumulate` c is read and the product added to
+ * it (BLAS's beta = 1), in c's type; without, c is only written.
+ * Products accumulate as blas_plan says in `acc`; a library that would
+ * reduce split sums in c's narrower type is told not to.
  */
 typedef struct {
     gm_precision prec;
     size_t m, n, k;
+    bool trans_a, b_nk;
+    size_t lda, ldb, ldc;
+    size_t a_off, b_off, c_off;
+    size_t batch;
+    size_t stride_a, stride_b, stride_c;
+    bool c_fp32;
+    bool accumulate;
     /* Set by blas_plan: */
-    bool b_nk;              /* b stored [n, k] */
+    bool tn_only;           /* the library computes prec only with b_nk and not trans_a (its refusal says so) */
     gm_gemm_acc acc;
 } gm_gemm;
+
+/* The stored row lengths of a, b and c (what lda, ldb and ldc of 0 mean):
+ * k (m with trans_a), n (k with b_nk) and n. */
+size_t gm_gemm_lda(const gm_gemm *g);
+size_t gm_gemm_ldb(const gm_gemm *g);
+size_t gm_gemm_ldc(const gm_gemm *g);
 
 #define GM_MAX_QUEUES 4     /* queues/streams opened with every device */
 

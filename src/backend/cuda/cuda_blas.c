@@ -140,39 +140,72 @@ static gm_status status_of(gm_device *dev, int rc, const char *call, gm_precisio
     return gm_device_fail(dev, GM_ERR_INVALID, rc, "%s failed with status %d", call, rc);
 }
 
+/* The device's cuBLAS handle on `stream`, made on first use with the math
+ * mode that keeps split sums in the compute type (fp32) rather than a
+ * 16-bit output's (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION): the
+ * checks bound the error of fp32 accumulation. */
+static int blas_handle(gm_device *dev, CUstream stream, void **out)
+{
+    void **handle = gm_cu_blas_handle(dev);
+    int rc = GM_CUBLAS_STATUS_SUCCESS;
+    if (!*handle) {
+        rc = blas.create(handle);
+        if (rc == GM_CUBLAS_STATUS_SUCCESS)
+            rc = blas.set_math_mode(*handle, GM_CUBLAS_DEFAULT_MATH | GM_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+    }
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = blas.set_stream(*handle, stream);
+    *out = *handle;
+    return rc;
+}
+
 static int gemm_ex(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, const gm_buffer *a,
                    const gm_buffer *b, gm_buffer *c)
 {
-    void **handle = gm_cu_blas_handle(dev);
-    int rc = *handle ? GM_CUBLAS_STATUS_SUCCESS : blas.create(handle);
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = blas.set_stream(*handle, stream);
+    void *handle = NULL;
+    int rc = blas_handle(dev, stream, &handle);
     /* alpha and beta in the scale type: float for 32F, int32 for 32I. */
-    const float one_f = 1.0f, zero_f = 0.0f;
-    const int32_t one_i = 1, zero_i = 0;
+    const float one_f = 1.0f, beta_f = (float)x->beta;
+    const int32_t one_i = 1, beta_i = x->beta;
     bool integer = x->scale_type == GM_CUDA_R_32I;
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = blas.gemm_ex(*handle, x->transa, x->transb, x->m, x->n, x->k, integer ? (const void *)&one_i : &one_f,
-                          (const void *)b->handle, x->a_type, x->lda, (const void *)a->handle, x->b_type, x->ldb,
-                          integer ? (const void *)&zero_i : &zero_f, (void *)c->handle, x->c_type, x->ldc, x->compute,
-                          GM_CUBLAS_GEMM_DEFAULT);
-    return rc;
+    const void *alpha = integer ? (const void *)&one_i : &one_f, *beta = integer ? (const void *)&beta_i : &beta_f;
+    /* cuBLAS's A is the gm_gemm's b, its B the gm_gemm's a (cuda_gemm.h). */
+    const void *pa = (const void *)(b->handle + x->a_byte), *pb = (const void *)(a->handle + x->b_byte);
+    void *pc = (void *)(c->handle + x->c_byte);
+    if (rc != GM_CUBLAS_STATUS_SUCCESS)
+        return rc;
+    if (x->batch <= 1)
+        return blas.gemm_ex(handle, x->transa, x->transb, x->m, x->n, x->k, alpha, pa, x->a_type, x->lda, pb,
+                            x->b_type, x->ldb, beta, pc, x->c_type, x->ldc, x->compute, GM_CUBLAS_GEMM_DEFAULT);
+    return blas.gemm_batched(handle, x->transa, x->transb, x->m, x->n, x->k, alpha, pa, x->a_type, x->lda,
+                             x->stride_a, pb, x->b_type, x->ldb, x->stride_b, beta, pc, x->c_type, x->ldc,
+                             x->stride_c, x->batch, x->compute, GM_CUBLAS_GEMM_DEFAULT);
 }
 
 /* cuBLASLt's plan of one GEMM shape: the operation's descriptor, the
  * layouts of A, B, C and D, and the heuristic's algorithm for them with
  * the workspace offered. Made on a shape's first call (its warm-up) and
- * kept, one shape a device, until another shape comes or the device
- * closes (gm_cu_blas_release), so that a timed call of the shape enqueues
- * the matmul alone: making the descriptors and asking the heuristic is
- * host work that a timed call would otherwise count. */
+ * kept, LT_PLANS shapes a device (the least recently used one is
+ * replaced), until the device closes (gm_cu_blas_release), so that a
+ * timed call of a shape enqueues the matmul alone: making the descriptors
+ * and asking the heuristic is host work that a timed call would otherwise
+ * count. A whole model's forward pass has a few shapes a layer. */
 typedef struct {
     gm_cu_gemm_args args;       /* the shape it is for */
     uint64_t workspace_bytes;
     void *op, *layout[4];       /* A, B, C, D */
     gm_cublaslt_heuristic best;
     int found;                  /* 0: cuBLASLt has no algorithm for the shape */
+    uint64_t used;              /* when last used (a counter), for replacement */
 } lt_plan;
+
+#define LT_PLANS 16
+
+/* The device's plans (gm_cu_blaslt_plan_slot points to it). */
+typedef struct {
+    lt_plan *plan[LT_PLANS];
+    uint64_t clock;
+} lt_cache;
 
 static bool same_args(const gm_cu_gemm_args *x, const gm_cu_gemm_args *y)
 {
@@ -180,7 +213,9 @@ static bool same_args(const gm_cu_gemm_args *x, const gm_cu_gemm_args *y)
            x->k == y->k && x->lda == y->lda && x->ldb == y->ldb && x->ldc == y->ldc && x->a_rows == y->a_rows &&
            x->a_cols == y->a_cols && x->b_rows == y->b_rows && x->b_cols == y->b_cols && x->a_type == y->a_type &&
            x->b_type == y->b_type && x->c_type == y->c_type && x->lt_c_type == y->lt_c_type &&
-           x->compute == y->compute && x->scale_type == y->scale_type;
+           x->compute == y->compute && x->scale_type == y->scale_type && x->batch == y->batch &&
+           x->stride_a == y->stride_a && x->stride_b == y->stride_b && x->stride_c == y->stride_c &&
+           x->a_byte == y->a_byte && x->b_byte == y->b_byte && x->c_byte == y->c_byte && x->beta == y->beta;
 }
 
 static void lt_plan_free(lt_plan *p)
@@ -197,7 +232,7 @@ static void lt_plan_free(lt_plan *p)
 
 /* Makes the plan of x with workspace_bytes offered into *out (NULL where
  * a call failed: its cuBLAS status is returned). */
-static int lt_plan_make(void *handle, const gm_cu_gemm_args *x, uint64_t workspace_bytes, void **out)
+static int lt_plan_make(void *handle, const gm_cu_gemm_args *x, uint64_t workspace_bytes, lt_plan **out)
 {
     *out = NULL;
     lt_plan *p = calloc(1, sizeof *p);
@@ -212,19 +247,29 @@ static int lt_plan_make(void *handle, const gm_cu_gemm_args *x, uint64_t workspa
         rc = lt.desc_set(p->op, GM_CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.desc_set(p->op, GM_CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb);
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&p->layout[0], x->a_type, (uint64_t)x->a_rows, (uint64_t)x->a_cols, x->lda);
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&p->layout[1], x->b_type, (uint64_t)x->b_rows, (uint64_t)x->b_cols, x->ldb);
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&p->layout[2], x->lt_c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
-    if (rc == GM_CUBLAS_STATUS_SUCCESS)
-        rc = lt.layout_create(&p->layout[3], x->c_type, (uint64_t)x->m, (uint64_t)x->n, x->ldc);
+    const int types[4] = {x->a_type, x->b_type, x->lt_c_type, x->c_type};
+    const uint64_t rows[4] = {(uint64_t)x->a_rows, (uint64_t)x->b_rows, (uint64_t)x->m, (uint64_t)x->m};
+    const uint64_t cols[4] = {(uint64_t)x->a_cols, (uint64_t)x->b_cols, (uint64_t)x->n, (uint64_t)x->n};
+    const int64_t lds[4] = {x->lda, x->ldb, x->ldc, x->ldc};
+    const int64_t strides[4] = {x->stride_a, x->stride_b, x->stride_c, x->stride_c};
+    const int32_t batch = x->batch;
+    for (int i = 0; i < 4 && rc == GM_CUBLAS_STATUS_SUCCESS; i++) {
+        rc = lt.layout_create(&p->layout[i], types[i], rows[i], cols[i], lds[i]);
+        if (rc == GM_CUBLAS_STATUS_SUCCESS && batch > 1)
+            rc = lt.layout_set(p->layout[i], GM_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+        if (rc == GM_CUBLAS_STATUS_SUCCESS && batch > 1)
+            rc = lt.layout_set(p->layout[i], GM_CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
+                               sizeof strides[i]);
+    }
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.pref_create(&pref);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &p->workspace_bytes,
                          sizeof p->workspace_bytes);
+    /* Split sums reduced in fp32 (or not split), never in the output's type. */
+    const uint32_t schemes = GM_CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    if (rc == GM_CUBLAS_STATUS_SUCCESS)
+        rc = lt.pref_set(pref, GM_CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes);
     if (rc == GM_CUBLAS_STATUS_SUCCESS)
         rc = lt.heuristic(handle, p->op, p->layout[0], p->layout[1], p->layout[2], p->layout[3], pref, 1, &p->best,
                           &p->found);
@@ -249,23 +294,38 @@ static int lt_matmul(gm_device *dev, CUstream stream, const gm_cu_gemm_args *x, 
     CUdeviceptr workspace = 0;
     const uint64_t workspace_bytes = gm_cu_blaslt_workspace(dev, &workspace);
     void **slot = gm_cu_blaslt_plan_slot(dev);
-    lt_plan *p = *slot;
-    if (!p || !same_args(&p->args, x) || p->workspace_bytes != workspace_bytes) {
-        lt_plan_free(p);
-        *slot = NULL;
-        rc = lt_plan_make(*handle, x, workspace_bytes, slot);
+    if (!*slot && !(*slot = calloc(1, sizeof(lt_cache))))
+        return GM_CUBLAS_STATUS_ALLOC_FAILED;
+    lt_cache *cache = *slot;
+    lt_plan *p = NULL;
+    int oldest = 0;
+    for (int i = 0; i < LT_PLANS && !p; i++) {
+        lt_plan *q = cache->plan[i];
+        if (q && same_args(&q->args, x) && q->workspace_bytes == workspace_bytes)
+            p = q;
+        else if (!q || (cache->plan[oldest] && q->used < cache->plan[oldest]->used))
+            oldest = i;
+    }
+    if (!p) {
+        lt_plan_free(cache->plan[oldest]);
+        cache->plan[oldest] = NULL;
+        rc = lt_plan_make(*handle, x, workspace_bytes, &cache->plan[oldest]);
         if (rc != GM_CUBLAS_STATUS_SUCCESS)
             return rc;
-        p = *slot;
+        p = cache->plan[oldest];
     }
+    p->used = ++cache->clock;
     *no_algo = p->found == 0;
     if (*no_algo)
         return rc;
-    /* beta is 0: C is not read (and may be NULL). */
-    const float one = 1.0f, zero = 0.0f;
-    return lt.matmul(*handle, p->op, &one, (const void *)b->handle, p->layout[0], (const void *)a->handle,
-                     p->layout[1], &zero, NULL, p->layout[2], (void *)c->handle, p->layout[3], p->best.algo,
-                     (void *)workspace, (size_t)workspace_bytes, stream);
+    /* cuBLASLt's A is the gm_gemm's b, its B the gm_gemm's a (cuda_gemm.h);
+     * C is D (read with beta 1; with beta 0, beside an fp8 D, unread). */
+    const float one = 1.0f, beta = (float)x->beta;
+    void *d = (void *)(c->handle + x->c_byte);
+    return lt.matmul(*handle, p->op, &one, (const void *)(b->handle + x->a_byte), p->layout[0],
+                     (const void *)(a->handle + x->b_byte), p->layout[1], &beta, x->beta ? d : NULL, p->layout[2], d,
+                     p->layout[3],
+                     p->best.algo, (void *)workspace, (size_t)workspace_bytes, stream);
 }
 
 gm_status gm_cu_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
@@ -276,9 +336,6 @@ gm_status gm_cu_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_
     gm_status st = plan(dev, &planned, &args);
     if (st != GM_OK)
         return st;
-    if (planned.b_nk != g->b_nk)
-        return gm_device_fail(dev, GM_ERR_INVALID, 0, "cuBLAS: b is stored [%s] where the plan needs [%s]",
-                              g->b_nk ? "n, k" : "k, n", planned.b_nk ? "n, k" : "k, n");
     CUstream stream = gm_cu_stream(dev, queue);
     if (!stream)
         return dev->err.code;
@@ -298,10 +355,13 @@ void gm_cu_blas_release(gm_device *dev)
     if (*handle && load_cublas())
         blas.destroy(*handle);
     *handle = NULL;
-    void **plan = gm_cu_blaslt_plan_slot(dev);
-    if (*plan && load_cublaslt())
-        lt_plan_free(*plan);
-    *plan = NULL;
+    void **plans = gm_cu_blaslt_plan_slot(dev);
+    lt_cache *cache = *plans;
+    for (int i = 0; cache && i < LT_PLANS; i++)
+        if (cache->plan[i] && load_cublaslt())
+            lt_plan_free(cache->plan[i]);
+    free(cache);
+    *plans = NULL;
     handle = gm_cu_blaslt_handle(dev);
     if (*handle && load_cublaslt())
         lt.destroy(*handle);
