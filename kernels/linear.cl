@@ -306,3 +306,88 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
             }
         }
 }
+
+/*
+ * matmul_strided: c_z = op(a_z) op(b_z) (+ r_z) for z < batch, m x n
+ * outputs each, any layout: element (i, l) of op(a_z) is
+ * a[a_off + z * a_bs + i * a_rs + l * a_cs], element (l, j) of op(b_z)
+ * b[b_off + z * b_bs + l * b_rs + j * b_cs] (a transpose swaps a
+ * matrix's two strides), element (i, j) of c_z c[c_off + z * c_bs +
+ * i * c_rs + j], and r_z laid out as c_z from r_off (r may be c: the
+ * product is added to it). One work item an output, products summed in
+ * fp32 in order of l. Flags: GM_MM_RESIDUAL adds r; GM_MM_C_FP32 makes c
+ * (and r) fp32 whatever gm_t is; GM_MM_C_INT32 (int8 only) makes c the
+ * exact int32 sum of the products of the stored codes, as the vendor's
+ * int8 GEMM writes it (r is then int32 too).
+ */
+#define GM_MM_RESIDUAL 1u
+#define GM_MM_C_FP32 2u
+#define GM_MM_C_INT32 4u
+
+GM_KERNEL matmul_strided(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b, GM_GLOBAL gm_t *c,
+                         GM_GLOBAL const gm_t *r, unsigned int m, unsigned int n, unsigned int k, unsigned int batch,
+                         gm_u64 a_off, gm_u64 a_rs, gm_u64 a_cs, gm_u64 a_bs, gm_u64 b_off, gm_u64 b_rs,
+                         gm_u64 b_cs, gm_u64 b_bs, gm_u64 c_off, gm_u64 c_rs, gm_u64 c_bs, gm_u64 r_off,
+                         unsigned int flags, float sa, float sb, float sc, float sr)
+{
+    GM_FOR_EACH(idx, (size_t)batch * m * n) {
+        const size_t j = idx % n, i = idx / n % m, z = idx / n / m;
+        const size_t ai = a_off + z * a_bs + i * a_rs, bj = b_off + z * b_bs + j * b_cs;
+        const size_t at = z * c_bs + i * c_rs + j;
+#if defined(GM_INT8)
+        if (flags & GM_MM_C_INT32) {
+            int acc = 0;
+            for (unsigned int l = 0; l < k; l++)
+                acc += (int)a[ai + l * a_cs] * (int)b[bj + l * b_rs];
+            GM_GLOBAL int *ci = (GM_GLOBAL int *)c;
+            ci[c_off + at] = acc + ((flags & GM_MM_RESIDUAL) ? ((GM_GLOBAL const int *)r)[r_off + at] : 0);
+            continue;
+        }
+#endif
+        float acc = 0.0f;
+        for (unsigned int l = 0; l < k; l++)
+            acc += GM_LOAD(a, ai + l * a_cs, sa) * GM_LOAD(b, bj + l * b_rs, sb);
+        if (flags & GM_MM_C_FP32) {
+            GM_GLOBAL float *cf = (GM_GLOBAL float *)c;
+            cf[c_off + at] = acc + ((flags & GM_MM_RESIDUAL) ? ((GM_GLOBAL const float *)r)[r_off + at] : 0.0f);
+        } else {
+            GM_STORE(c, c_off + at, (flags & GM_MM_RESIDUAL) ? acc + GM_LOAD(r, r_off + at, sr) : acc, sc);
+        }
+    }
+}
+
+/* matmul_copy: c_z = r_z over the m x n elements of each of `batch`
+ * products laid out as matmul_strided's c (rows c_rs, products c_bs
+ * apart), in gm_t (int8: from scale sr to sc) or, with GM_MM_C_FP32 or
+ * GM_MM_C_INT32, 4-byte elements as they are: a residual put where a
+ * vendor's product is then added to it. */
+GM_KERNEL matmul_copy(GM_GLOBAL const gm_t *GM_RESTRICT r, GM_GLOBAL gm_t *GM_RESTRICT c, unsigned int m,
+                      unsigned int n, unsigned int batch, gm_u64 c_off, gm_u64 c_rs, gm_u64 c_bs, gm_u64 r_off,
+                      unsigned int flags, float sc, float sr)
+{
+    GM_FOR_EACH(idx, (size_t)batch * m * n) {
+        const size_t j = idx % n, i = idx / n % m, z = idx / n / m;
+        const size_t at = z * c_bs + i * c_rs + j;
+        if (flags & (GM_MM_C_FP32 | GM_MM_C_INT32))
+            ((GM_GLOBAL float *)c)[c_off + at] = ((GM_GLOBAL const float *)r)[r_off + at];
+        else
+            GM_STORE(c, c_off + at, GM_LOAD(r, r_off + at, sr), sc);
+    }
+}
+
+#if defined(GM_WINT4)
+/* linear_dequant: the int4 matrix [k, n] at byte w_off of w (its scales
+ * from element 2 * w_off / wgroup of wscale, gm_portable.h's GM_WLOAD)
+ * into out[out_off + kk * n + j] in gm_t: a layer's weights for a GEMM
+ * that takes gm_t. */
+GM_KERNEL linear_dequant(GM_GLOBAL const gm_w_t *GM_RESTRICT w, GM_GLOBAL const gm_u16 *GM_RESTRICT wscale,
+                         GM_GLOBAL gm_t *GM_RESTRICT out, unsigned int k, unsigned int n, gm_u64 w_off,
+                         unsigned int wgroup, gm_u64 out_off)
+{
+    GM_GLOBAL const gm_w_t *wm = w + w_off;
+    GM_FOR_EACH(i, (size_t)k * n) {
+        const size_t kk = i / n, j = i % n;
+        GM_STORE(out, out_off + i, GM_WLOAD(wm, i, kk, j, 1.0f), 1.0f);
+    }
+}
+#endif

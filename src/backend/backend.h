@@ -60,6 +60,7 @@ typedef struct {
     int mem_bus_bits;
     bool has_managed;         /* CUDA managed / OpenCL SVM */
     bool has_fp16_native;     /* fp16 arithmetic: OpenCL cl_khr_fp16, CUDA 5.3 and up */
+    int compute_capability;   /* CUDA: major * 10 + minor (9.0: 90); 0 elsewhere */
 } gm_device_info;
 
 /* Where a buffer lives. */

@@ -81,8 +81,9 @@ static gm_status cu_describe(int index, gm_device_info *info, gm_error *err)
     info->mem_clock_mhz = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
     info->mem_bus_bits = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     info->has_managed = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) != 0;
-    info->has_fp16_native = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
-                                + gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) >= 53;
+    info->compute_capability = gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
+                               + gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    info->has_fp16_native = info->compute_capability >= 53;
     /* Free memory needs a context; open() fills it in. */
     info->free_mem_known = false;
     return GM_OK;
