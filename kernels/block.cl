@@ -1,6 +1,6 @@
 /*
  * The transformer block's own kernels (bench/workloads/block.c), also built by the
- * whole model (bench/workloads/block_model.c) for its KV cache and int4 weights; the
+ * whole model (bench/workloads/model_*.c) for its KV cache and int4 weights; the
  * matrix products are linear.cl's kernels and attention is attention.cl's
  * attention_tiled, built as programs of their own.
  *

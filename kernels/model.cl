@@ -1,6 +1,6 @@
 /*
  * The whole-model kernels of the block workload run with --model PRESET
- * (bench/workloads/block_model.c): embedding, RMSNorm, SwiGLU, the LM head, the
+ * (bench/workloads/model_*.c): embedding, RMSNorm, SwiGLU, the LM head, the
  * attention's log-sum-exp kept for backward, and the AdamW step. Matrix
  * products are linear.cl's and attention is attention.cl's attention_tiled.
  * Every offset is in elements (int4 codes: bytes); int8 tensors carry a
@@ -8,7 +8,7 @@
  */
 
 /* The token id of row t: a fixed hash of t modulo the vocabulary. The host
- * copy is model_token in bench/workloads/block_model.c. */
+ * copy is model_token in bench/workloads/model_*.c. */
 GM_INLINE unsigned int model_token(gm_u64 t, unsigned int vocab)
 {
     gm_u32 h = (gm_u32)t * 0x9e3779b1u;

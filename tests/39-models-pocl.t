@@ -1,5 +1,5 @@
 #!/bin/sh
-# Whole models on the OpenCL device (bench/workloads/block_model.c): the block
+# Whole models on the OpenCL device (bench/workloads/model_*.c): the block
 # workload with --model PRESET runs the tiny GQA/SwiGLU/RMSNorm model with
 # its LM head, verified in every precision (fp8e4m3 and fp8e5m2 too) and
 # with int4 weights (the LM head too, with --int4-lm-head) and/or an fp8

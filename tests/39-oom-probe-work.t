@@ -1,6 +1,6 @@
 #!/bin/sh
 # A whole model's oom probe allocates the whole batch but runs and
-# verifies only its first sequence (bench/workloads/block_model.c, gm_shape.probe),
+# verifies only its first sequence (bench/workloads/model_*.c, gm_shape.probe),
 # and of a longer one its first GM_PROBE_TOKENS (128) tokens: its run
 # grows neither with the batch nor past that length. Every stage counts, the K and V
 # projections into the KV cache included (straight, and through the phase

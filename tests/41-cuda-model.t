@@ -17,7 +17,7 @@ is "$RC" 0 "and the KV cache's"
 is "$(cat "$TEST_TMP/model/results.csv" "$TEST_TMP/kv/results.csv" >"$TEST_TMP/all.csv"; csv_count "$TEST_TMP/all.csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && ($_->{measured_bytes} < 0.95 * $_->{model_bytes} || $_->{measured_bytes} > 1.05 * $_->{model_bytes})')" 0 \
     "every point's measured bytes are within 5% of the model's"
 
-# A whole model (GQA, SwiGLU, RMSNorm, LM head: bench/workloads/block_model.c) for
+# A whole model (GQA, SwiGLU, RMSNorm, LM head: bench/workloads/model_*.c) for
 # inference and for training (weights, master weights, gradients, AdamW
 # states, activations kept): hundreds of MiB to a few GiB.
 cat >"$TEST_TMP/mid.json" <<'JSON'

@@ -103,7 +103,7 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
     } else if (strcmp(name, "model") == 0) {
         return gm_shape_load_model(s, value, err, err_len);
     } else if (strcmp(name, "optimizer") == 0) {
-        /* The device runs AdamW alone (bench/workloads/block_model.c); plan counts the others. */
+        /* The device runs AdamW alone (bench/workloads/model_*.c); plan counts the others. */
         if (strcmp(value, "adamw")) {
             snprintf(err, err_len, "--optimizer '%s': the device runs adamw only (plan counts the others)", value);
             return -1;

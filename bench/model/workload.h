@@ -55,7 +55,7 @@ typedef struct {
     bool naive;             /* attention: materialise the score matrix */
     bool int32_out;         /* linear: y holds int32 accumulators (the vendor's int8 GEMM) */
     /* --model PRESET or config.json: the whole architecture (arch.layers
-     * is 0 for the shape options alone); block runs it (bench/workloads/block_model.c). */
+     * is 0 for the shape options alone); block runs it (bench/workloads/model_*.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
     /* --mode lora or qlora: the gm_plan_mode (0 otherwise). The device does
@@ -116,7 +116,7 @@ typedef struct gm_workload {
     bool uses_heads;
     /* Does it run --mode train (the suites pass over the others)? */
     bool trains;
-    /* Does it run a whole --model architecture (bench/workloads/block_model.c) when
+    /* Does it run a whole --model architecture (bench/workloads/model_*.c) when
      * the shape has one? Such a point's oom probe runs one sequence
      * (gm_shape.probe). */
     bool runs_whole_model;

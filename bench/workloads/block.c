@@ -1,6 +1,6 @@
 /*
  * The block workload's descriptor: a whole model (--model PRESET or a
- * config.json) runs in bench/workloads/block_model.c, a shape of blocks
+ * config.json) runs in bench/workloads/model_*.c, a shape of blocks
  * in bench/workloads/block_shape.c (checked by block_check.c); the
  * state's first member tells the two apart.
  */

@@ -3,7 +3,7 @@
  * config.json, bench/model/arch.h): embeddings, every layer with grouped-query
  * attention, RMSNorm and the SwiGLU MLP, the final norm and the LM head;
  * with --mode train also the training state and an AdamW step. Its memory
- * model is bench/mem_plan's plan for the same point (bench/workloads/block_model.c).
+ * model is bench/mem_plan's plan for the same point (bench/workloads/model_*.c).
  * bench/workloads/block.c dispatches to these hooks when the shape carries an arch.
  */
 #ifndef GM_BLOCK_MODEL_H

@@ -23,7 +23,7 @@ enum { A_QKV, A_ATTN, A_RESID, A_MLP, N_ACTS };
 #define BLOCK_ACT_SCALE (4.0f / 127.0f)   /* int8 activations: |v| up to 4 */
 
 typedef struct {
-    bool model;                     /* false (true: a whole model's state, bench/workloads/block_model.c) */
+    bool model;                     /* false (true: a whole model's state, bench/workloads/model_*.c) */
     gm_device *dev;
     gm_shape s;
     gm_precision wp, kp;            /* the weights' and the KV cache's precisions (s.prec: the activations') */

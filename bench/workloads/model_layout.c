@@ -1,0 +1,222 @@
+/* The whole model's tensor list and weight layout (bench/workloads/model_private.h). */
+#include "bench/workloads/model_private.h"
+#include "bench/workloads/kernel_calls.h"
+#include "bench/model/mem_plan.h"
+#include "bench/model/precision_roles.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the memory model ---- */
+
+/* Is the architecture one this file runs? NULL, or why not. */
+const char *model_unsupported(const gm_arch *a)
+{
+    if (a->experts)
+        return "mixture of experts";
+    if (a->layernorm)
+        return "LayerNorm";
+    if (!a->gated_mlp)
+        return "a plain (ungated) MLP";
+    if (a->qkv_bias || a->o_bias || a->mlp_bias)
+        return "biases";
+    if (a->positions)
+        return "learned position embeddings";
+    if (strcmp(a->model_type, "gemma") == 0)
+        return "GeGLU and scaled embeddings (gemma)";
+    if (a->layer_norms > 2 || a->sliding_window || a->attn_softcap || a->final_softcap)
+        return "four norms a layer, sliding-window layers and soft-capping (gemma2)";
+    if (a->head_dim > 256)
+        return "head_dim over 256";
+    if (a->heads % a->kv_heads)
+        return "heads not a multiple of kv_heads";
+    return NULL;
+}
+
+uint64_t model_layer_elems(const gm_arch *a)
+{
+    uint64_t h = a->hidden, ad = a->heads * a->head_dim, kd = a->kv_heads * a->head_dim;
+    return 2 * h + h * ad + 2 * h * kd + ad * h + 3 * h * a->ffn;
+}
+
+/* The tensor list, with each tensor's buffer index in ids. Inference: the
+ * items of gm_plan_model (mem_plan.c), same bytes; train: its items split
+ * into the tensors the forward pass writes. */
+int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
+{
+    gm_tensor_list l = {out, 0, false};
+    const gm_arch *a = &s->arch;
+    uint64_t e = gm_precision_size(s->prec), h = a->hidden, V = a->vocab, L = a->layers;
+    uint64_t ad = a->heads * a->head_dim, kd = a->kv_heads * a->head_dim, I = a->ffn;
+    uint64_t T = gm_tensor_mul(&l, s->batch, s->seq);
+    uint64_t P = gm_arch_params(a), lm = a->tied ? 0 : h * V;
+    gm_precision wp = gm_weight_prec(s);
+    int n = 0;
+#define ADD(id, name, role, elems, size)                                                                   \
+    do {                                                                                                   \
+        ids[n++] = (id);                                                                                   \
+        gm_tensor_list_add(&l, (name), (role), (elems), (size));                                           \
+    } while (0)
+    if (wp == GM_INT4) {
+        /* mem_plan's int4 weights: the layers' codes and scales (and the
+         * head's after them with --int4-lm-head); the rest (other, with
+         * an LM head left out of them) in the activations' precision. */
+        uint64_t packed, scales, other;
+        bool head = s->int4_lm_head && lm;
+        gm_plan_int4_weights(a, gm_group_size(s), head, e, &packed, &scales, &other);
+        l.overflow |= packed == UINT64_MAX || scales == UINT64_MAX || other == UINT64_MAX;
+        ADD(B_W4, "weights_int4", GM_ROLE_WEIGHT, packed, 1);
+        ADD(B_WS, "weight_scales_fp16", GM_ROLE_WEIGHT, scales, 1);
+        lm = head ? 0 : lm;
+        ADD(B_W, "weights_other", GM_ROLE_WEIGHT, other / e - lm, e);
+    } else {
+        ADD(B_W, "weights", GM_ROLE_WEIGHT, P - lm, e);
+    }
+    if (lm)
+        ADD(B_LM, "lm_head", GM_ROLE_WEIGHT, lm, e);
+    if (!s->train) {
+        ADD(B_KV, "kv_cache", GM_ROLE_KV_CACHE, gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, T, kd)),
+            gm_precision_size(gm_kv_prec(s)));
+        ADD(B_RES, "residual", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
+        ADD(B_NORM, "normed", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
+        /* Q and the attention output, then gate and up (mem_plan.c live_layer). */
+        uint64_t phase = 2 * (ad > I ? ad : I);
+        ADD(B_PHASE, "phase", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, phase), e);
+        ADD(B_LOGITS, "logits_last", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, V), 4);
+        ADD(B_STATS, "attention_row_stats", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, gm_tensor_mul(&l, a->heads, T), 2), 4);
+        return l.overflow ? -1 : n;
+    }
+    if (e < 4)
+        ADD(B_MASTER, "master_weights_fp32", GM_ROLE_WEIGHT, P, 4);
+    ADD(B_GRAD, "gradients", GM_ROLE_WEIGHT, P, e);
+    ADD(B_MOM, "adamw_moments", GM_ROLE_WEIGHT, gm_tensor_mul(&l, P, 2), 4);
+    uint64_t LT = gm_tensor_mul(&l, L, T);
+    ADD(B_X, "saved_x", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
+    ADD(B_AIN, "saved_attn_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
+    ADD(B_Q, "saved_q", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, ad), e);
+    ADD(B_K, "saved_k", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, kd), e);
+    ADD(B_V, "saved_v", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, kd), e);
+    ADD(B_O, "saved_attn_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, ad), e);
+    ADD(B_LSE, "saved_lse", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, a->heads), 4);
+    ADD(B_MID, "saved_mid", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
+    ADD(B_MIN, "saved_mlp_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
+    ADD(B_GATE, "saved_gate", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, I), e);
+    ADD(B_UP, "saved_up", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, I), e);
+    ADD(B_ACT, "saved_down_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, I), e);
+    ADD(B_FIN, "final_norm_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
+    ADD(B_FOUT, "final_norm_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
+    ADD(B_LOGITS, "logits_fp32", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, V), 4);
+#undef ADD
+    return l.overflow ? -1 : n;
+}
+
+int block_model_tensors(const gm_shape *s, gm_tensor *out)
+{
+    int ids[GM_MAX_TENSORS];
+    return model_tensor_list(s, out, ids);
+}
+
+/* ---- weights ---- */
+
+uint64_t model_in(const model_state *st, int m)
+{
+    switch (m) {
+    case M_O: return st->ad;
+    case M_DOWN: return st->I;
+    case M_EMB: return st->V;
+    case M_NORM1: case M_NORM2: case M_FINAL: return 1;
+    default: return st->h;
+    }
+}
+
+uint64_t model_out(const model_state *st, int m)
+{
+    switch (m) {
+    case M_Q: return st->ad;
+    case M_K: case M_V: return st->kd;
+    case M_GATE: case M_UP: return st->I;
+    case M_LM: return st->V;
+    default: return st->h;
+    }
+}
+
+/* Is matrix m stored in int4 (a layer's projection, with int4 weights;
+ * the LM head with --int4-lm-head)? */
+bool model_is_int4(const model_state *st, int m)
+{
+    return (st->int4 && m < N_LAYER_M && m != M_NORM1 && m != M_NORM2) || (m == M_LM && st->int4_head);
+}
+
+/* The index of matrix m's first parameter in the model (embedding, the
+ * layers, the final norm, then the LM head): its weights' hashes start
+ * there in every precision. */
+uint64_t model_param(const model_state *st, int m, uint64_t layer)
+{
+    if (m == M_EMB || (m == M_LM && st->tied))
+        return 0;
+    if (m == M_LM)
+        return st->p_main;
+    uint64_t base = st->V * st->h;
+    if (m == M_FINAL)
+        return base + st->L * st->per_layer;
+    uint64_t off = base + layer * st->per_layer;
+    for (int i = 0; i < m; i++)
+        off += model_in(st, i) * model_out(st, i);
+    return off;
+}
+
+/* Where matrix m of `layer` starts: its buffer and offset, in elements
+ * (int4 codes: bytes; their scales follow from it, gm_portable.h). With
+ * int4 weights the weights tensor holds the embedding, each layer's two
+ * norms and the final norm; an int4 LM head follows the last layer's
+ * codes. */
+loc model_loc(model_state *st, int m, uint64_t layer)
+{
+    if (m == M_LM && st->int4_head)
+        return (loc){&st->buf[B_W4], st->L * st->int4_layer};
+    if (m == M_LM && !st->tied)
+        return (loc){&st->buf[B_LM], 0};
+    if (!st->int4)
+        return (loc){&st->buf[B_W], model_param(st, m, layer)};
+    uint64_t base = st->V * st->h;
+    if (m == M_EMB || m == M_LM)
+        return (loc){&st->buf[B_W], 0};
+    if (m == M_FINAL)
+        return (loc){&st->buf[B_W], base + st->L * 2 * st->h};
+    if (m == M_NORM1 || m == M_NORM2)
+        return (loc){&st->buf[B_W], base + layer * 2 * st->h + (m == M_NORM2 ? st->h : 0)};
+    uint64_t off = layer * st->int4_layer;
+    for (int i = 0; i < m; i++)
+        off += model_is_int4(st, i) ? model_in(st, i) * model_out(st, i) / 2 : 0;
+    return (loc){&st->buf[B_W4], off};
+}
+
+/* The int8 scale of matrix m: its largest magnitude over 127. */
+float model_scale(const model_state *st, int m) { return (st->add[m] + st->range[m]) / 127.0f; }
+
+void block_model_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
+{
+    const gm_arch *a = &s->arch;
+    double T = (double)s->batch * (double)s->seq, h = (double)a->hidden, V = (double)a->vocab;
+    double ad = (double)(a->heads * a->head_dim), kd = (double)(a->kv_heads * a->head_dim), I = (double)a->ffn;
+    double L = (double)a->layers, e = (double)gm_precision_size(s->prec), P = (double)gm_arch_params(a);
+    double ke = (double)gm_precision_size(gm_kv_prec(s)), wbytes = P * e;
+    if (gm_weight_prec(s) == GM_INT4) {
+        uint64_t packed, scales, other;
+        gm_plan_int4_weights(a, gm_group_size(s), s->int4_lm_head, gm_precision_size(s->prec), &packed, &scales,
+                             &other);
+        wbytes = (double)packed + (double)scales + (double)other;
+    }
+    double pairs = ((double)s->seq + 1) / 2;       /* causal: keys per query */
+    double head_rows = s->train ? T : (double)s->batch;
+    *flops = L * (2 * T * (h * ad + 2 * h * kd + ad * h + 3 * h * I) + 4 * T * pairs * ad) + 2 * head_rows * h * V;
+    /* Weights read once; KV read by every query; AdamW reads and writes the
+     * moments and master weights, reads the gradients, writes the weights
+     * (and the synthetic gradients are written). */
+    *bytes = wbytes + L * T * pairs * 2 * kd * ke + 4 * head_rows * V
+             + (s->train ? P * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
+    *tokens = T;
+}
+

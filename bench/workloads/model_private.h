@@ -1,0 +1,188 @@
+/*
+ * The whole model (block with --model): its state and what its files
+ * share; bench/workloads/block_model.h is what block.c sees.
+ *   model_layout.c   the tensor list (the memory model) and where each
+ *                    weight matrix lives;
+ *   model_forward.c  the forward pass, the AdamW step, the corrupt hook;
+ *   model_setup.c    allocation, kernels, initial values, teardown;
+ *   model_check.c    reading the device back and the CPU references of
+ *                    each stage;
+ *   model_replay.c   the check: the stage-by-stage replay and AdamW.
+ *
+ * The decoder of a Llama-family model (model_type llama, mistral, qwen2 without biases,
+ * phi3) as its modelling code runs it:
+ *   x = embed(tokens)
+ *   per layer:  a = RMSNorm(x) w1;  q = a Wq, k = a Wk, v = a Wv (GQA:
+ *               kv_heads key/value heads, heads / kv_heads queries each);
+ *               o = causal softmax(q k^T / sqrt(d)) v;  mid = x + o Wo;
+ *               n = RMSNorm(mid) w2;  x = mid + (silu(n Wg) * (n Wu)) Wd
+ *   logits = RMSNorm(x) wf  W_lm  (fp32; W_lm the embedding when tied)
+ * Rotary position embeddings are not applied (they move no memory).
+ *
+ * Precisions per role (inference): one for every tensor, or fp16/bf16
+ * activations with int4 weights and/or an fp8 KV cache. int4 weights are
+ * mem_plan's: every layer matrix's codes back to back (weights_int4, in
+ * the order q, k, v, o, gate, up, down of each layer), their fp16 scales
+ * in the same order (weight_scales_fp16), quantised on the device from
+ * the same hashes (block.cl); the embedding, norms and LM head stay in
+ * the activations' precision (weights, lm_head), but for an untied head
+ * with --int4-lm-head (gm_shape.int4_lm_head): its codes and scales then
+ * follow the layers' (model.cl's model_lm_head_int4 dequantises them on
+ * load). An fp8 KV cache: K and V
+ * are projected into the phase buffer (free between Q and the attention
+ * output) and converted into the cache, one at a time.
+ *
+ * Inference (prefill of b sequences of s tokens) holds exactly the tensors
+ * of bench/mem_plan's inference plan: the weights, the KV cache (K and V
+ * go straight into it), the live layer (residual stream, norm output, and
+ * one phase buffer for Q and the attention output, then gate and up), the
+ * last tokens' fp32 logits and the attention row statistics.
+ *
+ * --mode train holds the plan's training tensors: weights, fp32 master
+ * weights for 16-bit, gradients, AdamW moments, every layer's activations
+ * kept for backward (mem_plan.c, gm_layer_train_activations: x, the norm
+ * outputs and inputs, q, k, v, the attention output, its fp32 log-sum-exp
+ * per row and head, gate, up and the down projection's input), the final
+ * norm's input and output and the fp32 logits of every token. One
+ * iteration is the AdamW step over every parameter, from the gradient
+ * buffer, followed by the forward pass: the step a training loop takes
+ * after the backward pass of the iteration before. The backward pass is
+ * not computed: the gradients are a deterministic pattern written each
+ * iteration, and every row says so (GM_TRAIN_NOTE). The attention's
+ * (max, sum) pairs of one head pass through the logits buffer, which is
+ * free until the LM head.
+ *
+ * Checks: the iteration's output (sampled logits rows) is kept, then the
+ * forward pass is replayed stage by stage, untimed, and each stage of the
+ * checked layers compared on sampled token rows with a double-precision
+ * recomputation from the device's own inputs; the replay's logits must
+ * equal the iteration's bit for bit (the kernels are deterministic). In
+ * train mode a seeded sample of parameters is checked against a CPU AdamW
+ * run over the same steps.
+ */
+#include "bench/workloads/block_model.h"
+#include "bench/workloads/block_private.h"
+#include "bench/workloads/kernel_calls.h"
+#include "bench/model/mem_plan.h"
+#ifndef GM_MODEL_PRIVATE_H
+#define GM_MODEL_PRIVATE_H
+
+#include "bench/workloads/block_model.h"
+#include "bench/workloads/block_private.h"
+
+#define ACT BLOCK_ACT_SCALE
+#define SEED_W 401u
+#define SEED_GRAD 509u
+#define RMS_EPS 1e-5f
+#define LR 1e-4f
+#define BETA1 0.9f
+#define BETA2 0.999f
+#define ADAM_EPS 1e-8f
+#define WEIGHT_DECAY 0.01f
+#define GRAD_RANGE 0.125f
+#define CHECK_ROWS 4            /* token rows per stage */
+#define CHECK_PARAMS 256        /* AdamW sample */
+#define MAX_CHECKED_LAYERS 4
+/* Output columns of a product checked per sampled row: every one up to
+ * this many, else the first and last EDGE_COLS and a seeded sample. */
+#define CHECK_COLS 1024
+#define EDGE_COLS 32
+
+/* Matrices of one layer, in their order in the weights tensor, then the
+ * model-wide ones. */
+enum { M_NORM1, M_Q, M_K, M_V, M_O, M_NORM2, M_GATE, M_UP, M_DOWN, N_LAYER_M, M_EMB = N_LAYER_M, M_FINAL, M_LM, N_M };
+
+/* Tensors, in the memory model's order. */
+enum {
+    B_W4, B_WS,                                                           /* int4 weights: codes, scales */
+    B_W, B_LM, B_MASTER, B_GRAD, B_MOM,                                   /* train state (B_W, B_LM also inference) */
+    B_KV, B_RES, B_NORM, B_PHASE, B_STATS,                                /* inference */
+    B_X, B_AIN, B_Q, B_K, B_V, B_O, B_LSE, B_MID, B_MIN, B_GATE, B_UP, B_ACT, B_FIN, B_FOUT, /* train */
+    B_LOGITS, N_B
+};
+
+typedef struct {
+    bool model;                     /* true: this is not a block_state (block.c) */
+    gm_device *dev;
+    gm_shape s;
+    gm_arch a;
+    gm_precision p, kp;             /* the activations' (and weights' but int4) and the KV cache's */
+    size_t es, kes;
+    bool int4;                      /* the layer matrices in int4 (B_W4, B_WS) */
+    bool int4_head;                 /* the LM head too, after them */
+    uint64_t group;                 /* int4: rows of a column per scale */
+    uint64_t int4_layer;            /* int4: bytes of one layer's codes */
+    bool chunked, train, master, blas, tied;
+    uint64_t h, ad, kd, d, I, V, L, heads, kv_heads, b, seq, T;
+    /* Sequences, tokens of each, and tokens an iteration runs: the batch
+     * (b, seq, T), or for an oom probe (gm_shape.probe) the first
+     * GM_PROBE_TOKENS tokens (at most) of its first sequence; the tensors
+     * are laid out for the whole batch either way. */
+    uint64_t run_b, run_seq, run_T;
+    uint64_t per_layer, p_main, p_total;    /* elements: one layer, the weights tensor, all parameters */
+    float range[N_M], add[N_M];
+    unsigned steps;                 /* AdamW steps taken */
+    gm_buffer buf[N_B];
+    gm_program *p_linear, *p_attn, *p_model, *p_block;
+    gm_kernel *k_linear, *k_attn, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_lm4,
+        *k_adamw;
+    gm_kernel *k_kv, *k_scales, *k_pack;        /* block.cl: an fp8 KV cache, int4 weights */
+} model_state;
+
+typedef struct {
+    gm_buffer *buf;
+    uint64_t off;
+} loc;
+
+typedef struct {
+    loc x_in, attn_in, q, k, v, o, lse, mid, mlp_in, gate, up, act, out, stats;
+} layer_locs;
+
+enum { S_NORM1, S_QKV, S_ATTN, S_OPROJ, S_NORM2, S_GATEUP, S_SWIGLU, S_DOWN, N_STAGES };
+
+/* ---- model_layout.c ---- */
+
+/* NULL where this file runs architecture a, else why not. */
+const char *model_unsupported(const gm_arch *a);
+/* Parameters of one layer (its matrices and norms). */
+uint64_t model_layer_elems(const gm_arch *a);
+/* The tensor list of s (the memory model), each tensor's buffer (B_*) in
+ * ids; -1 where a size overflows. */
+int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids);
+/* Matrix m's inputs (rows) and outputs (columns). */
+uint64_t model_in(const model_state *st, int m);
+uint64_t model_out(const model_state *st, int m);
+/* Is matrix m stored in int4? */
+bool model_is_int4(const model_state *st, int m);
+/* The index of matrix m's first parameter in the model (its hashes'). */
+uint64_t model_param(const model_state *st, int m, uint64_t layer);
+/* Where matrix m of `layer` starts (int4 codes: bytes). */
+loc model_loc(model_state *st, int m, uint64_t layer);
+/* The int8 scale of matrix m. */
+float model_scale(const model_state *st, int m);
+
+/* ---- model_forward.c ---- */
+
+/* Enqueues kernel k over `items` on queue 0 with the device's geometry. */
+gm_status model_launch(model_state *st, gm_kernel *k, size_t items, gm_arg *args, int n);
+/* t[at + i] = add + hash(base + i), i < n, stored at `scale`. */
+gm_status model_init_region(model_state *st, loc at, uint64_t n, uint64_t base, unsigned seed, float range, float add,
+                            float scale);
+/* Matrix m of `layer`, initialised (quantised on the device for int4). */
+gm_status model_init_matrix(model_state *st, int m, uint64_t layer);
+/* y = x W_m (+ r), `rows` rows. */
+gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, loc x, loc y, const loc *r);
+/* Where layer l's activations are. */
+layer_locs model_locs(model_state *st, uint64_t l);
+/* Enqueues stage s of layer l. */
+gm_status model_stage(model_state *st, uint64_t l, int s);
+gm_status model_embed(model_state *st);
+/* The rows the LM head computes (each sequence's last token, or every
+ * token in train mode) and where its input is. */
+uint64_t model_head_rows(const model_state *st);
+loc model_head_in(model_state *st);
+gm_status model_final_norm(model_state *st);
+gm_status model_lm_head(model_state *st);
+gm_status model_synthetic_gradients(model_state *st);
+
+#endif

@@ -1,0 +1,204 @@
+/* The whole model's set-up and teardown (bench/workloads/model_private.h). */
+#include "bench/workloads/model_private.h"
+#include "bench/workloads/kernel_calls.h"
+#include "bench/model/mem_plan.h"
+#include "bench/model/precision_roles.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void block_model_teardown(void *state)
+{
+    model_state *st = state;
+    if (!st)
+        return;
+    for (int i = 0; i < N_B; i++)
+        gm_device_free(st->dev, &st->buf[i]);
+    gm_kernel *ks[] = {st->k_linear, st->k_attn, st->k_init, st->k_fill,   st->k_master, st->k_embed,
+                       st->k_norm,   st->k_swiglu, st->k_lse, st->k_lm,  st->k_lm4,    st->k_adamw,
+                       st->k_kv,     st->k_scales, st->k_pack};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        if (ks[i])
+            st->dev->backend->kernel_release(st->dev, ks[i]);
+    gm_program *ps[] = {st->p_linear, st->p_attn, st->p_model, st->p_block};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        if (ps[i])
+            st->dev->backend->program_release(st->dev, ps[i]);
+    free(st);
+}
+
+static gm_status build(model_state *st)
+{
+    gm_device *dev = st->dev;
+    char variant[32], lin[48], kv[48];
+    gm_kernel_variant(st->p, st->chunked, variant, sizeof variant);
+    gm_role_variant(st->p, st->int4 ? GM_INT4 : st->p, st->p, st->chunked, lin, sizeof lin);
+    gm_role_variant(st->p, st->p, st->kp, st->chunked, kv, sizeof kv);
+    gm_status rc = gm_build_layer_kernels(dev, lin, kv, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
+                                          &st->k_attn);
+    if (rc == GM_OK)
+        rc = dev->backend->program_build(dev, "model", variant, NULL, &st->p_model);
+    /* block.cl: the conversion into an fp8 KV cache and the int4 quantiser. */
+    if (rc == GM_OK && (st->int4 || st->kp != st->p)) {
+        rc = dev->backend->program_build(dev, "block", kv, NULL, &st->p_block);
+        static const char *const bnames[] = {"block_kv_store", "block_int4_scales", "block_int4_pack"};
+        gm_kernel **bks[] = {&st->k_kv, &st->k_scales, &st->k_pack};
+        for (size_t i = 0; i < sizeof bnames / sizeof bnames[0] && rc == GM_OK; i++)
+            rc = dev->backend->kernel_get(dev, st->p_block, bnames[i], bks[i]);
+    }
+    static const char *const names[] = {"model_init", "model_fill_f32", "model_master_init", "model_embed",
+                                        "model_rmsnorm", "model_swiglu", "model_lse", "model_lm_head",
+                                        "model_lm_head_int4", "model_adamw"};
+    gm_kernel **ks[] = {&st->k_init, &st->k_fill, &st->k_master, &st->k_embed, &st->k_norm,
+                        &st->k_swiglu, &st->k_lse, &st->k_lm, &st->k_lm4, &st->k_adamw};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == GM_OK; i++)
+        rc = dev->backend->kernel_get(dev, st->p_model, names[i], ks[i]);
+    return rc;
+}
+
+/* Weights (and in train mode master weights, moments, gradients): every
+ * tensor of the training state is written here. */
+static gm_status initialise(model_state *st)
+{
+    gm_status rc = GM_OK;
+    for (uint64_t l = 0; l < st->L && rc == GM_OK; l++)
+        for (int m = 0; m < N_LAYER_M && rc == GM_OK; m++)
+            rc = model_init_matrix(st, m, l);
+    if (rc == GM_OK)
+        rc = model_init_matrix(st, M_EMB, 0);
+    if (rc == GM_OK)
+        rc = model_init_matrix(st, M_FINAL, 0);
+    if (rc == GM_OK && !st->tied)
+        rc = model_init_matrix(st, M_LM, 0);
+    if (!st->train || rc != GM_OK)
+        return rc;
+    uint64_t n2 = 2 * st->p_total, zero_off = 0;
+    float zero = 0.0f;
+    gm_arg f[] = {gm_arg_buf(&st->buf[B_MOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
+    rc = model_launch(st, st->k_fill, (size_t)n2, f, 4);
+    for (int part = 0; part < 2 && rc == GM_OK && st->master; part++) {
+        if (part == 1 && st->tied)
+            break;
+        uint64_t n = part ? st->h * st->V : st->p_main, off = part ? st->p_main : 0;
+        gm_arg a[] = {gm_arg_buf(&st->buf[part ? B_LM : B_W]), gm_arg_buf(&st->buf[B_MASTER]), gm_arg_u64(&off),
+                      gm_arg_u64(&n)};
+        rc = model_launch(st, st->k_master, (size_t)n, a, 4);
+    }
+    return rc == GM_OK ? model_synthetic_gradients(st) : rc;
+}
+
+gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
+{
+    *state = NULL;
+    const gm_arch *a = &s->arch;
+    const char *why = model_unsupported(a);
+    if (why)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s is not run on the device (plan counts it)", a->name, why);
+    if (s->train && s->prec == GM_INT8)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int8 training is not run (plan refuses it too)");
+    gm_precision wp = gm_weight_prec(s), kp = gm_kv_prec(s);
+    if (s->train && (wp != s->prec || kp != s->prec))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train runs one precision for every role (plan "
+                              "counts training so)");
+    char head_why[300];
+    if (gm_int4_lm_head_check("block", s, head_why, sizeof head_why))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s", head_why);
+    uint64_t group = gm_group_size(s), ad = a->heads * a->head_dim;
+    if (wp == GM_INT4 && (a->hidden % group || ad % group || a->ffn % group || a->hidden % 2))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: int4 weights need hidden (%llu), heads * head_dim "
+                              "(%llu) and intermediate (%llu) multiples of --group-size %llu, hidden even", a->name,
+                              (unsigned long long)a->hidden, (unsigned long long)ad, (unsigned long long)a->ffn,
+                              (unsigned long long)group);
+    if (s->checkpoint || s->offload || s->micro_batch != s->batch)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--checkpoint, --offload and --micro-batch apply to "
+                              "a block of the shape options, not to a whole model");
+    /* Training keeps the attention's row statistics in the logits' space
+     * (T * 2 * heads floats in T * vocab). */
+    if (s->train && a->vocab < 2 * a->heads)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: --mode train needs a vocabulary of at least twice the "
+                              "heads", a->name);
+    uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
+    /* linear.cl indexes a product's operands in 32 bits (the LM head's
+     * kernel and the vendor GEMM do not; offsets are 64-bit): the tokens
+     * an iteration runs must fit. */
+    uint64_t run_seq = s->probe ? gm_probe_tokens(s) : s->seq;
+    uint64_t run_T = s->probe ? run_seq : T;
+    if (run_T * 2 * wide > UINT32_MAX || run_T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit 32-bit indices");
+    model_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
+    st->model = true;
+    st->dev = dev;
+    st->s = *s;
+    st->a = *a;
+    st->p = s->prec;
+    st->es = gm_precision_size(s->prec);
+    st->kp = kp;
+    st->kes = gm_precision_size(kp);
+    st->int4 = wp == GM_INT4;
+    st->int4_head = st->int4 && s->int4_lm_head && !a->tied;
+    st->group = group;
+    st->chunked = gm_device_prefers_chunked(dev);
+    st->train = s->train;
+    st->master = s->train && st->es < 4;
+    st->tied = a->tied;
+    (void)impl;
+    /* The LM head through the vendor GEMM where there is one (fp32, untied). */
+    st->blas = s->prec == GM_FP32 && !a->tied && dev->backend->blas_gemm;
+    st->h = a->hidden;
+    st->d = a->head_dim;
+    st->heads = a->heads;
+    st->kv_heads = a->kv_heads;
+    st->ad = a->heads * a->head_dim;
+    st->kd = a->kv_heads * a->head_dim;
+    st->I = a->ffn;
+    st->V = a->vocab;
+    st->L = a->layers;
+    st->b = s->batch;
+    st->seq = s->seq;
+    st->T = T;
+    st->run_b = s->probe ? 1 : s->batch;
+    st->run_seq = run_seq;
+    st->run_T = st->run_b * run_seq;
+    st->per_layer = model_layer_elems(a);
+    st->int4_layer = (st->per_layer - 2 * st->h) / 2;
+    st->p_main = st->V * st->h + st->L * st->per_layer + st->h;
+    st->p_total = gm_arch_params(a);
+    gm_status rc = st->p_main + (st->tied ? 0 : st->h * st->V) == st->p_total
+                       ? GM_OK
+                       : gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: parameters other than a Llama layout's",
+                                        a->name);
+    /* Weights uniform in [-r, r) with r the power of two nearest
+     * 1/sqrt(fan-in) (activations keep their scale), the embedding in
+     * [-1, 1), norm weights in [0.75, 1.25). */
+    for (int m = 0; m < N_M; m++) {
+        uint64_t fan_in = m == M_EMB ? 1 : m == M_LM ? st->h : model_in(st, m);
+        st->range[m] = ldexpf(1.0f, -(int)lround(0.5 * log2((double)fan_in)));
+        st->add[m] = 0.0f;
+    }
+    st->range[M_NORM1] = st->range[M_NORM2] = st->range[M_FINAL] = 0.25f;
+    st->add[M_NORM1] = st->add[M_NORM2] = st->add[M_FINAL] = 1.0f;
+    gm_tensor t[GM_MAX_TENSORS];
+    int ids[GM_MAX_TENSORS];
+    int nt = model_tensor_list(s, t, ids);
+    for (int i = 0; i < nt && rc == GM_OK; i++)
+        rc = gm_pattern_alloc(pat, (size_t)t[i].bytes, &st->buf[ids[i]]);
+    if (rc == GM_OK)
+        rc = build(st);
+    if (rc == GM_OK)
+        rc = initialise(st);
+    if (rc == GM_OK)
+        rc = dev->backend->synchronize(dev, 0);
+    if (rc != GM_OK) {
+        gm_error saved = dev->err;
+        block_model_teardown(st);
+        dev->err = saved;
+        return rc;
+    }
+    *state = st;
+    return GM_OK;
+}
+
