@@ -126,3 +126,76 @@ GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const g
         stats[2 * r + 1] = l;
     }
 }
+
+/*
+ * attention_softmax_rows: the softmax of one chunk of query rows of the
+ * vendor path's attention (bench/workloads/model_attention.c), between its
+ * QK^T and PV GEMMs. s holds the fp32 scores q k^T, row r (head
+ * r / rows, query first_query + r % rows) `keys` floats from r * keys;
+ * keys past the query's own position are masked (causal). Writes the
+ * probabilities p = exp(scale s - max) / sum into p[p_off + r * keys + t]
+ * in gm_t (0 for the masked keys), and with `has_lse` the row's
+ * log-sum-exp max + log(sum) to lse[lse_off + head * lse_head + query].
+ * One work group a row (any power-of-two local size up to
+ * GM_SOFTMAX_LOCAL: 1 on a CPU device), rows dealt out group by group.
+ */
+#define GM_SOFTMAX_LOCAL 256
+
+GM_INLINE void gm_softmax_merge(float *m, float *s, float m2, float s2)
+{
+    if (m2 == -INFINITY)
+        return;
+    if (*m == -INFINITY) {
+        *m = m2;
+        *s = s2;
+        return;
+    }
+    const float big = fmax(*m, m2);
+    *s = *s * exp(*m - big) + s2 * exp(m2 - big);
+    *m = big;
+}
+
+GM_KERNEL attention_softmax_rows(GM_GLOBAL const float *GM_RESTRICT s, GM_GLOBAL gm_t *GM_RESTRICT p,
+                                 GM_GLOBAL float *GM_RESTRICT lse, unsigned int rows, unsigned int heads,
+                                 unsigned int keys, unsigned int first_query, float scale, gm_u64 p_off,
+                                 gm_u64 lse_off, gm_u64 lse_head, unsigned int has_lse)
+{
+    GM_LOCAL_DECL float red_m[GM_SOFTMAX_LOCAL];
+    GM_LOCAL_DECL float red_s[GM_SOFTMAX_LOCAL];
+    const unsigned int lid = (unsigned int)gm_local_id(), lsz = (unsigned int)gm_local_size();
+    const size_t total = (size_t)heads * rows;
+    for (size_t r = gm_group_id(); r < total; r += gm_num_groups()) {
+        const unsigned int i = (unsigned int)(r % rows), head = (unsigned int)(r / rows);
+        const unsigned int query = first_query + i;
+        const unsigned int valid = query + 1 < keys ? query + 1 : keys;
+        GM_GLOBAL const float *row = s + r * keys;
+        float m = -INFINITY, sum = 0.0f;
+        for (unsigned int t = lid; t < valid; t += lsz) {
+            const float x = row[t] * scale;
+            if (x > m) {
+                sum = sum * exp(m - x) + 1.0f;
+                m = x;
+            } else {
+                sum += exp(x - m);
+            }
+        }
+        red_m[lid] = m;
+        red_s[lid] = sum;
+        gm_barrier();
+        for (unsigned int w = lsz / 2; w > 0; w /= 2) {
+            if (lid < w) {
+                float mm = red_m[lid], ss = red_s[lid];
+                gm_softmax_merge(&mm, &ss, red_m[lid + w], red_s[lid + w]);
+                red_m[lid] = mm;
+                red_s[lid] = ss;
+            }
+            gm_barrier();
+        }
+        const float big = red_m[0], inv = 1.0f / red_s[0];
+        if (has_lse && lid == 0)
+            lse[lse_off + (size_t)head * lse_head + query] = big + log(red_s[0]);
+        gm_barrier();   /* red_ is read before the next row writes it */
+        for (unsigned int t = lid; t < keys; t += lsz)
+            GM_STORE(p, p_off + r * keys + t, t < valid ? exp(row[t] * scale - big) * inv : 0.0f, 1.0f);
+    }
+}

@@ -169,3 +169,37 @@ GM_KERNEL model_adamw(GM_GLOBAL gm_t *GM_RESTRICT w, GM_GLOBAL const gm_t *GM_RE
         GM_STORE(w, i, x, 1.0f);
     }
 }
+
+/* model_rmsnorm as one work group a row, for GPUs: the group's items
+ * stride the row together (coalesced), their sums of squares reduced in
+ * local memory. Same arguments and result as model_rmsnorm; any
+ * power-of-two local size up to GM_NORM_LOCAL. */
+#define GM_NORM_LOCAL 256
+
+GM_KERNEL model_rmsnorm_rows(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL gm_t *GM_RESTRICT y,
+                             GM_GLOBAL const gm_t *GM_RESTRICT w, gm_u64 rows, unsigned int width, gm_u64 x_off,
+                             gm_u64 x_first, gm_u64 x_step, gm_u64 y_off, gm_u64 w_off, float eps, float sx, float sy,
+                             float sw)
+{
+    GM_LOCAL_DECL float red[GM_NORM_LOCAL];
+    const unsigned int lid = (unsigned int)gm_local_id(), lsz = (unsigned int)gm_local_size();
+    for (size_t r = gm_group_id(); r < rows; r += gm_num_groups()) {
+        const size_t in = x_off + (x_first + r * x_step) * width, out = y_off + r * width;
+        float ss = 0.0f;
+        for (unsigned int c = lid; c < width; c += lsz) {
+            const float v = GM_LOAD(x, in + c, sx);
+            ss += v * v;
+        }
+        red[lid] = ss;
+        gm_barrier();
+        for (unsigned int h = lsz / 2; h > 0; h /= 2) {
+            if (lid < h)
+                red[lid] += red[lid + h];
+            gm_barrier();
+        }
+        const float inv = 1.0f / sqrt(red[0] / (float)width + eps);
+        gm_barrier();
+        for (unsigned int c = lid; c < width; c += lsz)
+            GM_STORE(y, out + c, GM_LOAD(x, in + c, sx) * inv * GM_LOAD(w, w_off + c, sw), sy);
+    }
+}

@@ -47,6 +47,6 @@ like "$(grep -c '^point .*: held [0-9]* B; setup [0-9.]* s, run [0-9.]* s, verif
 run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 64MiB --workload block \
     --model tiny-llama-gqa --mode train --precision int8 --seq 64 --pattern per-tensor --out "$TEST_TMP/refused" --quiet
 like "$(grep '^point ' "$TEST_TMP/refused/worker.log")" \
-    '^point block tiled int8 seq 64 batch \d+ unsupported \(int8 training is not run \(plan refuses it too\)\): held 0 B;' \
+    '^point block blocked int8 seq 64 batch \d+ unsupported \(int8 training is not run \(plan refuses it too\)\): held 0 B;' \
     "a probe refused as unsupported: worker.log names the row status and why"
 done_testing

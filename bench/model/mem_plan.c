@@ -150,6 +150,33 @@ void gm_plan_int4_weights(const gm_arch *a, uint64_t group, bool lm_head, size_t
     *other = mul(P >= elems ? P - elems : 0, other_elem);
 }
 
+bool gm_plan_attention_by_gemm(gm_precision act, gm_precision kv)
+{
+    return act == kv && (act == GM_FP32 || act == GM_FP16 || act == GM_BF16);
+}
+
+uint64_t gm_plan_attention_rows(uint64_t heads, uint64_t s, size_t e)
+{
+    uint64_t row = mul3(heads ? heads : 1, s, 4 + e), rows = 1;
+    while (rows * 2 <= s && mul(rows * 2, row) <= GM_PLAN_SCORE_BUDGET)
+        rows *= 2;
+    return rows;
+}
+
+uint64_t gm_plan_attention_scratch(const gm_arch *a, uint64_t s, size_t e, uint64_t tp)
+{
+    uint64_t heads = share(a->heads, tp);
+    return mul3(mul(heads, gm_plan_attention_rows(heads, s, e)), s, 4 + e);
+}
+
+uint64_t gm_plan_int4_dequant(const gm_arch *a, size_t e, uint64_t tp)
+{
+    uint64_t q = a->heads * a->head_dim, kv = a->kv_heads * a->head_dim, h = a->hidden;
+    uint64_t most = mul(h, q > a->ffn ? q : a->ffn);
+    most = most > mul(h, kv) ? most : mul(h, kv);
+    return share(mul(most, e), tp);
+}
+
 static int push(gm_plan_item *out, int n, const char *name, gm_plan_role role, uint64_t bytes)
 {
     out[n].name = name;
@@ -211,6 +238,10 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
          * tiled keeps a running max and sum per row (2 floats). */
         n = push(out, n, o->naive ? "attention_scores" : "attention_row_stats", GM_PLAN_WORKSPACE,
                  o->naive ? naive_scores : share(mul3(8, a->heads, mul(s, b)), T));
+        if (o->vendor_gemm && gm_plan_attention_by_gemm(pa, pk))
+            n = push(out, n, "attention_score_chunk", GM_PLAN_WORKSPACE, gm_plan_attention_scratch(a, s, e, T));
+        if (o->vendor_gemm && pw == GM_INT4)
+            n = push(out, n, "int4_dequantised", GM_PLAN_WORKSPACE, gm_plan_int4_dequant(a, e, T));
         return n;
     }
     /* Training state per parameter (DESIGN section 6; ZeRO, Rajbhandari et
@@ -244,6 +275,8 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     if (o->naive && o->recompute != GM_RECOMPUTE_NONE)
         /* Recomputing naive attention materialises one layer's scores. */
         n = push(out, n, "attention_scores", GM_PLAN_WORKSPACE, naive_scores);
+    if (o->vendor_gemm && gm_plan_attention_by_gemm(pa, pk))
+        n = push(out, n, "attention_score_chunk", GM_PLAN_WORKSPACE, gm_plan_attention_scratch(a, s, e, T));
     return gm_plan_offload(a, o, out, n);
 }
 

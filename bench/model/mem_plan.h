@@ -94,6 +94,11 @@ typedef struct {
     uint64_t group_size;
     bool int4_lm_head;
     gm_tune_opts tune;      /* training modes */
+    /* The vendor path's workspaces (a whole model's products by the
+     * vendor GEMM: bench/workloads/model_*.c): attention's score chunk
+     * where gm_plan_attention_by_gemm, int4 weights dequantised a matrix
+     * at a time. */
+    bool vendor_gemm;
 } gm_plan_opts;
 
 /* Defaults: inference, fp32, batch 1, seq 512, last logits, tiled, AdamW,
@@ -121,6 +126,26 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
  * bytes, before any tensor-parallel split. */
 void gm_plan_int4_weights(const gm_arch *a, uint64_t group, bool lm_head, size_t other_elem, uint64_t *packed,
                           uint64_t *scales, uint64_t *other);
+
+/*
+ * The vendor path's attention: per sequence and chunk of query rows, QK^T
+ * as batched GEMMs into fp32 scores, a softmax into probabilities in the
+ * activations' precision, and PV as batched GEMMs, where the activations
+ * and the KV cache share a precision the vendor GEMMs take (fp32, fp16,
+ * bf16); elsewhere the tiled kernel. The chunk: the largest power of two
+ * of query rows, at most s, whose scores and probabilities for every head,
+ * heads * rows * s * (4 + e) bytes, fit GM_PLAN_SCORE_BUDGET (1 row at
+ * least); gm_plan_attention_scratch is that many bytes (heads shared over
+ * tp ranks).
+ */
+#define GM_PLAN_SCORE_BUDGET ((uint64_t)256 << 20)
+bool gm_plan_attention_by_gemm(gm_precision act, gm_precision kv);
+uint64_t gm_plan_attention_rows(uint64_t heads, uint64_t s, size_t e);
+uint64_t gm_plan_attention_scratch(const gm_arch *a, uint64_t s, size_t e, uint64_t tp);
+/* int4 weights on the vendor path: the largest layer matrix, dequantised
+ * into e-byte elements before its GEMM (an int4 LM head runs our fused
+ * kernel: its rows are each sequence's last token). */
+uint64_t gm_plan_int4_dequant(const gm_arch *a, size_t e, uint64_t tp);
 
 /* Sum of the device's items among n (host items are left out), saturating. */
 uint64_t gm_plan_sum(const gm_plan_item *it, int n);

@@ -95,11 +95,16 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
     else if (strcmp(name, "offload") == 0)
         s->offload = true;
     else if (strcmp(name, "variant") == 0) {
-        if (strcmp(value, "naive") && strcmp(value, "tiled")) {
-            snprintf(err, err_len, "--variant '%s': expected naive or tiled", value);
+        static const char *const picks[] = {"tiled", "ours", "vendor", "all"};   /* tiled: the default */
+        int pick = -1;
+        for (int i = 0; i < 4; i++)
+            pick = strcmp(value, picks[i]) == 0 ? i : pick;
+        if (pick < 0 && strcmp(value, "naive")) {
+            snprintf(err, err_len, "--variant '%s': expected tiled, naive, ours, vendor or all", value);
             return -1;
         }
         s->naive = strcmp(value, "naive") == 0;
+        s->impl_pick = pick > 0 ? (unsigned)pick : GM_PICK_DEFAULT;
     } else if (strcmp(name, "model") == 0) {
         return gm_shape_load_model(s, value, err, err_len);
     } else if (strcmp(name, "optimizer") == 0) {

@@ -75,3 +75,18 @@ uint64_t gm_tensors_total(const gm_tensor *t, int n)
             return UINT64_MAX;
     return total;
 }
+
+int gm_impls_pick(const gm_shape *s, const char *ours, const char *vendor, const char *one, const char **out)
+{
+    int n = 0;
+    if (s->impl_pick == GM_PICK_DEFAULT && one)
+        out[n++] = one;
+    else if (s->impl_pick == GM_PICK_VENDOR)
+        n = vendor ? (out[n] = vendor, 1) : 0;
+    else {
+        out[n++] = ours;
+        if (s->impl_pick != GM_PICK_OURS && vendor)
+            out[n++] = vendor;
+    }
+    return n;
+}

@@ -32,11 +32,12 @@ typedef struct {
 } gm_tensor;
 
 /* Tokens of its first sequence a whole model's oom probe runs and
- * verifies (gm_shape.probe): the whole sequence up to this length. The
- * answer is the memory's (every tensor of the batch is allocated whatever
- * this is), and every weight matrix is read whole at any token count; on
- * an H100 512 tokens of Llama-3-8B took 10 s to run and 12.5 s to verify
- * a probe, most of make bench's time. */
+ * verifies (gm_shape.probe) with our kernels: the whole sequence up to
+ * this length (with the vendor's GEMMs, the whole sequence: see
+ * gm_probe_tokens). The answer is the memory's (every tensor of the batch
+ * is allocated whatever this is), and every weight matrix is read whole at
+ * any token count; on an H100 512 tokens of Llama-3-8B took our kernels
+ * 10 s to run and 12.5 s to verify a probe, most of make bench's time. */
 #define GM_PROBE_TOKENS 128u
 
 /* The shape of one point. Unused fields are ignored by a workload. */
@@ -64,11 +65,12 @@ typedef struct {
     unsigned tune;
     /* An oom probe (bench/oom/probe.h): every tensor of the batch is allocated
      * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
-     * verifies the batch's first sequence only, and of it the first
-     * GM_PROBE_TOKENS tokens, so that a probe's time grows neither with the
-     * memory searched nor with the sequence length (a Llama-3-8B probe at
-     * seq 8192 would run some 130 TFLOP twice, timed and replayed by the
-     * check). Other workloads run it all. */
+     * verifies the batch's first sequence only, and of it with our kernels
+     * the first GM_PROBE_TOKENS tokens (gm_probe_tokens), so that a probe's
+     * time grows neither with the memory searched nor with the sequence
+     * length (a Llama-3-8B probe at seq 8192 runs some 160 TFLOP twice,
+     * timed and replayed by the check: a fraction of a second with the
+     * vendor's GEMMs, minutes with ours). Other workloads run it all. */
     bool probe;
     /* Per-role precisions (bench/model/precision_roles.h): 0 = prec, else the
      * precision + 1. act_prec only in the options' base shape. */
@@ -78,7 +80,16 @@ typedef struct {
     /* int4 weights: a whole model's (untied) LM head in int4 too, not in
      * the activations' precision (gm_int4_lm_head_check says where). */
     bool int4_lm_head;
+    /* --variant's pick of implementations (GM_PICK_*): ours, the vendor's,
+     * all of them; GM_PICK_DEFAULT the workload's own choice. */
+    unsigned impl_pick;
+    /* A whole model's products by the vendor GEMM first (its vendor
+     * implementation: block's adapt sets it): its tensors then hold the
+     * vendor path's workspaces (bench/model/mem_plan.h). */
+    bool vendor_gemm;
 } gm_shape;
+
+enum { GM_PICK_DEFAULT, GM_PICK_OURS, GM_PICK_VENDOR, GM_PICK_ALL };
 
 /* Does s carry a whole architecture (--model PRESET)? */
 #define gm_shape_has_arch(s) ((s)->arch.layers != 0)
@@ -123,9 +134,10 @@ typedef struct gm_workload {
     /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
      * Returns the count, or -1 if a size overflows 64 bits. */
     int (*tensors)(const gm_shape *s, gm_tensor *out);
-    /* The implementations to run on dev in precision p (our kernel chosen
-     * for the device type, then the vendor BLAS where it applies). */
-    int (*impls)(const gm_device *dev, gm_precision p, const char **out);
+    /* The implementations to run on dev at shape s (its precision s->prec,
+     * --variant's pick s->impl_pick): our kernel chosen for the device type,
+     * then the vendor BLAS where it applies (gm_impls_pick). */
+    int (*impls)(const gm_device *dev, const gm_shape *s, const char **out);
     /* Sets what the implementation changes in the shape's memory model
      * (attention: naive holds the score matrix). May be NULL. */
     void (*adapt)(gm_shape *s, const char *impl);
@@ -145,6 +157,14 @@ typedef struct gm_workload {
     gm_status (*output)(void *state, float *dst, size_t n);
     /* Work done by one iteration. */
     void (*work)(const gm_shape *s, double *flops, double *bytes, double *tokens);
+    /* Optional: what every row of the point says besides its figures
+     * (which implementation ran each part), after its timed repetitions. */
+    void (*describe)(void *state, char *note, size_t note_len);
+    /* Optional: model FLOPs utilization's parts, the model FLOPs of one
+     * iteration and the device's dense peak in FLOP/s for them, with the
+     * convention and the peak's source in `basis`; false where there is no
+     * peak (basis says why). */
+    bool (*utilization)(void *state, double *model_flops, double *peak, char *basis, size_t basis_len);
     void (*teardown)(void *state);
 } gm_workload;
 
@@ -166,9 +186,18 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
 /* Does an oom probe of workload w at shape s run only the batch's first
  * sequence (a whole model, gm_shape.probe)? */
 #define gm_probe_runs_one_sequence(w, s) ((w)->runs_whole_model && gm_shape_has_arch(s))
-/* The tokens of that sequence such a probe runs: all of them, up to
- * GM_PROBE_TOKENS. */
-#define gm_probe_tokens(s) ((s)->seq > GM_PROBE_TOKENS ? (uint64_t)GM_PROBE_TOKENS : (s)->seq)
+/* The tokens of that sequence such a probe runs: all of them where the
+ * vendor GEMM runs the model's products (gm_shape.vendor_gemm: a card's
+ * vendor GEMMs run a whole sequence of thousands of tokens in under a
+ * second), else up to GM_PROBE_TOKENS (our kernels'). */
+#define gm_probe_tokens(s) ((s)->vendor_gemm || (s)->seq <= GM_PROBE_TOKENS ? (s)->seq : (uint64_t)GM_PROBE_TOKENS)
+
+/* The implementations a workload offers, our kernel `ours` and the
+ * vendor's `vendor` (NULL: none), as s->impl_pick picks them: ours alone,
+ * the vendor's alone (none where there is none), all, or by default
+ * (GM_PICK_DEFAULT) all when `one` is NULL, else `one` alone (the one the
+ * workload prefers on the device). Returns the count written to out. */
+int gm_impls_pick(const gm_shape *s, const char *ours, const char *vendor, const char *one, const char **out);
 
 /* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
  * workload runs inference; train only where w->trains. */

@@ -493,7 +493,9 @@ static int each_search(gm_bench *b, gm_worker *worker,
             if (!(b->opts->precisions & (1u << p)))
                 continue;
             const char *impls[GM_MAX_IMPLS];
-            int n_impls = r->impls(b->dev, (gm_precision)p, impls);
+            gm_shape ps = b->opts->shape;
+            gm_shape_set_roles(&ps, &b->opts->shape, (gm_precision)p);
+            int n_impls = r->impls(b->dev, &ps, impls);
             for (size_t si = 0; si < n_seqs; si++)
                 for (int i = 0; i < n_impls; i++)
                     for (int pat = 0; pat < GM_PATTERN_COUNT; pat++) {

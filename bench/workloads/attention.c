@@ -28,10 +28,10 @@ typedef struct {
     gm_kernel *scores, *softmax, *pv, *tiled;
 } attn_state;
 
-static int attention_impls(const gm_device *dev, gm_precision p, const char **out)
+static int attention_impls(const gm_device *dev, const gm_shape *s, const char **out)
 {
     (void)dev;
-    (void)p;
+    (void)s;
     out[0] = "naive";
     out[1] = "tiled";
     return 2;

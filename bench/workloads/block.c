@@ -9,6 +9,19 @@
 
 static bool is_model(const void *state) { return state && *(const bool *)state; }
 
+static int block_impls_any(const gm_device *dev, const gm_shape *s, const char **out)
+{
+    return gm_shape_has_arch(s) ? block_model_impls(dev, s, out) : block_impls(dev, s, out);
+}
+
+static void block_adapt_any(gm_shape *s, const char *impl)
+{
+    if (gm_shape_has_arch(s))
+        block_model_adapt(s, impl);
+    else
+        block_adapt(s, impl);
+}
+
 static int block_tensors(const gm_shape *s, gm_tensor *out)
 {
     if (s->tune && gm_shape_has_arch(s))
@@ -52,6 +65,17 @@ static void block_work(const gm_shape *s, double *flops, double *bytes, double *
         block_work_shape(s, flops, bytes, tokens);
 }
 
+static void block_describe(void *state, char *note, size_t len)
+{
+    if (is_model(state))
+        block_model_describe(state, note, len);
+}
+
+static bool block_utilization(void *state, double *flops, double *peak, char *basis, size_t len)
+{
+    return is_model(state) && block_model_utilization(state, flops, peak, basis, len);
+}
+
 static void block_teardown(void *state)
 {
     if (is_model(state))
@@ -67,12 +91,14 @@ const gm_workload gm_workload_block = {
     .trains = true,
     .runs_whole_model = true,
     .tensors = block_tensors,
-    .impls = block_impls,
-    .adapt = block_adapt,
+    .impls = block_impls_any,
+    .adapt = block_adapt_any,
     .setup = block_setup,
     .enqueue = block_enqueue,
     .corrupt = block_corrupt,
     .verify = block_verify_any,
     .work = block_work,
+    .describe = block_describe,
+    .utilization = block_utilization,
     .teardown = block_teardown,
 };

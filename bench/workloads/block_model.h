@@ -11,6 +11,14 @@
 
 #include "bench/workloads/runnable.h"
 
+/* Our kernels ("tiled" on a GPU, "blocked" on a CPU device) and the
+ * vendor's GEMM (blas_impl's name) where the model runs its products on
+ * it in s->prec; by default the one faster on the device: the vendor's on
+ * a GPU, ours on a CPU device (PoCL: CLBlast's SGEMM is slower than
+ * linear_blocked). */
+int block_model_impls(const gm_device *dev, const gm_shape *s, const char **out);
+/* The vendor's implementation sets s->vendor_gemm (its workspaces). */
+void block_model_adapt(gm_shape *s, const char *impl);
 int block_model_tensors(const gm_shape *s, gm_tensor *out);
 gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
 gm_status block_model_enqueue(void *state);
@@ -18,5 +26,9 @@ gm_status block_model_corrupt(void *state);
 gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *note, size_t len);
 void block_model_work(const gm_shape *s, double *flops, double *bytes, double *tokens);
 void block_model_teardown(void *state);
+/* The rows' note: what ran the projections, attention and the LM head. */
+void block_model_describe(void *state, char *note, size_t len);
+/* MFU's parts (gm_workload.utilization). */
+bool block_model_utilization(void *state, double *flops, double *peak, char *basis, size_t len);
 
 #endif

@@ -74,7 +74,7 @@ gm_status block_stream_weights(block_state *st);
 
 /* The workload hooks (bench/model/workload.h) of a shape of blocks
  * (block_shape.c); block.c dispatches to them when the shape has no arch. */
-int block_impls(const gm_device *dev, gm_precision p, const char **out);
+int block_impls(const gm_device *dev, const gm_shape *s, const char **out);
 void block_adapt(gm_shape *s, const char *impl);
 int block_tensors_shape(const gm_shape *s, gm_tensor *out);
 gm_status block_setup_shape(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state);

@@ -32,10 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int block_impls(const gm_device *dev, gm_precision p, const char **out)
+int block_impls(const gm_device *dev, const gm_shape *s, const char **out)
 {
     (void)dev;
-    (void)p;
+    (void)s;
     out[0] = "tiled";
     return 1;
 }

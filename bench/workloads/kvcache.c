@@ -30,10 +30,10 @@ typedef struct {
     gm_kernel *append, *attend;
 } kv_state;
 
-static int kvcache_impls(const gm_device *dev, gm_precision p, const char **out)
+static int kvcache_impls(const gm_device *dev, const gm_shape *s, const char **out)
 {
     (void)dev;
-    (void)p;
+    (void)s;
     out[0] = "contiguous";
     out[1] = "paged";
     return 2;

@@ -54,15 +54,11 @@ typedef struct {
 enum { IMPL_TILED, IMPL_BLOCKED, IMPL_BLAS };
 
 /* Our kernel for the device type, then the vendor's GEMM where its
- * library has the precision (blas_impl names it). */
-static int linear_impls(const gm_device *dev, gm_precision p, const char **out)
+ * library has the precision (blas_impl names it); both by default. */
+static int linear_impls(const gm_device *dev, const gm_shape *s, const char **out)
 {
-    int n = 0;
-    out[n++] = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
-    const char *vendor = dev->backend->blas_impl ? dev->backend->blas_impl(p) : NULL;
-    if (vendor)
-        out[n++] = vendor;
-    return n;
+    const char *vendor = dev->backend->blas_impl ? dev->backend->blas_impl(s->prec) : NULL;
+    return gm_impls_pick(s, gm_device_prefers_chunked(dev) ? "blocked" : "tiled", vendor, NULL, out);
 }
 
 static bool is_vendor(const char *impl)

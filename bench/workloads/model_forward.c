@@ -38,13 +38,18 @@ gm_status model_init_matrix(model_state *st, int m, uint64_t layer)
 gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, loc x, loc y, const loc *r)
 {
     loc w = model_loc(st, m, layer);
-    gm_linear_call c = {x.buf, w.buf, y.buf, r ? r->buf : NULL, rows, model_out(st, m), model_in(st, m), ACT,
-                        model_scale(st, m), ACT, ACT, x.off, w.off, y.off, r ? r->off : 0,
-                        r ? GM_LINEAR_RESIDUAL : GM_LINEAR_PLAIN};
-    if (model_is_int4(st, m))
-        return gm_linear_enqueue_int4(st->dev, 0, st->k_linear, st->chunked, &c, &st->buf[B_WS],
-                                      (unsigned int)st->group);
-    return gm_linear_enqueue(st->dev, 0, st->k_linear, st->chunked, &c);
+    gm_mm op = {.prec = st->p, .m = rows, .n = model_out(st, m), .k = model_in(st, m), .sa = ACT,
+                .sb = model_scale(st, m), .sc = ACT, .sr = ACT};
+    op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};
+    op.b = (gm_mm_operand){w.buf, w.off, 0, 0, false};
+    op.c = (gm_mm_operand){y.buf, y.off, 0, 0, false};
+    op.r = r ? r->buf : NULL;
+    op.r_off = r ? r->off : 0;
+    if (model_is_int4(st, m)) {
+        op.b_scales = &st->buf[B_WS];
+        op.group = (unsigned int)st->group;
+    }
+    return gm_mm_run(&st->mm, &op, &st->tally_proj);
 }
 
 /* K or V (m) of `layer` into the KV cache at `to`: straight from the
@@ -73,27 +78,10 @@ static gm_status rmsnorm(model_state *st, int m, uint64_t layer, uint64_t rows, 
     gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(y.buf), gm_arg_buf(w.buf), gm_arg_u64(&rows), gm_arg_u32(&width),
                      gm_arg_u64(&x.off), gm_arg_u64(&first), gm_arg_u64(&step), gm_arg_u64(&y.off),
                      gm_arg_u64(&w.off), gm_arg_f32(&eps), gm_arg_f32(&sx), gm_arg_f32(&sx), gm_arg_f32(&sw)};
-    return model_launch(st, st->k_norm, (size_t)rows, args, 14);
-}
-
-layer_locs model_locs(model_state *st, uint64_t l)
-{
-    uint64_t T = st->T, h = st->h;
-    gm_buffer *b = st->buf;
-    if (!st->train)
-        return (layer_locs){
-            .x_in = {&b[B_RES], 0}, .attn_in = {&b[B_NORM], 0}, .q = {&b[B_PHASE], 0}, .o = {&b[B_PHASE], T * st->ad},
-            .k = {&b[B_KV], 2 * l * T * st->kd}, .v = {&b[B_KV], (2 * l + 1) * T * st->kd}, .lse = {NULL, 0},
-            .mid = {&b[B_NORM], 0}, .mlp_in = {&b[B_RES], 0}, .gate = {&b[B_PHASE], 0},
-            .up = {&b[B_PHASE], T * st->I}, .act = {&b[B_PHASE], 0}, .out = {&b[B_RES], 0},
-            .stats = {&b[B_STATS], 0}};
-    return (layer_locs){
-        .x_in = {&b[B_X], l * T * h}, .attn_in = {&b[B_AIN], l * T * h}, .q = {&b[B_Q], l * T * st->ad},
-        .o = {&b[B_O], l * T * st->ad}, .k = {&b[B_K], l * T * st->kd}, .v = {&b[B_V], l * T * st->kd},
-        .lse = {&b[B_LSE], l * st->heads * T}, .mid = {&b[B_MID], l * T * h}, .mlp_in = {&b[B_MIN], l * T * h},
-        .gate = {&b[B_GATE], l * T * st->I}, .up = {&b[B_UP], l * T * st->I}, .act = {&b[B_ACT], l * T * st->I},
-        .out = l + 1 < st->L ? (loc){&b[B_X], (l + 1) * T * h} : (loc){&b[B_FIN], 0},
-        .stats = {&b[B_LOGITS], 0}};
+    if (st->chunked)
+        return model_launch(st, st->k_norm, (size_t)rows, args, 14);
+    /* model_rmsnorm_rows on a GPU: a work group a row. */
+    return st->dev->backend->launch(st->dev, 0, st->k_norm, (size_t)rows * 256, 256, args, 14);
 }
 
 gm_status model_stage(model_state *st, uint64_t l, int s)
@@ -110,6 +98,8 @@ gm_status model_stage(model_state *st, uint64_t l, int s)
             rc = kv_projection(st, M_K, l, c.attn_in, c.k);
         return rc == GM_OK ? kv_projection(st, M_V, l, c.attn_in, c.v) : rc;
     case S_ATTN: {
+        if (st->attn_gemm)
+            return model_attention_gemm(st, l);
         /* One launch over every query head: head j reads KV head
          * j / (heads / kv_heads). */
         gm_attention_call a = {c.q.buf, c.k.buf, c.v.buf, c.o.buf, c.stats.buf,
@@ -175,14 +165,15 @@ gm_status model_lm_head(model_state *st)
 {
     uint64_t rows = model_head_rows(st);
     loc x = model_head_in(st), w = model_loc(st, M_LM, 0);
-    if (st->blas) {
-        gm_gemm g = {.prec = GM_FP32, .m = (size_t)rows, .n = (size_t)st->V, .k = (size_t)st->h};
-        gm_status rc = st->dev->backend->blas_plan(st->dev, &g);
-        if (rc == GM_OK)
-            rc = st->dev->backend->blas_gemm(st->dev, 0, &g, x.buf, w.buf, &st->buf[B_LOGITS]);
-        if (rc != GM_ERR_UNSUPPORTED)
-            return rc;
-        st->blas = false;       /* the library is missing: our kernel from now on */
+    if (st->vendor && !st->int4_head) {
+        /* fp32 logits of the activations' products: [rows, h] x [h, V],
+         * or the tied embedding [V, h] transposed. */
+        gm_mm op = {.prec = st->p, .m = rows, .n = st->V, .k = st->h, .c_fp32 = true, .sa = ACT,
+                    .sb = model_scale(st, st->tied ? M_EMB : M_LM)};
+        op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};
+        op.b = (gm_mm_operand){w.buf, w.off, 0, 0, st->tied};
+        op.c = (gm_mm_operand){&st->buf[B_LOGITS], 0, 0, 0, false};
+        return gm_mm_run(&st->mm, &op, &st->tally_head);
     }
     unsigned int hidden = (unsigned int)st->h, vocab = (unsigned int)st->V, tied = st->tied;
     float sx = ACT, sw = model_scale(st, st->tied ? M_EMB : M_LM);

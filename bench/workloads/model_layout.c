@@ -41,6 +41,35 @@ uint64_t model_layer_elems(const gm_arch *a)
     return 2 * h + h * ad + 2 * h * kd + ad * h + 3 * h * a->ffn;
 }
 
+bool model_is_vendor(const char *impl)
+{
+    return strcmp(impl, "tiled") != 0 && strcmp(impl, "blocked") != 0;
+}
+
+int block_model_impls(const gm_device *dev, const gm_shape *s, const char **out)
+{
+    const char *ours = gm_device_prefers_chunked(dev) ? "blocked" : "tiled";
+    bool takes = s->prec == GM_FP32 || s->prec == GM_FP16 || s->prec == GM_BF16;
+    const char *vendor = takes && dev->backend->blas_impl ? dev->backend->blas_impl(s->prec) : NULL;
+    /* By default the vendor's on a GPU where its library plans the
+     * precision (blas_plan: host only; the failure it records is put back). */
+    bool usable = false;
+    if (vendor && dev->info.type != GM_DEV_CPU && dev->backend->blas_plan) {
+        gm_device *d = (gm_device *)dev;
+        gm_error before = d->err;
+        gm_gemm g = {.prec = s->prec, .m = 64, .n = 64, .k = 64};
+        usable = dev->backend->blas_plan(d, &g) == GM_OK;
+        d->err = before;
+    }
+    return gm_impls_pick(s, ours, vendor, usable ? vendor : ours, out);
+}
+
+void block_model_adapt(gm_shape *s, const char *impl)
+{
+    s->naive = false;
+    s->vendor_gemm = model_is_vendor(impl);
+}
+
 /* The tensor list, with each tensor's buffer index in ids. Inference: the
  * items of gm_plan_model (mem_plan.c), same bytes; train: its items split
  * into the tensors the forward pass writes. */
@@ -86,6 +115,10 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
         ADD(B_PHASE, "phase", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, phase), e);
         ADD(B_LOGITS, "logits_last", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, s->batch, V), 4);
         ADD(B_STATS, "attention_row_stats", GM_ROLE_WORKSPACE, gm_tensor_mul(&l, gm_tensor_mul(&l, a->heads, T), 2), 4);
+        if (s->vendor_gemm && gm_plan_attention_by_gemm(s->prec, gm_kv_prec(s)))
+            ADD(B_SCORES, "attention_score_chunk", GM_ROLE_WORKSPACE, gm_plan_attention_scratch(a, s->seq, e, 1), 1);
+        if (s->vendor_gemm && wp == GM_INT4)
+            ADD(B_DEQUANT, "int4_dequantised", GM_ROLE_WORKSPACE, gm_plan_int4_dequant(a, e, 1), 1);
         return l.overflow ? -1 : n;
     }
     if (e < 4)
@@ -108,6 +141,8 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     ADD(B_FIN, "final_norm_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
     ADD(B_FOUT, "final_norm_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
     ADD(B_LOGITS, "logits_fp32", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, V), 4);
+    if (s->vendor_gemm && gm_plan_attention_by_gemm(s->prec, gm_kv_prec(s)))
+        ADD(B_SCORES, "attention_score_chunk", GM_ROLE_WORKSPACE, gm_plan_attention_scratch(a, s->seq, e, 1), 1);
 #undef ADD
     return l.overflow ? -1 : n;
 }
@@ -195,6 +230,26 @@ loc model_loc(model_state *st, int m, uint64_t layer)
 
 /* The int8 scale of matrix m: its largest magnitude over 127. */
 float model_scale(const model_state *st, int m) { return (st->add[m] + st->range[m]) / 127.0f; }
+
+layer_locs model_locs(model_state *st, uint64_t l)
+{
+    uint64_t T = st->T, h = st->h;
+    gm_buffer *b = st->buf;
+    if (!st->train)
+        return (layer_locs){
+            .x_in = {&b[B_RES], 0}, .attn_in = {&b[B_NORM], 0}, .q = {&b[B_PHASE], 0}, .o = {&b[B_PHASE], T * st->ad},
+            .k = {&b[B_KV], 2 * l * T * st->kd}, .v = {&b[B_KV], (2 * l + 1) * T * st->kd}, .lse = {NULL, 0},
+            .mid = {&b[B_NORM], 0}, .mlp_in = {&b[B_RES], 0}, .gate = {&b[B_PHASE], 0},
+            .up = {&b[B_PHASE], T * st->I}, .act = {&b[B_PHASE], 0}, .out = {&b[B_RES], 0},
+            .stats = {&b[B_STATS], 0}};
+    return (layer_locs){
+        .x_in = {&b[B_X], l * T * h}, .attn_in = {&b[B_AIN], l * T * h}, .q = {&b[B_Q], l * T * st->ad},
+        .o = {&b[B_O], l * T * st->ad}, .k = {&b[B_K], l * T * st->kd}, .v = {&b[B_V], l * T * st->kd},
+        .lse = {&b[B_LSE], l * st->heads * T}, .mid = {&b[B_MID], l * T * h}, .mlp_in = {&b[B_MIN], l * T * h},
+        .gate = {&b[B_GATE], l * T * st->I}, .up = {&b[B_UP], l * T * st->I}, .act = {&b[B_ACT], l * T * st->I},
+        .out = l + 1 < st->L ? (loc){&b[B_X], (l + 1) * T * h} : (loc){&b[B_FIN], 0},
+        .stats = {&b[B_LOGITS], 0}};
+}
 
 void block_model_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
 {

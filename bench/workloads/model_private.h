@@ -60,15 +60,14 @@
  * train mode a seeded sample of parameters is checked against a CPU AdamW
  * run over the same steps.
  */
-#include "bench/workloads/block_model.h"
-#include "bench/workloads/block_private.h"
-#include "bench/workloads/kernel_calls.h"
-#include "bench/model/mem_plan.h"
 #ifndef GM_MODEL_PRIVATE_H
 #define GM_MODEL_PRIVATE_H
 
+#include "bench/model/mem_plan.h"
 #include "bench/workloads/block_model.h"
 #include "bench/workloads/block_private.h"
+#include "bench/workloads/kernel_calls.h"
+#include "bench/workloads/matmul.h"
 
 #define ACT BLOCK_ACT_SCALE
 #define SEED_W 401u
@@ -98,7 +97,9 @@ enum {
     B_W, B_LM, B_MASTER, B_GRAD, B_MOM,                                   /* train state (B_W, B_LM also inference) */
     B_KV, B_RES, B_NORM, B_PHASE, B_STATS,                                /* inference */
     B_X, B_AIN, B_Q, B_K, B_V, B_O, B_LSE, B_MID, B_MIN, B_GATE, B_UP, B_ACT, B_FIN, B_FOUT, /* train */
-    B_LOGITS, N_B
+    B_LOGITS,
+    B_SCORES, B_DEQUANT,                                                  /* the vendor path's workspaces */
+    N_B
 };
 
 typedef struct {
@@ -112,7 +113,20 @@ typedef struct {
     bool int4_head;                 /* the LM head too, after them */
     uint64_t group;                 /* int4: rows of a column per scale */
     uint64_t int4_layer;            /* int4: bytes of one layer's codes */
-    bool chunked, train, master, blas, tied;
+    bool chunked, train, master, tied;
+    /* The vendor implementation: products through the dispatch with the
+     * vendor first (mm.vendor), attention by GEMMs over chunks of
+     * attn_rows query rows where attn_gemm (mem_plan.h). What ran each
+     * kind of product is counted for the rows. */
+    bool vendor, attn_gemm;
+    bool ours_only;                 /* "gemm-ours": that path with our kernels alone (tests) */
+    uint64_t attn_rows;
+    gm_mm_ctx mm;
+    gm_mm_tally tally_proj, tally_attn, tally_head;
+    /* The device's dense peak in the activations' precision (peak.h;
+     * 0 in an oom probe, which reports no MFU) and its source. */
+    double peak;
+    char peak_basis[240];
     uint64_t h, ad, kd, d, I, V, L, heads, kv_heads, b, seq, T;
     /* Sequences, tokens of each, and tokens an iteration runs: the batch
      * (b, seq, T), or for an oom probe (gm_shape.probe) the first
@@ -123,8 +137,8 @@ typedef struct {
     float range[N_M], add[N_M];
     unsigned steps;                 /* AdamW steps taken */
     gm_buffer buf[N_B];
-    gm_program *p_linear, *p_attn, *p_model, *p_block;
-    gm_kernel *k_linear, *k_attn, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_lm4,
+    gm_program *p_attn, *p_model, *p_block;
+    gm_kernel *k_attn, *k_softmax, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_lm4,
         *k_adamw;
     gm_kernel *k_kv, *k_scales, *k_pack;        /* block.cl: an fp8 KV cache, int4 weights */
 } model_state;
@@ -144,6 +158,8 @@ enum { S_NORM1, S_QKV, S_ATTN, S_OPROJ, S_NORM2, S_GATEUP, S_SWIGLU, S_DOWN, N_S
 
 /* NULL where this file runs architecture a, else why not. */
 const char *model_unsupported(const gm_arch *a);
+/* Is impl the vendor's (not our "tiled" or "blocked")? */
+bool model_is_vendor(const char *impl);
 /* Parameters of one layer (its matrices and norms). */
 uint64_t model_layer_elems(const gm_arch *a);
 /* The tensor list of s (the memory model), each tensor's buffer (B_*) in
@@ -160,6 +176,8 @@ uint64_t model_param(const model_state *st, int m, uint64_t layer);
 loc model_loc(model_state *st, int m, uint64_t layer);
 /* The int8 scale of matrix m. */
 float model_scale(const model_state *st, int m);
+/* Where layer l's activations are. */
+layer_locs model_locs(model_state *st, uint64_t l);
 
 /* ---- model_forward.c ---- */
 
@@ -172,8 +190,6 @@ gm_status model_init_region(model_state *st, loc at, uint64_t n, uint64_t base, 
 gm_status model_init_matrix(model_state *st, int m, uint64_t layer);
 /* y = x W_m (+ r), `rows` rows. */
 gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, loc x, loc y, const loc *r);
-/* Where layer l's activations are. */
-layer_locs model_locs(model_state *st, uint64_t l);
 /* Enqueues stage s of layer l. */
 gm_status model_stage(model_state *st, uint64_t l, int s);
 gm_status model_embed(model_state *st);
@@ -184,5 +200,16 @@ loc model_head_in(model_state *st);
 gm_status model_final_norm(model_state *st);
 gm_status model_lm_head(model_state *st);
 gm_status model_synthetic_gradients(model_state *st);
+
+/* ---- model_rows.c ---- */
+
+/* The model FLOPs of one iteration (PaLM's convention, model_rows.c). */
+double model_flops(const model_state *st);
+
+/* ---- model_attention.c ---- */
+
+/* Enqueues layer l's attention on the vendor path (st->attn_gemm): QK^T,
+ * softmax and PV over chunks of query rows, through the dispatch. */
+gm_status model_attention_gemm(model_state *st, uint64_t l);
 
 #endif

@@ -3,6 +3,7 @@
 #include "bench/workloads/kernel_calls.h"
 #include "bench/model/mem_plan.h"
 #include "bench/model/precision_roles.h"
+#include "bench/workloads/peak.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,28 +17,34 @@ void block_model_teardown(void *state)
         return;
     for (int i = 0; i < N_B; i++)
         gm_device_free(st->dev, &st->buf[i]);
-    gm_kernel *ks[] = {st->k_linear, st->k_attn, st->k_init, st->k_fill,   st->k_master, st->k_embed,
-                       st->k_norm,   st->k_swiglu, st->k_lse, st->k_lm,  st->k_lm4,    st->k_adamw,
-                       st->k_kv,     st->k_scales, st->k_pack};
+    gm_kernel *ks[] = {st->k_attn,  st->k_softmax, st->k_init, st->k_fill,   st->k_master, st->k_embed,
+                       st->k_norm,  st->k_swiglu,  st->k_lse,  st->k_lm,     st->k_lm4,    st->k_adamw,
+                       st->k_kv,    st->k_scales,  st->k_pack};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i])
             st->dev->backend->kernel_release(st->dev, ks[i]);
-    gm_program *ps[] = {st->p_linear, st->p_attn, st->p_model, st->p_block};
+    gm_program *ps[] = {st->p_attn, st->p_model, st->p_block};
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
         if (ps[i])
             st->dev->backend->program_release(st->dev, ps[i]);
+    gm_mm_ctx_release(&st->mm);
     free(st);
 }
 
 static gm_status build(model_state *st)
 {
     gm_device *dev = st->dev;
-    char variant[32], lin[48], kv[48];
+    char variant[32], kv[48];
     gm_kernel_variant(st->p, st->chunked, variant, sizeof variant);
-    gm_role_variant(st->p, st->int4 ? GM_INT4 : st->p, st->p, st->chunked, lin, sizeof lin);
     gm_role_variant(st->p, st->p, st->kp, st->chunked, kv, sizeof kv);
-    gm_status rc = gm_build_layer_kernels(dev, lin, kv, st->chunked, &st->p_linear, &st->k_linear, &st->p_attn,
-                                          &st->k_attn);
+    gm_status rc = gm_mm_ctx_init(&st->mm, dev, st->p, st->int4 ? GM_INT4 : st->p, st->vendor && !st->ours_only);
+    st->mm.dequant = st->vendor && st->int4 ? &st->buf[B_DEQUANT] : NULL;
+    if (rc == GM_OK)
+        rc = dev->backend->program_build(dev, "attention", kv, NULL, &st->p_attn);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->p_attn, "attention_tiled", &st->k_attn);
+    if (rc == GM_OK && st->attn_gemm)
+        rc = dev->backend->kernel_get(dev, st->p_attn, "attention_softmax_rows", &st->k_softmax);
     if (rc == GM_OK)
         rc = dev->backend->program_build(dev, "model", variant, NULL, &st->p_model);
     /* block.cl: the conversion into an fp8 KV cache and the int4 quantiser. */
@@ -48,9 +55,9 @@ static gm_status build(model_state *st)
         for (size_t i = 0; i < sizeof bnames / sizeof bnames[0] && rc == GM_OK; i++)
             rc = dev->backend->kernel_get(dev, st->p_block, bnames[i], bks[i]);
     }
-    static const char *const names[] = {"model_init", "model_fill_f32", "model_master_init", "model_embed",
-                                        "model_rmsnorm", "model_swiglu", "model_lse", "model_lm_head",
-                                        "model_lm_head_int4", "model_adamw"};
+    const char *const names[] = {"model_init", "model_fill_f32", "model_master_init", "model_embed",
+                                 st->chunked ? "model_rmsnorm" : "model_rmsnorm_rows", "model_swiglu", "model_lse", "model_lm_head",
+                                 "model_lm_head_int4", "model_adamw"};
     gm_kernel **ks[] = {&st->k_init, &st->k_fill, &st->k_master, &st->k_embed, &st->k_norm,
                         &st->k_swiglu, &st->k_lse, &st->k_lm, &st->k_lm4, &st->k_adamw};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == GM_OK; i++)
@@ -87,6 +94,25 @@ static gm_status initialise(model_state *st)
         rc = model_launch(st, st->k_master, (size_t)n, a, 4);
     }
     return rc == GM_OK ? model_synthetic_gradients(st) : rc;
+}
+
+/* Does the vendor (impl) refuse the model at s? Sets why. The model's
+ * int8 and fp8 products run our kernels: their int8 codes out and [in,
+ * out] weights are not what the vendor's "TN" GEMMs take. */
+static bool vendor_refuses(gm_device *dev, const gm_shape *s, const char *impl, char *why, size_t len)
+{
+    if (s->prec != GM_FP32 && s->prec != GM_FP16 && s->prec != GM_BF16) {
+        snprintf(why, len, "%s: the whole model's %s products run our kernels (the vendor's int8 GEMM writes int32 "
+                 "sums and its fp8 GEMM takes weights [out, in]; the model holds int8 codes of [in, out])", impl,
+                 gm_precision_name(s->prec));
+        return true;
+    }
+    gm_gemm g = {.prec = s->prec, .m = 64, .n = 64, .k = 64};
+    if (!dev->backend->blas_plan || dev->backend->blas_plan(dev, &g) != GM_OK) {
+        snprintf(why, len, "%s: %s", impl, dev->backend->blas_plan ? dev->err.msg : "this backend has no vendor GEMM");
+        return true;
+    }
+    return false;
 }
 
 gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
@@ -127,6 +153,15 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     uint64_t run_T = s->probe ? run_seq : T;
     if (run_T * 2 * wide > UINT32_MAX || run_T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit 32-bit indices");
+    /* "gemm-ours" (tests): the vendor implementation's path, its attention
+     * by GEMMs and its workspaces, with our kernels in every product, so
+     * that a device without the vendor's precision runs that path. */
+    bool ours_only = strcmp(impl, "gemm-ours") == 0;
+    if (model_is_vendor(impl) && !ours_only) {
+        char refusal[300];
+        if (vendor_refuses(dev, s, impl, refusal, sizeof refusal))
+            return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s", refusal);
+    }
     model_state *st = calloc(1, sizeof *st);
     if (!st)
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
@@ -145,9 +180,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->train = s->train;
     st->master = s->train && st->es < 4;
     st->tied = a->tied;
-    (void)impl;
-    /* The LM head through the vendor GEMM where there is one (fp32, untied). */
-    st->blas = s->prec == GM_FP32 && !a->tied && dev->backend->blas_gemm;
+    st->vendor = model_is_vendor(impl);
+    st->ours_only = ours_only;
+    st->attn_gemm = st->vendor && gm_plan_attention_by_gemm(st->p, kp);
+    st->attn_rows = gm_plan_attention_rows(a->heads, s->seq, st->es);
     st->h = a->hidden;
     st->d = a->head_dim;
     st->heads = a->heads;
@@ -181,6 +217,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     }
     st->range[M_NORM1] = st->range[M_NORM2] = st->range[M_FINAL] = 0.25f;
     st->add[M_NORM1] = st->add[M_NORM2] = st->add[M_FINAL] = 1.0f;
+    /* The device's peak for MFU, measured (where no datasheet says it)
+     * before the model's tensors take the memory; not in an oom probe. */
+    if (rc == GM_OK && !s->probe)
+        rc = gm_peak(dev, st->p, &st->peak, st->peak_basis, sizeof st->peak_basis);
     gm_tensor t[GM_MAX_TENSORS];
     int ids[GM_MAX_TENSORS];
     int nt = model_tensor_list(s, t, ids);

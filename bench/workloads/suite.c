@@ -89,8 +89,10 @@ static int workloads_count(gm_bench *b)
             modes += (b->opts->modes & (1u << m)) && gm_workload_in_mode(runnables[w], m);
         for (int p = 0; p < GM_PREC_COUNT; p++) {
             const char *impls[GM_MAX_IMPLS];
+            gm_shape s = b->opts->shape;
+            gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
             if (b->opts->precisions & (1u << p))
-                total += modes * runnables[w]->impls(b->dev, (gm_precision)p, impls) * (int)(a.n_batches * a.n_seqs)
+                total += modes * runnables[w]->impls(b->dev, &s, impls) * (int)(a.n_batches * a.n_seqs)
                          * __builtin_popcount(b->opts->patterns);
         }
     }
@@ -107,6 +109,7 @@ typedef struct {
     uint64_t model_bytes, measured_bytes;
     uint64_t asked_batch;         /* the batch the sweep asked for */
     char degraded[160];           /* set when the batch was shrunk */
+    char note[600];               /* the rows' note (describe's, degraded, the train note) */
 } point;
 
 static gm_row base_row(const point *pt)
@@ -121,7 +124,7 @@ static gm_row base_row(const point *pt)
     row.seq_len = pt->s->seq;
     row.model_bytes = pt->model_bytes;
     row.measured_bytes = pt->measured_bytes;
-    row.note = pt->degraded[0] ? pt->degraded : pt->s->train ? GM_TRAIN_NOTE : NULL;
+    row.note = pt->note[0] ? pt->note : pt->degraded[0] ? pt->degraded : pt->s->train ? GM_TRAIN_NOTE : NULL;
     return row;
 }
 
@@ -138,6 +141,48 @@ static int emit_status(const point *pt, gm_row_status status, const char *note)
     }
     row.note = note;
     return gm_bench_emit(pt->b, &row, NULL, 0);
+}
+
+/* The point's rows' note: what describe says ran, then the degraded
+ * batch or the train note. */
+static void compose_note(point *pt, void *state)
+{
+    char described[400] = "";
+    if (pt->r->describe)
+        pt->r->describe(state, described, sizeof described);
+    const char *tail = pt->degraded[0] ? pt->degraded : pt->s->train ? GM_TRAIN_NOTE : "";
+    if (described[0])
+        snprintf(pt->note, sizeof pt->note, "%s%s%s", described, tail[0] ? "; " : "", tail);
+}
+
+/* The mfu row (model FLOPs utilization, in %) of an ok point whose
+ * workload gives its parts. */
+static int emit_mfu(const point *pt, void *state, const double *ms, size_t reps)
+{
+    double model_flops, peak;
+    char basis[400] = "";
+    if (!pt->r->utilization || !pt->r->utilization(state, &model_flops, &peak, basis, sizeof basis) || peak <= 0)
+        return 0;
+    double *v = malloc(reps * sizeof *v);
+    if (!v)
+        return emit_status(pt, GM_ROW_ERROR, "out of host memory");
+    for (size_t i = 0; i < reps; i++)
+        v[i] = ms[i] > 0 ? model_flops / (ms[i] / 1e3) / peak * 100.0 : 0;
+    gm_stats st;
+    gm_stats_compute(v, reps, &st);
+    gm_row row = base_row(pt);
+    row.metric = "mfu";
+    row.unit = "%";
+    row.has_value = true;
+    row.value = st.median;
+    row.min = st.min;
+    row.max = st.max;
+    row.stdev = st.stdev;
+    row.reps = reps;
+    row.note = basis;
+    int rc = gm_bench_emit(pt->b, &row, v, reps);
+    free(v);
+    return rc;
 }
 
 /* Writes the throughput rows of an ok point from its per-repetition times. */
@@ -304,8 +349,12 @@ static int run_point(point *pt)
         rc = emit_status(pt, gm_row_status_of(st), dev->err.msg);
     } else if (!correct)
         rc = emit_status(pt, GM_ROW_MISMATCH, note);
-    else
+    else {
+        compose_note(pt, state);
         rc = emit_measurements(pt, ms, o->reps);
+        if (rc == 0)
+            rc = emit_mfu(pt, state, ms, o->reps);
+    }
     free(ms);
     pt->r->teardown(state);
     gm_pattern_end(&pat);
@@ -327,7 +376,9 @@ static int workloads_run(gm_bench *b)
             if (!(b->opts->precisions & (1u << p)))
                 continue;
             const char *impls[GM_MAX_IMPLS];
-            int n_impls = r->impls(b->dev, (gm_precision)p, impls);
+            gm_shape ps = b->opts->shape;
+            gm_shape_set_roles(&ps, &b->opts->shape, (gm_precision)p);
+            int n_impls = r->impls(b->dev, &ps, impls);
             for (size_t bi = 0; bi < a.n_batches && rc == 0; bi++)
                 for (size_t si = 0; si < a.n_seqs && rc == 0; si++)
                     for (int i = 0; i < n_impls * GM_PATTERN_COUNT && rc == 0; i++) {
@@ -344,7 +395,7 @@ static int workloads_run(gm_bench *b)
                         if (r->adapt)
                             r->adapt(&s, impl);
                         gm_shape_complete(&s);
-                        point pt = {b, &env, r, &s, impl, pattern, 0, 0, s.batch, ""};
+                        point pt = {b, &env, r, &s, impl, pattern, 0, 0, s.batch, "", ""};
                         rc = gm_bench_resuming(b) ? 0 : run_point(&pt);
                         char label[96];
                         snprintf(label, sizeof label, "%s %s %s%s b=%llu s=%llu", r->name, impl,

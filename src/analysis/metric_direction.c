@@ -24,6 +24,7 @@ static const struct {
     {"bandwidth", GM_BETTER_HIGHER, 0},
     {"throughput", GM_BETTER_HIGHER, 0},
     {"tokens", GM_BETTER_HIGHER, 0},
+    {"mfu", GM_BETTER_HIGHER, 0},       /* model FLOPs utilization, % of the device's peak */
     {"max_batch", GM_BETTER_HIGHER, 0},
     {"max_batch_halving", GM_BETTER_HIGHER, 0},
     {"degraded_batch", GM_BETTER_HIGHER, 0},

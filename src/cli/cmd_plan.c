@@ -106,6 +106,7 @@ int gm_cmd_plan(int argc, char **argv)
         m.plan.batch = args.seen_batch ? s.batch : 1;
         m.plan.seq = args.seen_seq ? s.seq : 512;
         m.plan.naive = s.naive;
+        m.plan.vendor_gemm = s.impl_pick == GM_PICK_VENDOR;
         m.plan.weight_prec = s.weight_prec;
         m.plan.kv_prec = s.kv_prec;
         m.plan.act_prec = s.act_prec;

@@ -94,7 +94,7 @@ LIST_VALUES(backend_values, "auto", "cuda", "opencl")
 LIST_VALUES(access_values, "auto", "grid", "chunked", "both")   /* in gm_access order */
 LIST_VALUES(on_oom_values, "fail", "shrink")
 LIST_VALUES(search_values, "model", "bisect")
-LIST_VALUES(variant_values, "tiled", "naive")
+LIST_VALUES(variant_values, "tiled", "naive", "ours", "vendor", "all")
 LIST_VALUES(format_values, "table", "markdown", "csv")
 /* The whole-model plan's enumerations, in the order of their enums
  * (bench/model/mem_plan.h, cli/plan_model.h). */
@@ -719,8 +719,11 @@ const gm_option gm_option_table[] = {
     {"layers", GM_OPTARG_NUMBER, "N", B | P, "block, kvcache", "layers", "1", .apply = apply_shape},
     {"out-features", GM_OPTARG_NUMBER, "N", B | P, "linear", "output features", "hidden", .apply = apply_shape},
     {"causal", GM_OPTARG_FLAG, NULL, B | P, "attention", "mask keys after the query", NULL, .apply = apply_shape},
-    {"variant", GM_OPTARG_ENUM, "V", B | P, "attention, block", "naive holds the score matrix; tiled streams keys "
-     "with an online softmax", "tiled", VALUES(variant_values), .apply = apply_shape},
+    {"variant", GM_OPTARG_ENUM, "V", B | P, "attention, linear, block", "attention: naive holds the score matrix; "
+     "tiled streams keys with an online softmax. linear and a whole model: ours (our kernels), vendor (the vendor "
+     "GEMM: cuBLAS, CLBlast), all (side by side); by default linear runs all, a whole model the faster on the device "
+     "(the vendor's on a GPU, ours on a CPU device); plan: vendor counts the vendor path's workspaces", "tiled",
+     VALUES(variant_values), .apply = apply_shape},
     {"ffn", GM_OPTARG_NUMBER, "N", B | P, "block", "MLP width", "4 x hidden", .apply = apply_shape},
     {"micro-batch", GM_OPTARG_NUMBER, "N", B | P, "block", "rows of the batch live at once", "the batch",
      .apply = apply_shape},

@@ -28,6 +28,13 @@ typedef struct {
     uint64_t min_total;     /* at batch 1, seq 1: what nothing less needs */
 } plan_result;
 
+/* The attention the plan counts: naive, tiled, or the vendor path's
+ * (GEMMs over score chunks where the precisions allow). */
+static const char *attention_name(const gm_plan_opts *o)
+{
+    return o->naive ? "naive" : o->vendor_gemm ? "vendor" : "tiled";
+}
+
 static void print_text_header(const gm_arch *a, const gm_plan_opts *o)
 {
     printf("# model %s (%s): %llu parameters", a->name, a->model_type, (unsigned long long)gm_arch_params(a));
@@ -121,7 +128,7 @@ static void print_text(const gm_arch *a, const gm_plan_opts *o, const plan_resul
                (unsigned long long)(o->group_size ? o->group_size : 128));
     printf("# %s %s batch=%llu seq=%llu gpus=%llu tp=%llu attention=%s", gm_plan_mode_names[o->mode],
            label(a, o, r), (unsigned long long)o->batch, (unsigned long long)o->seq,
-           (unsigned long long)o->gpus, (unsigned long long)o->tp, o->naive ? "naive" : "tiled");
+           (unsigned long long)o->gpus, (unsigned long long)o->tp, attention_name(o));
     if (gm_plan_trains(o->mode)) {
         printf(" optimizer=%s recompute=%s zero=%d", optim_names[o->optimizer], recompute_names[o->recompute],
                o->zero);
@@ -195,7 +202,7 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
     json_t *j = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:s,s:o,s:o,s:I}", "precision", label(a, o, r),
                           "mode", gm_plan_mode_names[o->mode], "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq,
                           "gpus", (json_int_t)o->gpus, "tensor_parallel", (json_int_t)o->tp, "zero", o->zero,
-                          "attention", o->naive ? "naive" : "tiled", "items", items, "subtotals", sub, "total",
+                          "attention", attention_name(o), "items", items, "subtotals", sub, "total",
                           (json_int_t)r->total);
     json_object_set_new(j, "kv_bytes_per_token",
                         json_integer((json_int_t)gm_arch_kv_bytes_per_token(a, kv_size(o, r))));

@@ -1,0 +1,52 @@
+/*
+ * What the whole model's rows say (bench/workloads/block_model.h): which
+ * implementation ran each kind of product, and the parts of its model
+ * FLOPs utilization.
+ */
+#include "bench/workloads/model_private.h"
+
+#include <stdio.h>
+
+double model_flops(const model_state *st)
+{
+    double T = (double)st->run_T, L = (double)st->L, h = (double)st->h;
+    double layers = L * (double)st->per_layer + h;          /* and the final norm */
+    return 2.0 * layers * T + 2.0 * h * (double)st->V * (double)model_head_rows(st)
+           + 4.0 * L * (double)st->run_seq * (double)st->ad * T;
+}
+
+void block_model_describe(void *state, char *note, size_t len)
+{
+    model_state *st = state;
+    char proj[96], attn[160], head[96];
+    gm_mm_tally_describe(&st->mm, &st->tally_proj, proj, sizeof proj);
+    if (st->attn_gemm) {
+        char gemm[96];
+        gm_mm_tally_describe(&st->mm, &st->tally_attn, gemm, sizeof gemm);
+        snprintf(attn, sizeof attn, "%s QK^T and PV over %llu-query chunks, softmax ours", gemm,
+                 (unsigned long long)st->attn_rows);
+    } else {
+        snprintf(attn, sizeof attn, "attention_tiled (ours)");
+    }
+    if (st->vendor && !st->int4_head)
+        gm_mm_tally_describe(&st->mm, &st->tally_head, head, sizeof head);
+    else
+        snprintf(head, sizeof head, "%s (ours)", st->int4_head ? "model_lm_head_int4" : "model_lm_head");
+    int n = snprintf(note, len, "projections: %s; attention: %s; LM head: %s", proj, attn, head);
+    if (st->mm.refused[0] && n > 0 && (size_t)n < len)
+        snprintf(note + n, len - (size_t)n, "; ours where the vendor refused: %s", st->mm.refused);
+}
+
+bool block_model_utilization(void *state, double *flops, double *peak, char *basis, size_t len)
+{
+    model_state *st = state;
+    *flops = model_flops(st);
+    *peak = st->peak;
+    snprintf(basis, len, "model FLOPs %.4g an iteration (PaLM's: 2 a token for each of the %.4g non-embedding "
+             "parameters, the LM head on %s; attention 4 x layers x seq x heads x head_dim a token, causal "
+             "masking not discounted%s) over %s", *flops,
+             (double)st->L * (double)st->per_layer + (double)st->h + (st->tied ? 0.0 : (double)st->h * (double)st->V),
+             st->train ? "every token" : "each sequence's last token",
+             st->train ? "; forward only: the backward pass is not computed" : "", st->peak_basis);
+    return st->peak > 0;
+}
