@@ -1,12 +1,12 @@
 #!/bin/sh
 # bench/tools/card_check.sh, a GPU machine's checks in one go, run for real on
 # the OpenCL device (PoCL) with tiny, capped shapes: bad usage is refused
-# before anything runs; the gemm, search and precisions steps write their
+# before anything runs; the gemm, search, prefill and precisions steps write their
 # logs, run folders and the figures of the summary (the two searches'
 # answers agree); a step past its time limit is stopped by SIGINT, keeps
 # the rows it measured, is reported as stopped and fails the whole.
 . tests/lib.sh
-plan 25
+plan 27
 
 # card [VAR=VALUE...] $script [DIR STEP...]: the script on PoCL under the
 # test's cap (the assignments override the settings); sets RC, OUT, ERR.
@@ -20,7 +20,7 @@ card() {
 
 card $script
 is "$RC:$ERR" "2:card_check: a folder for the logs and run folders is required
-usage: bench/tools/card_check.sh DIR [STEP...]   (steps: env bench precisions gemm search; named only: peers torch)" "no folder: exit 2, the usage"
+usage: bench/tools/card_check.sh DIR [STEP...]   (steps: env bench precisions gemm search; named only: prefill peers torch)" "no folder: exit 2, the usage"
 card $script "$TEST_TMP/x" gemm fly
 is "$RC:$(printf '%s' "$ERR" | head -1)" "2:card_check: unknown step 'fly'" "an unknown step: exit 2, named"
 card CARD_BACKEND=vulkan $script "$TEST_TMP/x"
@@ -63,6 +63,13 @@ like "$(cat "$dir/search.log")" '^\$ timeout -s INT -k 30 100 .* bench --suite o
     "the log holds each command as run, under its time limit: the searches alone"
 is "$(csv_count "$dir/search-model/results.csv" '$_->{workload} ne "linear"')" 0 \
     "no allocation, fragmentation or latency rows beside them"
+
+# prefill: a whole model's time, tokens/s and MFU in the summary.
+card CARD_PREFILL_ARGS="--workload block --model tiny-llama-gqa --precision fp32 --batch 2 --seq 16 --variant vendor" \
+    $script "$dir" prefill
+is "$RC" 0 "prefill: exit 0"
+like "$(cat "$dir/summary.txt")" "^prefill (.|\n)*^  block clblast per-tensor fp32 inference batch 2 seq 16 tokens = [0-9.]+ tokens/s; projections: clblast;(.|\n)*^  block clblast .* mfu = [0-9.]+ %; model FLOPs" \
+    "and the summary quotes its tokens/s with what ran it, and its MFU with the basis"
 
 # precisions: its table in the summary; 1 (a cell under the goal) is a finding, not a failure.
 card CARD_PREC_SIZE=1MiB CARD_PREC_PRECISIONS=bf16 $script "$dir" precisions

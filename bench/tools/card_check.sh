@@ -22,7 +22,13 @@
 #   search      the largest batch of one shape, found by the model-guided
 #               search and by bisection, side by side (the oom suite's
 #               searches alone: --oom-parts batch): answers, probes, time
-# and two steps run only when named, the peers on the same card:
+# and three steps run only when named, the whole model's prefill and the
+# peers on the same card:
+#   prefill     a whole model's bf16 prefill (CARD_PREFILL_ARGS; default:
+#               Llama-3-8B, batch 8 x 2048 tokens, every product by the
+#               vendor GEMM, 5 timed repetitions each verified): time,
+#               tokens/s and MFU, the note naming what ran each product;
+#               beside torch's forward of the same shape
 #   peers       bench/tools/peers.sh at CARD_PEERS_SIZE, against the BabelStream
 #               that BABELSTREAM names (a build of the user's; none: the
 #               theoretical peak alone)
@@ -50,6 +56,7 @@
 #   CARD_GEMM_PRECISIONS  (default fp32,fp16,bf16,int8,fp8e4m3)
 #   CARD_SEARCH_ARGS   the searched shape (default: Llama-3-8B, bf16,
 #                      inference, seq 2048, one allocation a tensor)
+#   CARD_PREFILL_ARGS  the prefill's shape and implementation
 #   CARD_PEERS_SIZE    bytes an array for peers (default 1GiB)
 #   CARD_TORCH_MODEL   a config.json (default share/models/llama-3-8b.json)
 #   CARD_TORCH_RUNS    torch_card.py's runs after basics, ';' between them
@@ -57,7 +64,7 @@
 #                      1 x 512; LoRA and QLoRA at 2 x 2048, recompute none
 #                      and full)
 #   CARD_<STEP>_LIMIT  seconds a step may run (ENV 30, BENCH 330,
-#                      PRECISIONS 150, GEMM 150, PEERS 120; SEARCH 100 for
+#                      PRECISIONS 150, GEMM 150, PEERS 120, PREFILL 180; SEARCH 100 for
 #                      each of its two searches, TORCH 120 for each run)
 # The limits add up to 860 s, so that a card's checks fit two runs of
 # under 10 minutes (env and bench, then precisions, gemm and search). An
@@ -71,7 +78,7 @@ device=${CARD_DEVICE:-0}
 mem_limit=${CARD_MEM_LIMIT:-}
 here=$(dirname "$0")
 all_steps="env bench precisions gemm search"
-named_steps="peers torch"
+named_steps="prefill peers torch"
 
 usage() {
     echo "card_check: $*" >&2
@@ -93,7 +100,7 @@ cuda | opencl) ;;
 *) usage "CARD_BACKEND must be cuda or opencl (got '$backend')" ;;
 esac
 # Each step's time limit in seconds: CARD_<STEP>_LIMIT, else its default.
-for pair in env:30 bench:330 precisions:150 gemm:150 search:100 peers:120 torch:120; do
+for pair in env:30 bench:330 precisions:150 gemm:150 search:100 prefill:180 peers:120 torch:120; do
     name=CARD_$(echo "${pair%%:*}" | tr '[:lower:]' '[:upper:]')_LIMIT
     v=
     eval "v=\${$name:-${pair#*:}}"
@@ -211,6 +218,16 @@ step_search() {
         echo "search $search:" >>"$figures"
         quote "$dir/search-$search" "max_batch max_batch_model probes search_time"
     done
+    return "$rc"
+}
+
+step_prefill() {
+    shape=${CARD_PREFILL_ARGS:---workload block --model llama-3-8b --precision bf16 --batch 8 --seq 2048 --variant vendor}
+    # shellcheck disable=SC2086
+    limited "$1" "$gpumem" bench --suite workloads $dev_opts $shape --reps 5 --warmup 1 --out "$dir/prefill"
+    rc=$?
+    echo "prefill (the note names what ran each product; mfu's, its basis):" >>"$figures"
+    quote "$dir/prefill" "time tokens mfu" 1
     return "$rc"
 }
 
