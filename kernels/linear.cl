@@ -365,9 +365,11 @@ GM_KERNEL matmul_copy(GM_GLOBAL const gm_t *GM_RESTRICT r, GM_GLOBAL gm_t *GM_RE
                       unsigned int n, unsigned int batch, gm_u64 c_off, gm_u64 c_rs, gm_u64 c_bs, gm_u64 r_off,
                       unsigned int flags, float sc, float sr)
 {
+    /* Rows and products back to back (a residual's usual layout): one
+     * flat range, without the divisions. */
+    const bool flat = c_rs == n && (batch == 1 || c_bs == (gm_u64)m * n);
     GM_FOR_EACH(idx, (size_t)batch * m * n) {
-        const size_t j = idx % n, i = idx / n % m, z = idx / n / m;
-        const size_t at = z * c_bs + i * c_rs + j;
+        const size_t at = flat ? idx : idx / n / m * c_bs + idx / n % m * c_rs + idx % n;
         if (flags & (GM_MM_C_FP32 | GM_MM_C_INT32))
             ((GM_GLOBAL float *)c)[c_off + at] = ((GM_GLOBAL const float *)r)[r_off + at];
         else

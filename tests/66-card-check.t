@@ -6,7 +6,7 @@
 # answers agree); a step past its time limit is stopped by SIGINT, keeps
 # the rows it measured, is reported as stopped and fails the whole.
 . tests/lib.sh
-plan 27
+plan 28
 
 # card [VAR=VALUE...] $script [DIR STEP...]: the script on PoCL under the
 # test's cap (the assignments override the settings); sets RC, OUT, ERR.
@@ -70,6 +70,8 @@ card CARD_PREFILL_ARGS="--workload block --model tiny-llama-gqa --precision fp32
 is "$RC" 0 "prefill: exit 0"
 like "$(cat "$dir/summary.txt")" "^prefill (.|\n)*^  block clblast per-tensor fp32 inference batch 2 seq 16 tokens = [0-9.]+ tokens/s; projections: clblast;(.|\n)*^  block clblast .* mfu = [0-9.]+ %; model FLOPs" \
     "and the summary quotes its tokens/s with what ran it, and its MFU with the basis"
+like "$(cat "$dir/summary.txt")" "^  blas clblast fp32 batched +[0-9]+ launches(.|\n)*^  attention: [0-9.]+% of the forward passes' [0-9.]+ ms \(its GEMMs and softmax\)" \
+    "and the profiled run's device time by kernel, attention's share of it"
 
 # precisions: its table in the summary; 1 (a cell under the goal) is a finding, not a failure.
 card CARD_PREC_SIZE=1MiB CARD_PREC_PRECISIONS=bf16 $script "$dir" precisions

@@ -28,6 +28,8 @@
 #               Llama-3-8B, batch 8 x 2048 tokens, every product by the
 #               vendor GEMM, 5 timed repetitions each verified): time,
 #               tokens/s and MFU, the note naming what ran each product;
+#               then once more under the kernel profile: the device time
+#               by kernel and vendor GEMM, and attention's share of it;
 #               beside torch's forward of the same shape
 #   peers       bench/tools/peers.sh at CARD_PEERS_SIZE, against the BabelStream
 #               that BABELSTREAM names (a build of the user's; none: the
@@ -228,6 +230,22 @@ step_prefill() {
     rc=$?
     echo "prefill (the note names what ran each product; mfu's, its basis):" >>"$figures"
     quote "$dir/prefill" "time tokens mfu" 1
+    # Once more under the kernel profile (a diagnosis: its events slow the
+    # run): attention's share of the device time the forward passes took
+    # (the timed one and the check's replay; set-up's initialisation left
+    # out), its GEMMs being the batched ones.
+    # shellcheck disable=SC2086
+    limited "$1" env GPUMEM_KERNEL_PROFILE=1 "$gpumem" bench --suite workloads $dev_opts $shape --reps 1 \
+        --warmup 0 --out "$dir/prefill-profile" || [ "$rc" != 0 ] || rc=1
+    sed -n '/^kernel profile/,$p' "$log" | awk '
+        /^  / { name = $1; for (i = 2; $i != "" && $i !~ /^[0-9]+$/; i++) name = name " " $i
+                ms = $(i + 2)
+                if (name ~ /^(model_init|model_fill_f32|model_master_init|block_int4)/) next
+                all += ms
+                if (name ~ / batched$|^attention_softmax_rows|^attention_tiled/) attn += ms
+                print }
+        END { if (all > 0) printf "  attention: %.1f%% of the forward passes'\'' %.1f ms (its GEMMs and softmax)\n", 100 * attn / all, all }' \
+        >>"$figures"
     return "$rc"
 }
 

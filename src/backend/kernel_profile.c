@@ -102,6 +102,11 @@ bool gm_kprof_before(struct gm_device *dev, gm_kernel_profile *p, int queue)
 
 void gm_kprof_after(struct gm_device *dev, gm_kernel_profile *p, int queue, const gm_kernel *k, bool launched)
 {
+    gm_kprof_after_named(dev, p, queue, name_of(p, k), launched);
+}
+
+void gm_kprof_after_named(struct gm_device *dev, gm_kernel_profile *p, int queue, const char *name, bool launched)
+{
     gm_event *start = p->open_start, *end = NULL;
     p->open_start = NULL;
     if (!start)
@@ -114,7 +119,7 @@ void gm_kprof_after(struct gm_device *dev, gm_kernel_profile *p, int queue, cons
     }
     dev->err = saved;
     pending_launch *l = &p->pending[p->n_pending++];
-    snprintf(l->name, sizeof l->name, "%s", name_of(p, k));
+    snprintf(l->name, sizeof l->name, "%s", name);
     l->start = start;
     l->end = end;
 }

@@ -1,6 +1,7 @@
 /*
  * The kernel profile, a diagnosis switched on by GPUMEM_KERNEL_PROFILE=1:
- * the device time of every launch, summed by kernel name, from a pair of
+ * the device time of every launch (and vendor GEMM), summed by kernel
+ * name, from a pair of
  * events the shim records around the launch in its queue's order. It
  * answers where a run's device time goes (an oom probe's, say: the probe
  * workers print it to worker.log after each point; the main process prints
@@ -45,6 +46,9 @@ void gm_kprof_forget(gm_kernel_profile *p, const gm_kernel *k);
  * enqueued (launched: whether it was). */
 bool gm_kprof_before(struct gm_device *dev, gm_kernel_profile *p, int queue);
 void gm_kprof_after(struct gm_device *dev, gm_kernel_profile *p, int queue, const gm_kernel *k, bool launched);
+/* The same around another call that enqueues device work under `name`
+ * (a vendor GEMM: "blas cublas bf16", "... batched" for a strided batch). */
+void gm_kprof_after_named(struct gm_device *dev, gm_kernel_profile *p, int queue, const char *name, bool launched);
 /* Whether GM_KPROF_PENDING launches wait to be read: the caller releases a
  * held queue, then calls gm_kprof_settle. */
 bool gm_kprof_full(const gm_kernel_profile *p);

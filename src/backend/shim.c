@@ -270,9 +270,20 @@ static gm_status shim_trim(gm_device *dev)
 static gm_status shim_blas_gemm(gm_device *dev, int queue, const gm_gemm *g, const gm_buffer *a, const gm_buffer *b,
                                 gm_buffer *c)
 {
+    gm_kernel_profile *prof = SHIM(dev)->kprof;
+    if (prof && gm_kprof_full(prof))
+        kprof_settle(dev);
     gm_status st = strike(dev, GM_OP_BLAS_GEMM);
+    bool timed = st == GM_OK && prof && gm_kprof_before(dev, prof, queue);
     if (st == GM_OK)
         st = INNER(dev)->blas_gemm(dev, queue, g, a, b, c);
+    if (timed) {
+        const char *impl = INNER(dev)->blas_impl ? INNER(dev)->blas_impl(g->prec) : NULL;
+        char name[GM_KPROF_NAME];
+        snprintf(name, sizeof name, "blas %s %s%s", impl ? impl : "?", gm_precision_name(g->prec),
+                 g->batch > 1 ? " batched" : "");
+        gm_kprof_after_named(dev, prof, queue, name, st == GM_OK);
+    }
     SHIM(dev)->blas_calls += st == GM_OK;
     return settle(st);
 }
