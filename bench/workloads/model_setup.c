@@ -147,12 +147,18 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
                               "heads", a->name);
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
-     * kernel and the vendor GEMM do not; offsets are 64-bit): the tokens
-     * an iteration runs must fit. */
+     * kernel does not; offsets are 64-bit): the tokens an iteration runs
+     * must fit. On the vendor path, where the vendor runs every product
+     * and attention (no int4 weights, no KV cache of its own precision),
+     * cuBLAS's int rows are the limit. */
     uint64_t run_seq = s->probe ? gm_probe_tokens(s) : s->seq;
     uint64_t run_T = s->probe ? run_seq : T;
-    if (run_T * 2 * wide > UINT32_MAX || run_T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit 32-bit indices");
+    bool all_vendor = model_is_vendor(impl) && strcmp(impl, "gemm-ours") != 0 && wp != GM_INT4
+                      && gm_plan_attention_by_gemm(s->prec, kp);
+    if (all_vendor ? run_T > INT32_MAX
+                   : run_T * 2 * wide > UINT32_MAX || run_T * a->hidden > UINT32_MAX || s->batch * a->heads > UINT32_MAX)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "a pass's activations must fit %s indices",
+                              all_vendor ? "the vendor's 31-bit" : "32-bit");
     /* "gemm-ours" (tests): the vendor implementation's path, its attention
      * by GEMMs and its workspaces, with our kernels in every product, so
      * that a device without the vendor's precision runs that path. */
