@@ -155,6 +155,27 @@ static void compose_note(point *pt, void *state)
         snprintf(pt->note, sizeof pt->note, "%s%s%s", described, tail[0] ? "; " : "", tail);
 }
 
+/* One metric's row of a point from its per-repetition values (the
+ * median, the spread), with `note` where not NULL (else the point's). */
+static int emit_series(const point *pt, const char *metric, const char *unit, const double *v, size_t reps,
+                       const char *note)
+{
+    gm_stats st;
+    gm_stats_compute(v, reps, &st);
+    gm_row row = base_row(pt);
+    row.metric = metric;
+    row.unit = unit;
+    row.has_value = true;
+    row.value = st.median;
+    row.min = st.min;
+    row.max = st.max;
+    row.stdev = st.stdev;
+    row.reps = reps;
+    if (note)
+        row.note = note;
+    return gm_bench_emit(pt->b, &row, v, reps);
+}
+
 /* The mfu row (model FLOPs utilization, in %) of an ok point whose
  * workload gives its parts. */
 static int emit_mfu(const point *pt, void *state, const double *ms, size_t reps)
@@ -168,19 +189,7 @@ static int emit_mfu(const point *pt, void *state, const double *ms, size_t reps)
         return emit_status(pt, GM_ROW_ERROR, "out of host memory");
     for (size_t i = 0; i < reps; i++)
         v[i] = ms[i] > 0 ? model_flops / (ms[i] / 1e3) / peak * 100.0 : 0;
-    gm_stats st;
-    gm_stats_compute(v, reps, &st);
-    gm_row row = base_row(pt);
-    row.metric = "mfu";
-    row.unit = "%";
-    row.has_value = true;
-    row.value = st.median;
-    row.min = st.min;
-    row.max = st.max;
-    row.stdev = st.stdev;
-    row.reps = reps;
-    row.note = basis;
-    int rc = gm_bench_emit(pt->b, &row, v, reps);
+    int rc = emit_series(pt, "mfu", "%", v, reps, basis);
     free(v);
     return rc;
 }
@@ -206,18 +215,7 @@ static int emit_measurements(const point *pt, const double *ms, size_t reps)
                    : metrics[m].kind == 2 ? bytes / sec / 1e9
                                           : tokens / sec;
         }
-        gm_stats st;
-        gm_stats_compute(v, reps, &st);
-        gm_row row = base_row(pt);
-        row.metric = metrics[m].metric;
-        row.unit = metrics[m].unit;
-        row.has_value = true;
-        row.value = st.median;
-        row.min = st.min;
-        row.max = st.max;
-        row.stdev = st.stdev;
-        row.reps = reps;
-        rc = gm_bench_emit(pt->b, &row, v, reps);
+        rc = emit_series(pt, metrics[m].metric, metrics[m].unit, v, reps, NULL);
     }
     free(v);
     return rc;
