@@ -8,8 +8,8 @@
  * bf16, training (the saved log-sum-exp too) in fp32 and bf16, an fp8 KV
  * cache (the tiled attention beside the dispatch's products) and int4
  * weights, a tied LM head (the embedding transposed), queries in several
- * chunks of a sequence (a sequence longer than the score budget's rows);
- * and a corrupted logit is caught.
+ * chunks of a sequence, a GPU's launch geometry (work groups of 256 a
+ * row); and a corrupted logit is caught.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +44,7 @@ static void run_chunked(const char *model, gm_precision act, unsigned weight_pre
     s.batch = batch;
     s.seq = seq;
     s.train = train;
+    s.probe = dev.info.type != GM_DEV_CPU;     /* see test_gpu_geometry */
     r->adapt(&s, impl);
     gm_shape_complete(&s);
     assert_true(s.vendor_gemm);
@@ -140,6 +141,20 @@ static void test_chunks(void **state)
     run_chunked("tiny-llama-gqa", GM_FP32, 0, 0, true, 2, 24, "gemm-ours", false, 5);
 }
 
+/* A GPU's geometry on the OpenCL device (its type set to GPU for the
+ * point): grid variants, linear_tiled, RMSNorm and the softmax a work
+ * group of 256 a row, as a card runs them around the vendor's GEMMs. An
+ * oom probe's point (one sequence of the batch), which measures no peak. */
+static void test_gpu_geometry(void **state)
+{
+    (void)state;
+    gm_device_type was = dev.info.type;
+    dev.info.type = GM_DEV_GPU;
+    run_chunked("tiny-llama-gqa", GM_BF16, 0, 0, false, 2, 40, "gemm-ours", false, 0);
+    run_chunked("tiny-llama-gqa", GM_FP32, 0, 0, true, 2, 24, "gemm-ours", false, 8);
+    dev.info.type = was;
+}
+
 static void test_planted_error(void **state)
 {
     (void)state;
@@ -150,7 +165,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inference), cmocka_unit_test(test_train),         cmocka_unit_test(test_roles),
-        cmocka_unit_test(test_tied_head), cmocka_unit_test(test_chunks),        cmocka_unit_test(test_planted_error),
+        cmocka_unit_test(test_tied_head), cmocka_unit_test(test_chunks),        cmocka_unit_test(test_gpu_geometry),
+        cmocka_unit_test(test_planted_error),
     };
     return cmocka_run_group_tests(tests, open_device, close_device);
 }
