@@ -116,6 +116,26 @@ static void operand_free(operand *o)
     free(o->value);
 }
 
+/* A plain m x n x k product c = a op(b), b transposed where bt; no
+ * offsets, padding or batch. */
+static gm_mm plain_product(gm_precision p, size_t m, size_t n, size_t k, operand *a, operand *b, operand *c, bool bt)
+{
+    gm_mm op = {.prec = p, .m = m, .n = n, .k = k, .sc = 1.0f};
+    op.a = (gm_mm_operand){&a->mem, 0, 0, 0, false};
+    op.b = (gm_mm_operand){&b->mem, 0, 0, 0, bt};
+    op.c = (gm_mm_operand){&c->mem, 0, 0, 0, false};
+    return op;
+}
+
+/* Frees a product's three operands and its context. */
+static void case_release(gm_mm_ctx *ctx, operand *a, operand *b, operand *c)
+{
+    operand_free(a);
+    operand_free(b);
+    operand_free(c);
+    gm_mm_ctx_release(ctx);
+}
+
 /* Reads c back and compares every element with the reference: the
  * product where it was written, the initial value elsewhere. Returns the
  * number of differences (the first described in note). */
@@ -297,18 +317,12 @@ static void test_odd_shape(void **state)
         operand_make(&a, GM_BF16, 2, 13 * 19, 5, 1.0f);
         operand_make(&b, GM_BF16, 2, 19 * 17, 6, 1.0f);
         operand_make(&c0, GM_BF16, 2, 13 * 17, 7, 1.0f);
-        gm_mm op = {.prec = GM_BF16, .m = 13, .n = 17, .k = 19, .sc = 1.0f};
-        op.a = (gm_mm_operand){&a.mem, 0, 0, 0, false};
-        op.b = (gm_mm_operand){&b.mem, 0, 0, 0, true};
-        op.c = (gm_mm_operand){&c0.mem, 0, 0, 0, false};
+        gm_mm op = plain_product(GM_BF16, 13, 17, 19, &a, &b, &c0, true);
         char note[200];
         gm_mm_tally t = {0};
         if (run_case(&ctx, &op, &a, &b, &c0, NULL, &t, false, note, sizeof note))
             fail_msg("13 x 17 x 19, %s: %s", v ? "vendor first" : "ours", note);
-        operand_free(&a);
-        operand_free(&b);
-        operand_free(&c0);
-        gm_mm_ctx_release(&ctx);
+        case_release(&ctx, &a, &b, &c0);
     }
 }
 
@@ -322,19 +336,13 @@ static void test_planted_error_caught(void **state)
     operand_make(&a, GM_FP32, 4, M * K, 1, 1.0f);
     operand_make(&b, GM_FP32, 4, K * N, 2, 1.0f);
     operand_make(&c0, GM_FP32, 4, M * N, 3, 1.0f);
-    gm_mm op = {.prec = GM_FP32, .m = M, .n = N, .k = K, .sc = 1.0f};
-    op.a = (gm_mm_operand){&a.mem, 0, 0, 0, false};
-    op.b = (gm_mm_operand){&b.mem, 0, 0, 0, false};
-    op.c = (gm_mm_operand){&c0.mem, 0, 0, 0, false};
+    gm_mm op = plain_product(GM_FP32, M, N, K, &a, &b, &c0, false);
     char note[200] = "";
     gm_mm_tally t = {0};
     assert_int_equal(run_case(&ctx, &op, &a, &b, &c0, NULL, &t, false, note, sizeof note), 0);
     assert_int_equal(run_case(&ctx, &op, &a, &b, &c0, NULL, &t, true, note, sizeof note), 1);
     assert_non_null(strstr(note, "c[0][0][1]"));
-    operand_free(&a);
-    operand_free(&b);
-    operand_free(&c0);
-    gm_mm_ctx_release(&ctx);
+    case_release(&ctx, &a, &b, &c0);
 }
 
 /* int4 weights [k, n] (groups of 16 rows): our fused kernel, and with the
