@@ -255,7 +255,10 @@ typedef struct gm_backend {
      *   blas_plan says whether the GEMM runs g's precision and shape on
      *     dev: GM_OK with g's plan fields set, else GM_ERR_UNSUPPORTED with
      *     the reason (library missing, a type the device lacks, dimensions
-     *     the library refuses). Host only: it enqueues nothing;
+     *     the library refuses). Host only: it enqueues nothing and reads
+     *     dev->info alone, so it answers for a closed device too (the oom
+     *     suite's searching process lists a model's implementations with
+     *     its device closed);
      *   blas_gemm enqueues a planned g on `queue` without waiting. */
     const char *(*blas_impl)(gm_precision p);
     gm_status (*blas_plan)(struct gm_device *dev, gm_gemm *g);

@@ -15,7 +15,8 @@
  *     dimensions, offsets, batches and accumulation, in every precision
  *     (fp8 and int8 "TN" only);
  *   - cuBLAS and cuBLASLt load from the toolkit with every entry point the
- *     backend calls (no GPU needed to load them).
+ *     backend calls (no GPU needed to load them);
+ *   - blas_plan answers for a closed device, from its description alone.
  * A build without CUDA skips it.
  */
 #include <setjmp.h>
@@ -382,6 +383,27 @@ static void test_libraries_load_from_toolkit(void **state)
     print_message("cuBLASLt from %s\n", from);
 }
 
+/* blas_plan reads the device's description alone: a closed device (no
+ * backend state, as the oom suite's searching process holds it) is
+ * planned for by its compute capability, refusals included. */
+static void test_plans_on_a_closed_device(void **state)
+{
+    (void)state;
+    if (access("/usr/local/cuda/lib64/libcublasLt.so.13", F_OK) != 0
+        && access("/usr/local/cuda/lib64/libcublasLt.so.12", F_OK) != 0)
+        skip();
+    gm_device dev;
+    memset(&dev, 0, sizeof dev);
+    dev.info.compute_capability = 90;
+    gm_gemm g = {.prec = GM_BF16, .m = 64, .n = 64, .k = 64};
+    assert_int_equal(gm_cu_blas_plan(&dev, &g), GM_OK);
+    assert_int_equal(g.acc, GM_ACC_FP32);
+    dev.info.compute_capability = 80;
+    gm_gemm f = {.prec = GM_FP8E4M3, .m = 64, .n = 64, .k = 64, .b_nk = true};
+    assert_int_equal(gm_cu_blas_plan(&dev, &f), GM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dev.err.msg, "8.9"));
+}
+
 static void test_implementation_names(void **state)
 {
     (void)state;
@@ -403,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_refusals_say_why),
         cmocka_unit_test(test_plans_compute_row_major_product),
         cmocka_unit_test(test_libraries_load_from_toolkit),
+        cmocka_unit_test(test_plans_on_a_closed_device),
         cmocka_unit_test(test_implementation_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

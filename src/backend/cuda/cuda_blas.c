@@ -111,7 +111,7 @@ const char *gm_cu_blas_impl(gm_precision p)
 static gm_status plan(gm_device *dev, gm_gemm *g, gm_cu_gemm_args *args)
 {
     char why[sizeof dev->err.msg];
-    if (gm_cu_gemm_plan(g, gm_cu_compute_capability(dev), args, why, sizeof why) != GM_OK)
+    if (gm_cu_gemm_plan(g, dev->info.compute_capability, args, why, sizeof why) != GM_OK)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s", why);
     if (args->lt ? !load_cublaslt() : !load_cublas())
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0,

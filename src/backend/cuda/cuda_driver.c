@@ -117,7 +117,7 @@ size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace)
     gm_cu_state *s = ST(dev);
     if (!s->lt_workspace_tried) {
         s->lt_workspace_tried = true;
-        size_t bytes = (size_t)(gm_cu_compute_capability(dev) >= 90 ? 32 : 4) << 20;
+        size_t bytes = (size_t)(dev->info.compute_capability >= 90 ? 32 : 4) << 20;
         if (cu->MemAlloc(&s->lt_workspace, bytes) == CUDA_SUCCESS)
             s->lt_workspace_bytes = bytes;
         else
@@ -127,9 +127,3 @@ size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace)
     return s->lt_workspace_bytes;
 }
 
-int gm_cu_compute_capability(gm_device *dev)
-{
-    CUdevice d = ST(dev)->device;
-    return gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
-           + gm_cu_attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-}

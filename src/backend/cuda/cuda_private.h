@@ -56,9 +56,6 @@ void **gm_cu_blaslt_plan_slot(gm_device *dev);
  * sizes); freed when the device closes. 0 (and no address) where that
  * allocation failed: the call then asks for none. */
 size_t gm_cu_blaslt_workspace(gm_device *dev, CUdeviceptr *workspace);
-/* The device's compute capability, major * 10 + minor (0 if unknown). */
-int gm_cu_compute_capability(gm_device *dev);
-
 /* queue_hold and queue_release (cuda_hold.c; backend.h says what they
  * do): a host function on the stream waits for the release, 100 ms at most. */
 gm_status gm_cu_queue_hold(gm_device *dev, int queue, gm_hold **out);
