@@ -4,6 +4,7 @@
 # self-contained and opens in a real headless browser with every image
 # loaded. The memory trace (memory.csv) gives the memory-over-time plot.
 . tests/lib.sh
+plain_pass_only "the report's rendering is Chromium's"
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
 plan 31

@@ -6,6 +6,7 @@
 # shown and not judged. (The CPU mode needs clpeak, and BabelStream is
 # never installed by us: both are compared by hand, docs/side-by-side.md.)
 . tests/lib.sh
+plain_pass_only "peers.sh is a script"
 plan 6
 out=$(PEERS_MODE=xpu sh bench/tools/peers.sh 2>&1)
 is "$?" 2 "an unknown PEERS_MODE: exit 2"

@@ -6,6 +6,7 @@
 # answers agree); a step past its time limit is stopped by SIGINT, keeps
 # the rows it measured, is reported as stopped and fails the whole.
 . tests/lib.sh
+plain_pass_only "card_check.sh's steps and summary are the script's"
 plan 28
 
 # card [VAR=VALUE...] $script [DIR STEP...]: the script on PoCL under the

@@ -10,7 +10,7 @@ command -v clang >/dev/null 2>&1 || skip_all "clang is not installed (scripts/de
     skip_all "libFuzzer is not installed (scripts/deps.sh fuzz: libclang-rt-14-dev)"
 # The fuzz targets are one build (build-fuzz, ASan and UBSan built in)
 # whatever the suite's flavour: the sanitizer pass would run them again.
-case "$GM_BUILD" in build-san*) skip_all "the fuzz targets carry ASan and UBSan themselves: they run in the plain pass" ;; esac
+plain_pass_only "the fuzz targets carry ASan and UBSan themselves"
 seconds=${FUZZ_TEST_SECONDS:-10}
 targets=$(ls tests/fuzz/fuzz_*.c | sed 's|tests/fuzz/||; s|\.c$||')
 plan $(($(echo "$targets" | wc -l) + 1))
