@@ -22,6 +22,9 @@ typedef struct {
     uint64_t ffn;           /* I: the MLP's intermediate size (per expert) */
     uint64_t vocab;         /* V */
     uint64_t positions;     /* learned position embeddings (0: rotary, none) */
+    uint64_t context;       /* the longest sequence the model takes: the config's
+                             * max_position_embeddings (GPT-2: n_positions), or
+                             * its family's default where absent */
     uint64_t experts;       /* MoE experts per layer (0: a dense MLP) */
     uint64_t experts_per_token;
     bool gated_mlp;         /* SwiGLU/GeGLU: gate, up, down; else up, down */

@@ -111,6 +111,7 @@ static int parse_gpt2(reader *r, gm_arch *a)
         get_uint(r, "vocab_size", 0, &a->vocab) || get_uint(r, "n_inner", 4 * a->hidden, &a->ffn) ||
         get_bool(r, "tie_word_embeddings", true, &a->tied))
         return -1;
+    a->context = a->positions;
     a->kv_heads = a->heads;
     a->layernorm = a->qkv_bias = a->o_bias = a->mlp_bias = true;
     a->dropout = any_dropout(r, drops);
@@ -127,7 +128,7 @@ static int parse_neox(reader *r, gm_arch *a)
     if (get_uint(r, "hidden_size", 0, &a->hidden) || get_uint(r, "num_hidden_layers", 0, &a->layers) ||
         get_uint(r, "num_attention_heads", 0, &a->heads) || get_uint(r, "intermediate_size", 0, &a->ffn) ||
         get_uint(r, "vocab_size", 0, &a->vocab) || get_bool(r, "tie_word_embeddings", false, &a->tied) ||
-        get_bool(r, "attention_bias", true, &bias))
+        get_bool(r, "attention_bias", true, &bias) || get_uint(r, "max_position_embeddings", 2048, &a->context))
         return -1;
     a->kv_heads = a->heads;
     a->layernorm = a->mlp_bias = true;
@@ -143,11 +144,21 @@ static int parse_llama(reader *r, gm_arch *a, const char *type)
     static const char *const drops[] = {"attention_dropout", NULL};
     bool gemma2 = strcmp(type, "gemma2") == 0, gemma = gemma2 || strcmp(type, "gemma") == 0;
     bool qwen2 = strcmp(type, "qwen2") == 0, bias = false;
+    /* max_position_embeddings where the config leaves it out: each
+     * configuration class's default (LlamaConfig 2048, MistralConfig and
+     * MixtralConfig 4096 * 32, Qwen2Config 32768, GemmaConfig and
+     * Gemma2Config 8192, Phi3Config 4096). */
+    uint64_t context = !strcmp(type, "mistral") || !strcmp(type, "mixtral") ? 4096 * 32
+                       : qwen2                                              ? 32768
+                       : gemma                                              ? 8192
+                       : !strcmp(type, "phi3")                              ? 4096
+                                                                            : 2048;
     if (get_uint(r, "hidden_size", 0, &a->hidden) || get_uint(r, "num_hidden_layers", 0, &a->layers) ||
         get_uint(r, "num_attention_heads", 0, &a->heads) || get_uint(r, "intermediate_size", 0, &a->ffn) ||
         get_uint(r, "vocab_size", 0, &a->vocab) || get_uint(r, "num_key_value_heads", a->heads, &a->kv_heads) ||
         get_uint(r, "head_dim", gemma2 ? 256 : a->hidden / a->heads ? a->hidden / a->heads : 1, &a->head_dim) ||
-        get_bool(r, "tie_word_embeddings", gemma, &a->tied) || (gemma2 && parse_gemma2(r, a)))
+        get_bool(r, "tie_word_embeddings", gemma, &a->tied) || (gemma2 && parse_gemma2(r, a)) ||
+        get_uint(r, "max_position_embeddings", context, &a->context))
         return -1;
     /* LlamaConfig: attention_bias (q, k, v, o) and mlp_bias, both false by
      * default. Qwen2 has q, k, v biases and none on o_proj. */

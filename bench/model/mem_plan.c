@@ -19,7 +19,7 @@
 #define mul3 gm_sat_mul3
 #define share gm_sat_share
 
-const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT] = {"inference", "train", "lora", "qlora"};
+const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT] = {"inference", "train", "lora", "qlora", "serve"};
 
 const char *gm_plan_role_name(gm_plan_role r)
 {
@@ -188,7 +188,7 @@ static int push(gm_plan_item *out, int n, const char *name, gm_plan_role role, u
 
 int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
 {
-    if (o->gpus == 0 || o->tp == 0 || o->gpus % o->tp || o->zero < 0 || o->zero > 3)
+    if (o->gpus == 0 || o->tp == 0 || o->gpus % o->tp || o->zero < 0 || o->zero > 3 || o->mode == GM_PLAN_SERVE)
         return -1;
     /* LoRA and QLoRA, and what PyTorch's autograd keeps: train_plan.c. */
     if (o->mode == GM_PLAN_LORA || o->mode == GM_PLAN_QLORA
@@ -305,11 +305,11 @@ static bool fits(const gm_arch *a, gm_plan_opts o, uint64_t b, uint64_t s, uint6
     return n >= 0 && gm_plan_sum(it, n) <= budget;
 }
 
-/* The largest x in [1, 2^24] with fits(x), 0 if none: totals grow with
+/* The largest x in [1, limit] with fits(x), 0 if none: totals grow with
  * batch and with sequence length, so a binary search finds it. */
-static uint64_t largest(const gm_arch *a, const gm_plan_opts *o, uint64_t budget, bool vary_batch)
+static uint64_t largest(const gm_arch *a, const gm_plan_opts *o, uint64_t budget, bool vary_batch, uint64_t limit)
 {
-    uint64_t lo = 0, hi = (uint64_t)1 << 24;
+    uint64_t lo = 0, hi = limit;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
         bool ok = vary_batch ? fits(a, *o, mid, o->seq, budget) : fits(a, *o, o->batch, mid, budget);
@@ -323,6 +323,8 @@ static uint64_t largest(const gm_arch *a, const gm_plan_opts *o, uint64_t budget
 
 void gm_plan_fit(const gm_arch *a, const gm_plan_opts *o, uint64_t budget, uint64_t *max_batch, uint64_t *max_seq)
 {
-    *max_batch = largest(a, o, budget, true);
-    *max_seq = largest(a, o, budget, false);
+    uint64_t limit = (uint64_t)1 << 24;
+    *max_batch = largest(a, o, budget, true, limit);
+    /* No sequence longer than the model's context (max_position_embeddings). */
+    *max_seq = largest(a, o, budget, false, a->context && a->context < limit ? a->context : limit);
 }

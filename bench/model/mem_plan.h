@@ -15,10 +15,13 @@
 #include <stdint.h>
 
 /* train is full fine-tuning; lora and qlora train rank-r adapters over a
- * frozen base (bench/model/mem_plan_tune.h). */
-typedef enum { GM_PLAN_INFERENCE, GM_PLAN_TRAIN, GM_PLAN_LORA, GM_PLAN_QLORA, GM_PLAN_MODE_COUNT } gm_plan_mode;
-/* "inference", "train", "lora", "qlora": the values of --mode, and of
- * results' `mode` column. */
+ * frozen base (bench/model/train_plan.h); serve is a serving engine's
+ * budget (bench/model/serve_plan.h). */
+typedef enum {
+    GM_PLAN_INFERENCE, GM_PLAN_TRAIN, GM_PLAN_LORA, GM_PLAN_QLORA, GM_PLAN_SERVE, GM_PLAN_MODE_COUNT
+} gm_plan_mode;
+/* "inference", "train", "lora", "qlora", "serve": the values of --mode,
+ * and of results' `mode` column. */
 extern const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT];
 typedef enum { GM_OPTIM_ADAMW, GM_OPTIM_ADAMW_8BIT, GM_OPTIM_SGD, GM_OPTIM_SGD_MOMENTUM } gm_optimizer;
 typedef enum { GM_RECOMPUTE_NONE, GM_RECOMPUTE_SELECTIVE, GM_RECOMPUTE_FULL } gm_recompute;
@@ -116,7 +119,7 @@ typedef struct {
 
 /* The bytes one GPU holds at its peak, one item per tensor group. Returns
  * the count (<= GM_PLAN_MAX_ITEMS); -1 if the options are inconsistent
- * (tp does not divide gpus, int8 training, int4_lm_head without int4
+ * (mode serve: serve_plan.h; tp does not divide gpus, int8 training, int4_lm_head without int4
  * weights or with a tied head). */
 int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
 
@@ -159,8 +162,9 @@ uint64_t gm_layer_train_activations(const gm_arch *a, uint64_t b, uint64_t s, si
 
 
 /* The largest batch (at o->seq) and the largest sequence length (at
- * o->batch), each at most 2^24, whose total fits in `budget` bytes; 0
- * where not even 1 fits. */
+ * o->batch), each at most 2^24 and the sequence at most the model's
+ * context (a->context, where known), whose total fits in `budget` bytes;
+ * 0 where not even 1 fits. */
 void gm_plan_fit(const gm_arch *a, const gm_plan_opts *o, uint64_t budget, uint64_t *max_batch, uint64_t *max_seq);
 
 #endif

@@ -62,7 +62,7 @@ void gm_row_shape_fields(gm_row *row, const gm_shape *s)
     row->kv_precision = gm_precision_name(gm_kv_prec(s));
     row->activation_precision = gm_precision_name(s->prec);
     row->model = gm_shape_has_arch(s) ? s->arch.name : NULL;
-    row->mode = gm_plan_mode_names[s->tune ? s->tune : s->train ? GM_PLAN_TRAIN : GM_PLAN_INFERENCE];
+    row->mode = gm_plan_mode_names[s->serve ? GM_PLAN_SERVE : s->tune ? s->tune : s->train ? GM_PLAN_TRAIN : GM_PLAN_INFERENCE];
 }
 
 const char *gm_role_variant(gm_precision act, gm_precision weight, gm_precision kv, bool chunked, char *buf,

@@ -22,7 +22,14 @@ static const struct {
     {"layers", offsetof(gm_shape, layers), 1, 4096},
     {"micro-batch", offsetof(gm_shape, micro_batch), 1, 1u << 24},
     {"block-tokens", offsetof(gm_shape, block_tokens), 1, 1u << 16},
+    {"max-batched-tokens", offsetof(gm_shape, max_batched_tokens), 1, 1u << 24},
+    {"max-seqs", offsetof(gm_shape, max_seqs), 1, 1u << 20},
+    {"max-model-len", offsetof(gm_shape, max_model_len), 1, 1u << 24},
+    {"output-tokens", offsetof(gm_shape, output_tokens), 1, 1u << 24},
+    {"prefill-requests", offsetof(gm_shape, prefill_requests), 1, 1u << 24},
 };
+/* The serving engine's options that are not whole numbers (serve_value). */
+static const char *const serve_opts[] = {"gpu-memory-utilization", "kv-cache-memory", "serve-reserve", "preempt"};
 #define N_NUMBER_OPTS (sizeof number_opts / sizeof number_opts[0])
 static const char *const flag_opts[] = {"checkpoint", "paged", "causal", "offload"};
 
@@ -51,6 +58,9 @@ int gm_shape_takes_value(const char *name)
             return 0;
     if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0 || strcmp(name, "optimizer") == 0)
         return 1;
+    for (size_t i = 0; i < sizeof serve_opts / sizeof serve_opts[0]; i++)
+        if (strcmp(name, serve_opts[i]) == 0)
+            return 1;
     return -1;
 }
 
@@ -65,6 +75,53 @@ int gm_shape_bounds(const char *name, uint64_t *min, uint64_t *max)
     return -1;
 }
 
+/* --gpu-memory-utilization (a share in (0, 1]), --kv-cache-memory and
+ * --serve-reserve (sizes), --preempt (swap, recompute or both). Returns
+ * 0, -1 with err, or 1 if name is none of them. */
+static int serve_value(gm_shape *s, const char *name, const char *value, char *err, size_t err_len)
+{
+    char why[160];
+    if (strcmp(name, "gpu-memory-utilization") == 0) {
+        double v;
+        if (gm_parse_share(value, &v, why, sizeof why) != 0 || !(v > 0 && v <= 1)) {
+            snprintf(err, err_len, "--%s '%s': expected a share above 0, at most 1 (0.9 or 90%%)", name, value);
+            return -1;
+        }
+        s->gpu_util = v;
+        return 0;
+    }
+    if (strcmp(name, "kv-cache-memory") == 0 || strcmp(name, "serve-reserve") == 0) {
+        uint64_t v;
+        bool kv = name[0] == 'k';
+        if (gm_parse_size(value, &v, why, sizeof why) != 0 || (kv && v == 0)) {
+            snprintf(err, err_len, "--%s '%s': expected a size such as 8GiB%s", name, value, kv ? ", above 0" : "");
+            return -1;
+        }
+        *(kv ? &s->kv_cache_memory : &s->serve_reserve) = v;
+        return 0;
+    }
+    if (strcmp(name, "preempt") == 0) {
+        unsigned bits = 0;
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", value);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            unsigned bit = strcmp(t, "swap") == 0 ? GM_PREEMPT_SWAP : strcmp(t, "recompute") == 0 ? GM_PREEMPT_RECOMPUTE : 0;
+            if (!bit) {
+                snprintf(err, err_len, "--%s '%s': expected swap, recompute or swap,recompute", name, value);
+                return -1;
+            }
+            bits |= bit;
+        }
+        if (!bits || strlen(value) >= sizeof buf) {
+            snprintf(err, err_len, "--%s '%s': expected swap, recompute or swap,recompute", name, value);
+            return -1;
+        }
+        s->preempt = bits;
+        return 0;
+    }
+    return 1;
+}
+
 int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, size_t err_len)
 {
     if (gm_shape_has_arch(s) && gm_shape_from_model(name)) {
@@ -73,6 +130,9 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
         snprintf(err, err_len, "--%s %s", name, why);
         return -1;
     }
+    int served = serve_value(s, name, value, err, err_len);
+    if (served <= 0)
+        return served;
     for (size_t i = 0; i < N_NUMBER_OPTS; i++) {
         if (strcmp(name, number_opts[i].name) != 0)
             continue;

@@ -65,7 +65,12 @@ int gm_tensor_list_finish(const gm_tensor_list *l) { return l->overflow ? -1 : l
 const char *const gm_runnable_workloads[GM_RUNNABLE_WORKLOAD_COUNT] = {GM_WORKLOAD_LIST(NAME_)};
 #undef NAME_
 
-bool gm_workload_in_mode(const gm_workload *w, int m) { return m == GM_PLAN_INFERENCE || w->trains; }
+bool gm_workload_in_mode(const gm_workload *w, int m)
+{
+    if (w->serves || m == GM_PLAN_SERVE)
+        return w->serves && m == GM_PLAN_SERVE;
+    return m == GM_PLAN_INFERENCE || w->trains;
+}
 
 uint64_t gm_tensors_total(const gm_tensor *t, int n)
 {

@@ -87,9 +87,24 @@ typedef struct {
      * implementation: block's adapt sets it): its tensors then hold the
      * vendor path's workspaces (bench/model/mem_plan.h). */
     bool vendor_gemm;
+    /* --mode serve (bench/model/serve_plan.h, bench/workloads/serve.c): the
+     * serving engine's budget options (0: vLLM's defaults), the KV pool's
+     * blocks (0: the blocks `batch` requests of `seq` tokens take), the
+     * tokens of each request decoded after its prompt (0: the default of
+     * serve.c) and how a full pool preempts (GM_PREEMPT_* bits). */
+    bool serve;
+    double gpu_util;
+    uint64_t max_batched_tokens, max_seqs, max_model_len;
+    uint64_t kv_cache_memory, serve_reserve;
+    uint64_t kv_blocks, output_tokens;
+    uint64_t prefill_requests;  /* the serve suite: requests prefilled, the others copying the first's (0: all) */
+    unsigned preempt;
 } gm_shape;
 
 enum { GM_PICK_DEFAULT, GM_PICK_OURS, GM_PICK_VENDOR, GM_PICK_ALL };
+
+#define GM_PREEMPT_SWAP 1u          /* a victim's blocks to pinned host memory and back */
+#define GM_PREEMPT_RECOMPUTE 2u     /* a victim's blocks dropped, its prefill run again */
 
 /* Does s carry a whole architecture (--model PRESET)? */
 #define gm_shape_has_arch(s) ((s)->arch.layers != 0)
@@ -131,6 +146,8 @@ typedef struct gm_workload {
      * the shape has one? Such a point's oom probe runs one sequence
      * (gm_shape.probe). */
     bool runs_whole_model;
+    /* Does it run --mode serve, and that mode alone? */
+    bool serves;
     /* The tensors held at once for shape s, at most GM_MAX_TENSORS.
      * Returns the count, or -1 if a size overflows 64 bits. */
     int (*tensors)(const gm_shape *s, gm_tensor *out);
@@ -199,8 +216,9 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
  * workload prefers on the device). Returns the count written to out. */
 int gm_impls_pick(const gm_shape *s, const char *ours, const char *vendor, const char *one, const char **out);
 
-/* Does workload w run in mode m (a gm_plan_mode: inference, train)? Every
- * workload runs inference; train only where w->trains. */
+/* Does workload w run in mode m (a gm_plan_mode: inference, train,
+ * serve)? A serving workload runs serve alone; every other workload runs
+ * inference, and train where w->trains. */
 bool gm_workload_in_mode(const gm_workload *w, int m);
 
 /* The names of GM_WORKLOAD_LIST in its order (the bit order of

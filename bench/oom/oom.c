@@ -345,7 +345,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int widx = 0;
     while (gm_workloads[widx] != r)
         widx++;
-    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq, s->train};
+    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq, s->train, s->serve};
     snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
     gm_row *row = &sr.row;
     row->suite = "oom";
@@ -354,6 +354,17 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     row->pattern = gm_pattern_names[pattern];
     gm_row_shape_fields(row, s);
     row->seq_len = s->seq;
+    if (gm_shape_has_arch(s) && s->arch.context && s->seq > s->arch.context) {
+        /* No batch of sequences longer than the model takes. */
+        char why[200];
+        snprintf(why, sizeof why, "seq %llu is longer than %s's context, %llu tokens (max_position_embeddings)",
+                 (unsigned long long)s->seq, s->arch.name, (unsigned long long)s->arch.context);
+        row->metric = "max_batch";
+        row->unit = "batch";
+        row->status = GM_ROW_SKIPPED;
+        row->note = why;
+        return gm_bench_emit(b, row, NULL, 0);
+    }
     double t0 = gm_now();
     /* The memory the probes find free (under the cap): the model's guess
      * is the largest batch whose tensors fit it. */
@@ -508,6 +519,7 @@ static int each_search(gm_bench *b, gm_worker *worker,
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
                         s.train = m == GM_PLAN_TRAIN;
                         s.tune = m == GM_PLAN_LORA || m == GM_PLAN_QLORA ? (unsigned)m : 0;
+                        s.serve = m == GM_PLAN_SERVE;
                         s.seq = seqs[si];
                         s.batch = 1;
                         if (r->adapt)

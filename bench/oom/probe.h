@@ -67,6 +67,7 @@ typedef struct {
     gm_precision prec;
     uint64_t batch, seq;
     bool train;                   /* --mode train's point */
+    bool serve;                   /* --mode serve's point */
 } gm_probe_point;
 
 /* The shape of a probe point: the options' model shape at its precision,

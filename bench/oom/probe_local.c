@@ -69,6 +69,7 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
     gm_shape s = o->shape;
     gm_shape_set_roles(&s, &o->shape, p->prec);
     s.train = p->train;
+    s.serve = p->serve;
     s.probe = true;
     s.seq = p->seq;
     s.batch = p->batch;
@@ -179,7 +180,7 @@ static void flatten(char *s)
 int gm_probe_format_point(const gm_probe_point *p, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "point %d %s %d %d %" PRIu64 " %" PRIu64 " %d\n", p->workload, p->impl,
-                     (int)p->pattern, (int)p->prec, p->batch, p->seq, (int)p->train);
+                     (int)p->pattern, (int)p->prec, p->batch, p->seq, p->serve ? 2 : (int)p->train);
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
@@ -191,9 +192,10 @@ int gm_probe_parse_point(const char *line, gm_probe_point *p)
                &p->batch, &p->seq, &train) != 7)
         return -1;
     if (p->workload < 0 || p->workload >= GM_RUNNABLE_WORKLOAD_COUNT || pattern < 0 || pattern >= GM_PATTERN_COUNT
-        || prec < 0 || prec >= GM_PREC_COUNT || p->batch == 0 || p->seq == 0 || (train != 0 && train != 1))
+        || prec < 0 || prec >= GM_PREC_COUNT || p->batch == 0 || p->seq == 0 || train < 0 || train > 2)
         return -1;
-    p->train = train;
+    p->train = train == 1;     /* the mode: 0 inference, 1 train, 2 serve */
+    p->serve = train == 2;
     p->pattern = (gm_pattern_kind)pattern;
     p->prec = (gm_precision)prec;
     return 0;

@@ -61,6 +61,7 @@ int gm_workloads_check_sizes(const gm_bench_opts *o, char *err, size_t err_len)
             gm_shape_set_roles(&s, &o->shape, (gm_precision)p);
             s.train = m == GM_PLAN_TRAIN;
             s.tune = m == GM_PLAN_LORA || m == GM_PLAN_QLORA ? (unsigned)m : 0;
+            s.serve = m == GM_PLAN_SERVE;
             s.batch = batch;
             s.seq = seq;
             gm_shape_complete(&s);
@@ -388,6 +389,7 @@ static int workloads_run(gm_bench *b)
                         gm_shape_set_roles(&s, &b->opts->shape, (gm_precision)p);
                         s.train = m == GM_PLAN_TRAIN;
                         s.tune = m == GM_PLAN_LORA || m == GM_PLAN_QLORA ? (unsigned)m : 0;
+                        s.serve = m == GM_PLAN_SERVE;
                         s.batch = a.batches[bi];
                         s.seq = a.seqs[si];
                         if (r->adapt)

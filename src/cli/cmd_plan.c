@@ -104,7 +104,7 @@ int gm_cmd_plan(int argc, char **argv)
         gm_model_plan_args m = args.whole;
         m.precisions = precisions;
         m.plan.batch = args.seen_batch ? s.batch : 1;
-        m.plan.seq = args.seen_seq ? s.seq : 512;
+        m.plan.seq = args.seen_seq ? s.seq : s.arch.context && s.arch.context < 512 ? s.arch.context : 512;
         m.plan.naive = s.naive;
         m.plan.vendor_gemm = s.impl_pick == GM_PICK_VENDOR;
         m.plan.weight_prec = s.weight_prec;
@@ -112,6 +112,7 @@ int gm_cmd_plan(int argc, char **argv)
         m.plan.act_prec = s.act_prec;
         m.plan.group_size = s.group_size;
         m.plan.int4_lm_head = s.int4_lm_head;
+        m.serve = &s;
         return gm_plan_model_main(args.model, &m);
     }
     if (!w) {

@@ -96,6 +96,7 @@ LIST_VALUES(on_oom_values, "fail", "shrink")
 LIST_VALUES(search_values, "model", "bisect")
 LIST_VALUES(variant_values, "tiled", "naive", "ours", "vendor", "all")
 LIST_VALUES(format_values, "table", "markdown", "csv")
+LIST_VALUES(preempt_values, "swap", "recompute")
 /* The whole-model plan's enumerations, in the order of their enums
  * (bench/model/mem_plan.h, cli/plan_model.h). */
 LIST_VALUES(logits_values, "last", "all")
@@ -537,6 +538,14 @@ APPLY(apply_on_oom)
 
 /* The shape options (bench's workloads and plan): shape_opts.c checks them;
  * where they apply: option_rules.c. */
+/* The serving engine's options (bench/model/serve_plan.h): not a
+ * workload's shape alone, plan --model M --mode serve takes them too. */
+APPLY(apply_serve)
+{
+    (void)opt;
+    return gm_shape_set(d->bench ? &d->bench->shape : &d->plan->shape, opt->name, v, err, err_len);
+}
+
 APPLY(apply_shape)
 {
     gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
@@ -705,7 +714,8 @@ const gm_option gm_option_table[] = {
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train, lora, qlora or several: train is "
      "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
      "backward, and stepping AdamW (the backward pass is not computed); lora and qlora give unsupported rows "
-     "(gpumem plan counts them); other workloads run inference only",
+     "(gpumem plan counts them); serve is the serving engine (workload and suite serve); other workloads run "
+     "inference only",
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
@@ -734,8 +744,28 @@ const gm_option gm_option_table[] = {
     {"paged", GM_OPTARG_FLAG, NULL, P, "kvcache", "a paged cache of fixed-size blocks (bench runs the contiguous "
      "and the paged cache, each a variant)", NULL,
      .apply = apply_shape},
-    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache", "tokens per block of the paged cache", "16",
-     .apply = apply_shape},
+    {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache, serve", "tokens per block of the paged cache", "16",
+     .apply = apply_serve},
+    /* the serving engine (bench/model/serve_plan.h: vLLM's KV budget) */
+    {"gpu-memory-utilization", GM_OPTARG_SHARE, "SHARE", B | P, "serve", "share of the device's memory the engine "
+     "takes (vLLM's gpu_memory_utilization)", "0.9", .apply = apply_serve},
+    {"max-batched-tokens", GM_OPTARG_NUMBER, "N", B | P, "serve", "tokens one step runs, a prefill chunk with the "
+     "decode tokens", "8192 from 70GiB, else 2048", .apply = apply_serve},
+    {"max-seqs", GM_OPTARG_NUMBER, "N", B | P, "serve", "sequences running at once", "1024 from 70GiB, else 256",
+     .apply = apply_serve},
+    {"max-model-len", GM_OPTARG_NUMBER, "N", B | P, "serve", "tokens a request may hold", "the model's context",
+     .apply = apply_serve},
+    {"kv-cache-memory", GM_OPTARG_SIZE, "SIZE", P, "serve", "the KV cache's bytes as given, no share or profile",
+     NULL, .apply = apply_serve},
+    {"serve-reserve", GM_OPTARG_SIZE, "SIZE", B | P, "serve", "memory besides weights, activations and KV cache "
+     "(library workspaces, CUDA graphs)", "0", .apply = apply_serve},
+    {"output-tokens", GM_OPTARG_NUMBER, "N", B, "serve", "of each request's --seq tokens, those decoded after its "
+     "prompt", "seq / 8", .apply = apply_serve},
+    {"prefill-requests", GM_OPTARG_NUMBER, "N", B, "serve", "requests whose prompts are prefilled; the others "
+     "take the first's prompt, its blocks copied", "all", .apply = apply_serve},
+    {"preempt", GM_OPTARG_LIST, "LIST", B, "serve", "how a full KV pool makes room: swap (a sequence's blocks to "
+     "pinned host memory and back), recompute (dropped, prefill run again)", "swap,recompute",
+     VALUES(preempt_values), .apply = apply_serve},
     /* a precision per tensor role, over --precision (bench/model/precision_roles.h) */
     {"weight-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the weights' precision on every "
      "point (int4: linear and whole-model plans)", "--precision", VALUES(precision_values),
@@ -802,8 +832,9 @@ const gm_option gm_option_table[] = {
     /* plan --model without --workload: the whole model (bench/model/mem_plan.h) */
     {"mode", GM_OPTARG_ENUM, "M", P, "model", "inference (weights, KV cache, live layer, logits), train (full "
      "fine-tuning: gradients, optimizer states, master weights, activations kept for backward), lora (rank-r "
-     "adapters over a frozen base in --precision) or qlora (over a base in NF4: 4-bit codes, an 8-bit absmax a 64 "
-     "weights, an fp32 scale a 256 of those)", "inference", VALUES(mode_values), .apply = gm_apply_plan_choice},
+     "adapters over a frozen base in --precision), qlora (over a base in NF4: 4-bit codes, an 8-bit absmax a 64 "
+     "weights, an fp32 scale a 256 of those) or serve (vLLM's KV budget on a card of --fit bytes)", "inference",
+     VALUES(mode_values), .apply = gm_apply_plan_choice},
     {"logits", GM_OPTARG_ENUM, "L", P, "model", "inference: logits of every position or of the last", "last",
      VALUES(logits_values), .apply = gm_apply_plan_choice},
     {"optimizer", GM_OPTARG_ENUM, "O", P, "model", "train: the optimizer whose states are counted", "adamw",

@@ -306,6 +306,16 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
                 (unsigned long long)args.plan.tp, (unsigned long long)a.kv_heads);
         return GM_EXIT_USAGE;
     }
+    if (args.plan.mode != GM_PLAN_SERVE && a.context && args.plan.seq > a.context) {
+        fprintf(stderr, "gpumem plan: --seq %llu: longer than %s's context, %llu tokens (max_position_embeddings)\n",
+                (unsigned long long)args.plan.seq, a.name, (unsigned long long)a.context);
+        return GM_EXIT_USAGE;
+    }
+    if (args.plan.mode == GM_PLAN_SERVE) {
+        if (args.format == GM_PLAN_TEXT)
+            print_text_header(&a, &args.plan);
+        return gm_plan_serve_print(&a, &args, args.fit ? args.fit_bytes : 0);
+    }
     json_t *plans = args.format == GM_PLAN_JSON ? json_array() : NULL;
     bool started = false;   /* the header waits for the first plan: a refused one prints nothing */
     for (int p = 0; p < GM_PREC_COUNT; p++) {

@@ -314,8 +314,16 @@ static void test_fit(void **state)
     t = o;
     t.seq = ms;
     assert_true(gm_plan_sum(it, gm_plan_model(&a, &t, it)) <= budget);
+    /* No sequence past the model's context (max_position_embeddings, 2048):
+     * the answer is the context where the budget holds more. */
+    assert_true(ms <= a.context);
     t.seq = ms + 1;
-    assert_true(gm_plan_sum(it, gm_plan_model(&a, &t, it)) > budget);
+    assert_true(ms == a.context || gm_plan_sum(it, gm_plan_model(&a, &t, it)) > budget);
+    o.batch = 64;
+    gm_plan_fit(&a, &o, budget, &mb, &ms);
+    t = o;
+    t.seq = ms + 1;
+    assert_true(ms < a.context && gm_plan_sum(it, gm_plan_model(&a, &t, it)) > budget);
     gm_plan_fit(&a, &o, 1000, &mb, &ms);
     assert_int_equal(mb, 0);
     assert_int_equal(ms, 0);
