@@ -75,7 +75,7 @@ endif
 
 # The layers, lowest first (see docs/development.md, "Layout").
 LAYERS := src/lib src/backend src/backend/opencl src/backend/cuda src/device src/run \
-          bench/model bench bench/pattern bench/stream bench/workloads bench/swap bench/oom \
+          bench/model bench bench/pattern bench/stream bench/workloads bench/swap bench/oom bench/serve \
           stress src/analysis src/report src/cli
 SRCS := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 ifeq ($(NVCC),)

@@ -53,6 +53,7 @@ extern const gm_suite gm_suite_stream;
 extern const gm_suite gm_suite_workloads;
 extern const gm_suite gm_suite_swap;
 extern const gm_suite gm_suite_oom;
+extern const gm_suite gm_suite_serve;
 /* Every suite, NULL-terminated. */
 extern const gm_suite *const gm_suites[];
 const gm_suite *gm_suite_find(const char *name);

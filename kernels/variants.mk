@@ -35,6 +35,10 @@ stream_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS)
 # The training step's kernels (train.cl) store activations and gradients in
 # a floating-point precision that trains.
 train_VARIANTS := $(foreach p,fp32 fp16 bf16,$(foreach a,$(ACCESSES),$(p)-$(a)))
+# serve: the serving engine runs fp32, fp16 and bf16 (bench/workloads/serve_engine.c),
+# grid alone on CUDA: the CPU kernel's per-item arrays would set the stack
+# every context reserves (scripts/embed-kernels.sh).
+serve_VARIANTS := $(foreach p,fp32 fp16 bf16,$(p)-grid)
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
 # Architectures every variant is compiled for (machine code), plus PTX for

@@ -20,20 +20,21 @@ allowed() {
     bench-workloads) echo "lib backend device run bench-model bench bench-pattern" ;;
     bench-swap)      echo "lib backend device run bench-model bench bench-pattern bench-workloads" ;;
     bench-oom)       echo "lib backend device run bench-model bench bench-pattern bench-workloads" ;;
+    bench-serve)     echo "lib backend device run bench-model bench bench-pattern bench-workloads" ;;
     stress)   echo "lib backend device run $all_bench" ;;
     analysis) echo "lib run" ;;
     report)   echo "lib run analysis" ;;
     cli)      echo "lib backend device run $all_bench stress analysis report" ;;
     esac
 }
-all_bench="bench-model bench bench-pattern bench-stream bench-workloads bench-swap bench-oom"
+all_bench="bench-model bench bench-pattern bench-stream bench-workloads bench-swap bench-oom bench-serve"
 layer_of() {
     case $1 in
     src/lib/*) echo lib ;; src/backend/*) echo backend ;; src/device/*) echo device ;;
     src/run/*) echo run ;;
     bench/model/*) echo bench-model ;; bench/pattern/*) echo bench-pattern ;;
     bench/stream/*) echo bench-stream ;; bench/workloads/*) echo bench-workloads ;;
-    bench/swap/*) echo bench-swap ;; bench/oom/*) echo bench-oom ;;
+    bench/swap/*) echo bench-swap ;; bench/oom/*) echo bench-oom ;; bench/serve/*) echo bench-serve ;;
     bench/*/*) echo unknown ;; bench/*) echo bench ;;
     stress/*) echo stress ;;
     src/analysis/*) echo analysis ;; src/report/*) echo report ;; src/cli/*) echo cli ;;

@@ -190,7 +190,7 @@ typedef struct gm_workload {
  * Adding a workload: bench/workloads/NAME.c (its descriptor), kernels/NAME.cl, and
  * one entry here. Everything else (names, count, lookup) derives from it.
  */
-#define GM_WORKLOAD_LIST(X) X(linear) X(attention) X(block) X(kvcache)
+#define GM_WORKLOAD_LIST(X) X(linear) X(attention) X(block) X(kvcache) X(serve)
 
 #define GM_WORKLOAD_DECLARE_(n) extern const gm_workload gm_workload_##n;
 GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)

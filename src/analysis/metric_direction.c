@@ -34,11 +34,20 @@ static const struct {
     {"overlap_hidden", GM_BETTER_HIGHER, 0},
     {"exhausted", GM_BETTER_HIGHER, 0},
     {"allocations", GM_BETTER_HIGHER, 0},
+    /* serving: the KV pool a card keeps, the requests it holds, decode
+     * against the memory's roofline (latency_per_* above) */
+    {"kv_pool_tokens", GM_BETTER_HIGHER, 0},
+    {"max_concurrency", GM_BETTER_HIGHER, 0},
+    {"roofline_share", GM_BETTER_HIGHER, 0},
     /* Facts, not performances: the memory model's answer (the same on every
      * device), how many probes a search took, the model's share of memory. */
     {"max_batch_model", GM_BETTER_NEITHER, 0},
     {"probes", GM_BETTER_NEITHER, 0},
     {"device_fraction", GM_BETTER_NEITHER, 0},
+    {"kv_pool_vs_plan", GM_BETTER_NEITHER, 0},
+    {"occupancy", GM_BETTER_NEITHER, 0},
+    {"step_bytes", GM_BETTER_NEITHER, 0},
+    {"roofline_time", GM_BETTER_NEITHER, 0},
 };
 
 gm_metric_direction gm_metric_direction_of(const char *name)

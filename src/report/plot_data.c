@@ -51,11 +51,11 @@ const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf,
 }
 
 static const char *const kinds[GM_PLOT_KINDS] = {"bandwidth", "throughput", "oom_frontier", "swap_latency",
-                                                 "swap_bandwidth", "allocator", "fragmentation"};
+                                                 "swap_bandwidth", "allocator", "fragmentation", "serve"};
 
 /* Whether the kind's script draws y on a logarithmic axis (plots/KIND.gp):
  * there a y of 0 or less cannot be drawn. */
-static const int log_y[GM_PLOT_KINDS] = {0, 0, 1, 1, 0, 1, 0};
+static const int log_y[GM_PLOT_KINDS] = {0, 0, 1, 1, 0, 1, 0, 0};
 
 const char *gm_plot_kind_name(int k) { return kinds[k]; }
 
@@ -174,6 +174,19 @@ static int pick_point(const gm_plot_data *d, int k, char **r, gm_plot_point *p, 
         p->x = atof(F(variant) + 5);
         p->y *= 100;
         snprintf(p->series, sizeof p->series, "%s", F(pattern));
+        return 1;
+    case 7:
+        /* Decode tokens/s against running sequences; dashed, the tokens/s
+         * the memory allows (running / the roofline's step time). */
+        if (!IS(suite, "serve") || !IS(variant, "decode") || !(IS(metric, "tokens") || IS(metric, "roofline_time")))
+            return 0;
+        p->x = atof(F(batch));
+        p->dashed = IS(metric, "roofline_time");
+        if (p->dashed)
+            p->y = p->y > 0 ? p->x / (p->y / 1e3) : 0;
+        snprintf(name, sizeof name, "%s %s s=%s", d->col_model >= 0 ? F(model) : "", F(precision), F(seq));
+        snprintf(p->series, sizeof p->series, "%s%s", name, p->dashed ? " (roofline)" : "");
+        snprintf(p->colour, sizeof p->colour, "%s", name);
         return 1;
     }
     return 0;

@@ -31,7 +31,7 @@ void gm_plot_data_free(gm_plot_data *d);
  * buf. */
 const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf, size_t len);
 
-#define GM_PLOT_KINDS 7
+#define GM_PLOT_KINDS 8
 #define GM_PLOT_MAX_PANELS 8
 
 typedef struct {

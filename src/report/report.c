@@ -305,6 +305,7 @@ void gm_report_collect(const gm_plot_data *d, const char *run, gm_report *r)
     transfer_rows(r, d);
     latency_rows(r, d);
     batch_rows(r, d);
+    gm_report_serve(r, d);
     gm_report_stress(run, r);
 }
 

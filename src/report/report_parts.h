@@ -9,6 +9,10 @@
 /* Device and run facts from RUN/meta.json (src/report_facts.c). */
 void gm_report_facts(const char *run, gm_report *r);
 
+/* The serve suite's rows: a headline row per point, and a line of the
+ * third answer (src/report_serve.c). */
+void gm_report_serve(gm_report *r, const gm_plot_data *d);
+
 /* A headline row per stress check from RUN's TAP stream. */
 void gm_report_stress(const char *run, gm_report *r);
 

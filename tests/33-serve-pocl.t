@@ -1,0 +1,117 @@
+#!/bin/sh
+# The serve suite on the CPU device: a tiny model served to a full KV pool
+# under a 128MiB cap, as vLLM's V1 engine sizes and runs it: the pool as
+# measured beside plan --mode serve's, verified prefill and decode at 1,
+# 2, 4, ... running sequences against the stream suite's roofline, and
+# preemption by swap and by recompute; every checked step against the CPU
+# reference, a wrong output a mismatch row. And the serve workload's one
+# decode step in the workloads suite.
+. tests/lib.sh
+plan 26
+
+run=$TEST_TMP/serve
+args="--backend opencl --mem-limit 128MiB --model tiny-serve --precision bf16 --seq 512 --output-tokens 64
+      --prefill-requests 2 --max-batched-tokens 256 --max-seqs 64 --reps 3 --quiet"
+# shellcheck disable=SC2086
+run_gpumem bench $args --suite stream,serve --sizes 32MiB --kernels read --out "$run"
+is "$RC" 0 "stream and serve: exit status 0"
+csv=$run/results.csv
+serve() { csv_count "$csv" "\$_->{suite} eq 'serve' && ($1)"; }
+is "$(serve '$_->{status} ne "ok"')" 0 "every serve row is ok (each checked step verified)"
+is "$(serve '$_->{mode} ne "serve" || $_->{model} ne "tiny-serve"')" 0 "serve rows carry mode serve and the model"
+
+# The pool: the device's memory x 0.9 less what the engine measured
+# besides it, within 2% of plan --mode serve's for the same memory.
+ratio=$(csv_value "$csv" '$_->{metric} eq "kv_pool_vs_plan"' value)
+perl -e 'exit !($ARGV[0] >= 0.98 && $ARGV[0] <= 1.02)' "$ratio"
+ok $? "the measured pool is within 2% of plan's ($ratio)"
+pool=$(csv_value "$csv" '$_->{metric} eq "kv_pool_tokens"' value)
+run_gpumem plan --model tiny-serve --mode serve --precision bf16 --fit 128MiB --max-batched-tokens 256 \
+    --max-seqs 64 --format csv
+planned=$(printf '%s\n' "$OUT" | awk -F, '$3 == "tokens" { print $4 }')
+is "$(perl -e 'printf "%.6f", $ARGV[0] / $ARGV[1]' "$pool" "$planned")" "$(perl -e 'printf "%.6f", $ARGV[0]' "$ratio")" \
+    "kv_pool_vs_plan is the pool over plan --mode serve's tokens ($pool / $planned)"
+like "$(csv_value "$csv" '$_->{metric} eq "kv_pool_tokens"' note)" \
+    "^pool of [0-9]+ blocks of 16 tokens: .* measured besides the KV cache; plan --mode serve: $planned tokens" \
+    "the pool's note says what was measured and what plan says"
+occupancy=$(csv_value "$csv" '$_->{metric} eq "occupancy"' value)
+perl -e 'exit !($ARGV[0] >= 0.95 && $ARGV[0] <= 1)' "$occupancy"
+ok $? "the pool is filled ($occupancy of its blocks held at the most)"
+
+# Prefill, and decode at every running count up to the full pool.
+is "$(serve '$_->{variant} eq "prefill" && $_->{metric} eq "tokens" && $_->{value} > 0')" 1 "prefill tokens/s"
+full=$(csv_value "$csv" '$_->{metric} eq "occupancy"' batch)
+is "$(perl -e "$CSV_PERL"'print join " ", map { $_->{batch} } grep { $_->{suite} eq "serve" && $_->{variant} eq "decode" && $_->{metric} eq "tokens" } rows($ARGV[0])' "$csv")" \
+   "1 2 4 8 16 32 $full" "decode rows at 1, 2, 4, ... running sequences and at the full pool ($full)"
+is "$(serve '$_->{variant} eq "decode" && $_->{metric} eq "time" && $_->{reps} == 8 && $_->{value} > 0')" 7 \
+   "each decode row: 8 timed steps"
+is "$(serve '$_->{variant} eq "decode" && $_->{metric} eq "tokens" && $_->{note} =~ /roofline at the stream suite.s read, [0-9.]+ GB\/s/')" 7 \
+   "decode rows name the stream suite's read bandwidth"
+# The roofline: the bytes a step reads over that bandwidth.
+bw=$(csv_value "$csv" '$_->{suite} eq "stream" && $_->{metric} eq "bandwidth"' value)
+is "$(perl -e "$CSV_PERL"'my %b; my $bad = 0;
+        for (rows($ARGV[0])) { next unless $_->{suite} eq "serve" && $_->{variant} eq "decode";
+            $b{$_->{batch}}{$_->{metric}} = $_->{value} }
+        for my $n (keys %b) { my $want = $b{$n}{step_bytes} / ($ARGV[1] * 1e9) * 1e3;
+            $bad++ unless abs($b{$n}{roofline_time} - $want) <= 1e-3 * $want && $b{$n}{roofline_share} > 0 }
+        print $bad' "$csv" "$bw")" 0 "roofline_time = step_bytes / the stream read bandwidth, and a share of it"
+# tiny-serve: 1049728 parameters, 65536 of them the embedding, in bf16;
+# one embedding row of 128; keys and values 2 x 4 layers x 2 heads x 128
+# x 2 bytes a token, of the 449 to 512 tokens the sequence holds (the
+# mean over the row's steps).
+is "$(serve '$_->{variant} eq "decode" && $_->{metric} eq "step_bytes" && $_->{batch} == 1
+             && ($_->{value} - (1049728 - 65536) * 2 - 128 * 2) / 4096 >= 449
+             && ($_->{value} - (1049728 - 65536) * 2 - 128 * 2) / 4096 <= 512')" 1 \
+   "step_bytes at 1 sequence: the weights but the embedding, its embedding row, its keys and values"
+
+# Preemption: both kinds happened, were resumed and timed.
+for m in swap recompute; do
+    is "$(serve '$_->{variant} eq "'$m'" && $_->{metric} =~ /^latency_per_(block|token)$/ && $_->{value} > 0')" 2 \
+       "$m: time per block and per token"
+done
+like "$(csv_value "$csv" '$_->{variant} eq "swap"' note)" "^[0-9]+ preempted: [0-9]+ blocks \\([0-9]+ tokens\\) out in [0-9.]+ ms, back in [0-9.]+ ms" \
+     "swap: blocks out and back in, timed"
+
+# The report's third answer: how many requests of that length run at once, and their decode rate.
+run_gpumem plot "$run"
+like "$(cat "$run/report.md")" "tiny-serve bf16 serving, 512-token requests: $full concurrent, [0-9]+ tokens/s at that load" \
+     "the report's third answer gains the serving line"
+if command -v gnuplot >/dev/null; then
+    is "$(grep -c '(roofline)' "$run/plots/serve.all.dashed.dat")" 1 "the serving plot: decode tokens/s with the roofline dashed"
+else
+    skip "gnuplot not installed"
+fi
+
+# A wrong output is a mismatch row, never a number.
+# shellcheck disable=SC2086
+GPUMEM_FAULT=corrupt-output run_gpumem bench $args --suite serve --out "$TEST_TMP/fault"
+is "$RC" 1 "a corrupted step: exit status 1"
+like "$(csv_value "$TEST_TMP/fault/results.csv" '$_->{suite} eq "serve"' note)" "logits of the step against its replay" \
+     "the corrupted logit is found"
+is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "ok"')" 0 "no figure of a mismatched point is written"
+
+# Without the stream suite there is no roofline, and the rows say so.
+# shellcheck disable=SC2086
+run_gpumem bench $args --suite serve --out "$TEST_TMP/noroof"
+is "$(csv_count "$TEST_TMP/noroof/results.csv" '$_->{metric} =~ /^roofline/')-$(csv_count "$TEST_TMP/noroof/results.csv" '$_->{metric} eq "tokens" && $_->{variant} eq "decode" && $_->{note} =~ /no roofline: the stream suite.s read did not run/')" \
+   "0-7" "no roofline rows without the stream suite; the decode rows say why"
+
+# A request longer than the model's context, and no whole model: skipped.
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite serve --model tiny-serve --precision bf16 --seq 5000 \
+    --out "$TEST_TMP/long" --quiet
+like "$(csv_value "$TEST_TMP/long/results.csv" '$_->{status} eq "skipped"' note)" \
+     "a request of 5000 tokens is longer than the model's context \\(4096 tokens\\)" "a request past the context: skipped"
+# The oom suite answers no batch of sequences past a whole model's context.
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite oom --oom-parts batch --workload block \
+    --model tiny-llama-gqa --precision bf16 --seq 4096 --out "$TEST_TMP/oomlong" --quiet
+like "$(csv_value "$TEST_TMP/oomlong/results.csv" '$_->{metric} eq "max_batch"' status):$(csv_value "$TEST_TMP/oomlong/results.csv" '$_->{metric} eq "max_batch"' note)" \
+     "^skipped:seq 4096 is longer than tiny-llama-gqa's context, 2048 tokens" "oom: no largest batch past the context"
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite serve --gpu-memory-utilization 0 --out "$TEST_TMP/bad" --quiet
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--gpu-memory-utilization 0: exit status 2, one line"
+
+# The serve workload: one decode step over running sequences, its tensors the model's.
+run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload serve --mode serve --model tiny-serve \
+    --precision fp32,bf16 --batch 3 --seq 40 --reps 2 --out "$TEST_TMP/wl" --quiet
+is "$(csv_count "$TEST_TMP/wl/results.csv" '$_->{metric} eq "tokens" && $_->{status} eq "ok" && $_->{mode} eq "serve"')" 2 \
+   "the serve workload decodes 3 sequences, verified, in fp32 and bf16"
+done_testing
