@@ -70,8 +70,9 @@ complete_words() {
 help_options() { "$GPUMEM" $1 --help | help_entries | sed 's/ .*//' | sort -u | tr '\n' ' '; }
 
 is "$(complete_words gpumem bench --pre)" "$(help_options bench | tr ' ' '\n' | grep '^--pre' | tr '\n' ' ')" \
-    "gpumem bench --pre<TAB>: the options of bench --help that start so (--prealloc, --precision)"
-like "$(complete_words gpumem bench --pre)" "^--prealloc --precision $" "... which are --prealloc and --precision"
+    "gpumem bench --pre<TAB>: the options of bench --help that start so (--prealloc, --precision, --preempt, --prefill-requests)"
+like "$(complete_words gpumem bench --pre)" "^--prealloc --precision --preempt --prefill-requests $" \
+    "... which are --prealloc, --precision, --preempt and --prefill-requests"
 for cmd in $commands; do
     is "$(complete_words gpumem $cmd --)" "$(printf '%s\n' $(help_options $cmd) --help | sort | tr '\n' ' ')" \
         "gpumem $cmd --<TAB>: every option of its --help, and --help"

@@ -77,7 +77,7 @@ run_gpumem plot "$run"
 like "$(cat "$run/report.md")" "tiny-serve bf16 serving, 512-token requests: $full concurrent, [0-9]+ tokens/s at that load" \
      "the report's third answer gains the serving line"
 if command -v gnuplot >/dev/null; then
-    is "$(grep -c '(roofline)' "$run/plots/serve.all.dashed.dat")" 1 "the serving plot: decode tokens/s with the roofline dashed"
+    is "$(grep -c '(roofline)' "$run/plots/data/serve.all.dashed.dat")" 1 "the serving plot: decode tokens/s with the roofline dashed"
 else
     skip "gnuplot not installed"
 fi

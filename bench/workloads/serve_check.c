@@ -156,7 +156,8 @@ static uint64_t pool_at(const serve_engine *e, uint32_t slot, uint64_t t, uint64
     const serve_dims *d = &e->d;
     uint64_t page = d->a.kv_heads * d->block_tokens * d->a.head_dim;
     uint64_t phys = (uint64_t)e->table[(size_t)slot * d->max_blocks + t / d->block_tokens];
-    return ((phys * e->L + layer) * 2 + (uint64_t)kv) * page + (g * d->block_tokens + t % d->block_tokens) * d->a.head_dim;
+    return ((phys * e->L + layer) * 2 + (uint64_t)kv) * page
+           + (g * d->block_tokens + t % d->block_tokens) * d->a.head_dim;
 }
 
 /* The keys and values of every sampled row in the pool: those the stage
@@ -408,8 +409,10 @@ gm_status serve_step_verify(serve_engine *e, unsigned rep, bool *correct, char *
     uint64_t wide = e->h > e->ad + 2 * e->kd ? e->h : e->ad + 2 * e->kd, n_ctx = 0;
     wide = wide > 2 * e->I ? wide : 2 * e->I;
     wide = wide > e->V ? wide : e->V;
-    for (uint32_t r = 0; r < e->n_rows; r++)
-        n_ctx = e->rows[(size_t)r * SERVE_ROW_WORDS + 1] + 1 > n_ctx ? e->rows[(size_t)r * SERVE_ROW_WORDS + 1] + 1 : n_ctx;
+    for (uint32_t r = 0; r < e->n_rows; r++) {
+        uint64_t n = (uint64_t)e->rows[(size_t)r * SERVE_ROW_WORDS + 1] + 1;
+        n_ctx = n > n_ctx ? n : n_ctx;
+    }
     checker c = {.e = e, .note = note, .note_len = len, .ok = true, .seed = 0x3c6ef372fe94f82bull ^ rep};
     c.stage_bytes = (size_t)(wide < (1u << 18) ? (1u << 18) : wide) * 4;
     gm_status rc = gm_device_alloc(e->dev, GM_MEM_HOST, c.stage_bytes, &c.stage);

@@ -538,14 +538,6 @@ APPLY(apply_on_oom)
 
 /* The shape options (bench's workloads and plan): shape_opts.c checks them;
  * where they apply: option_rules.c. */
-/* The serving engine's options (bench/model/serve_plan.h): not a
- * workload's shape alone, plan --model M --mode serve takes them too. */
-APPLY(apply_serve)
-{
-    (void)opt;
-    return gm_shape_set(d->bench ? &d->bench->shape : &d->plan->shape, opt->name, v, err, err_len);
-}
-
 APPLY(apply_shape)
 {
     gm_shape *s = d->bench ? &d->bench->shape : &d->plan->shape;
@@ -745,27 +737,26 @@ const gm_option gm_option_table[] = {
      "and the paged cache, each a variant)", NULL,
      .apply = apply_shape},
     {"block-tokens", GM_OPTARG_NUMBER, "N", B | P, "kvcache, serve", "tokens per block of the paged cache", "16",
-     .apply = apply_serve},
+     .apply = apply_shape},
     /* the serving engine (bench/model/serve_plan.h: vLLM's KV budget) */
     {"gpu-memory-utilization", GM_OPTARG_SHARE, "SHARE", B | P, "serve", "share of the device's memory the engine "
-     "takes (vLLM's gpu_memory_utilization)", "0.9", .apply = apply_serve},
-    {"max-batched-tokens", GM_OPTARG_NUMBER, "N", B | P, "serve", "tokens one step runs, a prefill chunk with the "
-     "decode tokens", "8192 from 70GiB, else 2048", .apply = apply_serve},
-    {"max-seqs", GM_OPTARG_NUMBER, "N", B | P, "serve", "sequences running at once", "1024 from 70GiB, else 256",
-     .apply = apply_serve},
-    {"max-model-len", GM_OPTARG_NUMBER, "N", B | P, "serve", "tokens a request may hold", "the model's context",
-     .apply = apply_serve},
-    {"kv-cache-memory", GM_OPTARG_SIZE, "SIZE", P, "serve", "the KV cache's bytes as given, no share or profile",
-     NULL, .apply = apply_serve},
+     "takes", "0.9", .apply = apply_shape},
+    {"max-batched-tokens", GM_OPTARG_NUMBER, "N", B | P, "serve", "rows a step runs (decode tokens, prefill chunks)",
+     "8192 from 70GiB, else 2048", .apply = apply_shape},
+    {"max-seqs", GM_OPTARG_NUMBER, "N", B | P, "serve", "sequences at once", "1024 from 70GiB, else 256",
+     .apply = apply_shape},
+    {"max-model-len", GM_OPTARG_NUMBER, "N", B | P, "serve", "tokens a request may hold", "the context",
+     .apply = apply_shape},
+    {"kv-cache-memory", GM_OPTARG_SIZE, "SIZE", P, "serve", "the KV cache's bytes as given", NULL,
+     .apply = apply_shape},
     {"serve-reserve", GM_OPTARG_SIZE, "SIZE", B | P, "serve", "memory besides weights, activations and KV cache "
-     "(library workspaces, CUDA graphs)", "0", .apply = apply_serve},
-    {"output-tokens", GM_OPTARG_NUMBER, "N", B, "serve", "of each request's --seq tokens, those decoded after its "
-     "prompt", "seq / 8", .apply = apply_serve},
-    {"prefill-requests", GM_OPTARG_NUMBER, "N", B, "serve", "requests whose prompts are prefilled; the others "
-     "take the first's prompt, its blocks copied", "all", .apply = apply_serve},
-    {"preempt", GM_OPTARG_LIST, "LIST", B, "serve", "how a full KV pool makes room: swap (a sequence's blocks to "
-     "pinned host memory and back), recompute (dropped, prefill run again)", "swap,recompute",
-     VALUES(preempt_values), .apply = apply_serve},
+     "(workspaces, CUDA graphs)", "0", .apply = apply_shape},
+    {"output-tokens", GM_OPTARG_NUMBER, "N", B, "serve", "of a request's --seq tokens, those decoded", "seq / 8",
+     .apply = apply_shape},
+    {"prefill-requests", GM_OPTARG_NUMBER, "N", B, "serve", "requests prefilled; the others copy the first's blocks",
+     "all", .apply = apply_shape},
+    {"preempt", GM_OPTARG_LIST, "LIST", B, "serve", "how a full KV pool makes room: swap (blocks to pinned host "
+     "memory and back), recompute (prefill again)", "swap,recompute", VALUES(preempt_values), .apply = apply_shape},
     /* a precision per tensor role, over --precision (bench/model/precision_roles.h) */
     {"weight-precision", GM_OPTARG_ENUM, "P", B | P, "workloads, oom, plan", "the weights' precision on every "
      "point (int4: linear and whole-model plans)", "--precision", VALUES(precision_values),

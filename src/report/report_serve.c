@@ -37,7 +37,8 @@ static char **largest_decode(const gm_plot_data *d, char *const *r, double *shar
     }
     for (int i = 0; best && i < d->n_rows; i++) {
         char **q = d->fields[i];
-        if (serve_row(d, q, "decode", "roofline_share") && same_point(d, q, best) && !strcmp(F(q, batch), F(best, batch)))
+        if (serve_row(d, q, "decode", "roofline_share") && same_point(d, q, best)
+            && !strcmp(F(q, batch), F(best, batch)))
             *share = atof(F(q, value));
     }
     return best;
