@@ -73,14 +73,14 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_MAX_BLOCK 64      /* tokens a block (the CPU kernel's scores) */
 
 #if defined(GM_CHUNKED)
-/* CPUs (OpenCL: the chunked variants are built for CPU devices alone):
- * one work item per (row, KV head), every query head of the group at
- * once, so that each key and value is read once; 8-wide vectors along
- * `dim` (a multiple of 8). A block's scores come first, then their
- * softmax update, 8 at a time, and its values. The host may fix dim and
- * the group at build time (-DSERVE_DIM, -DSERVE_GROUP), which lets the
- * compiler keep the accumulators in registers. The next block is
- * prefetched: blocks are scattered, and a hardware prefetcher stops at
+/* CPUs (OpenCL: the chunked variants are built for CPU devices alone, the
+ * host fixing the head size and the group at build time with -DSERVE_DIM
+ * and -DSERVE_GROUP): one work item per (row, KV head), every query head
+ * of the group at once, so that each key and value is read once, in
+ * 8-wide vectors along the head. A block's scores are taken in tiles of
+ * tokens, its softmax update 8 at a time, its values in tiles of columns:
+ * tiles small enough for their sums to stay in registers. The next block
+ * is prefetched: blocks are scattered, and a hardware prefetcher stops at
  * each one's end. */
 #if defined(GM_BF16)
 #define SERVE_LOAD8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
@@ -89,16 +89,12 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #else
 #define SERVE_LOAD8(p, i) vload8(0, (p) + (i))
 #endif
-#if defined(SERVE_DIM)
 #define SERVE_D8 (SERVE_DIM / 8)
-#else
-#define SERVE_D8 (dim / 8)
-#endif
-#if defined(SERVE_GROUP)
 #define SERVE_G SERVE_GROUP
-#else
-#define SERVE_G (heads / kv_heads)
-#endif
+/* Tokens a score tile and 8-wide columns a value tile: 8 sums of each. */
+#define SERVE_TB (SERVE_G >= 8 ? 1 : 8 / SERVE_G)
+#define SERVE_XB (SERVE_G == 1 && SERVE_D8 % 8 == 0 ? 8 : SERVE_G <= 2 && SERVE_D8 % 4 == 0 ? 4 \
+                  : SERVE_G <= 4 && SERVE_D8 % 2 == 0 ? 2 : 1)
 GM_INLINE float serve_sum8(float8 v)
 {
     const float4 a = v.lo + v.hi;
@@ -111,7 +107,6 @@ GM_INLINE float serve_max8(float8 v)
     const float2 b = fmax(a.lo, a.hi);
     return fmax(b.x, b.y);
 }
-#define SERVE_V8 (SERVE_MAX_GROUP * SERVE_MAX_DIM / 8)
 GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_u64 q_row, gm_u64 o_off,
                           GM_GLOBAL gm_t *GM_RESTRICT o, GM_GLOBAL const gm_kv_t *GM_RESTRICT pool,
                           GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL const gm_u32 *GM_RESTRICT meta,
@@ -119,14 +114,14 @@ GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_
                           unsigned int block, unsigned int max_blocks, unsigned int layer, unsigned int layers,
                           float scale)
 {
-    const size_t page = (size_t)kv_heads * dim * block;
-    const float inv_sqrt = 1.0f / sqrt((float)dim);
+    const size_t page = (size_t)kv_heads * SERVE_DIM * block;
+    const float inv_sqrt = 1.0f / sqrt((float)SERVE_DIM);
     GM_FOR_EACH(item, (size_t)rows * kv_heads) {
         const size_t r = item / kv_heads, g = item % kv_heads;
         const unsigned int slot = meta[4 * r], n = meta[4 * r + 1] + 1;
-        float8 qv[SERVE_V8], acc[SERVE_V8];
-        float sc[SERVE_MAX_GROUP * SERVE_MAX_BLOCK], m[SERVE_MAX_GROUP], l[SERVE_MAX_GROUP];
-        const size_t q_at = q_off + r * q_row + g * SERVE_G * dim;
+        float8 qv[SERVE_G * SERVE_D8], acc[SERVE_G * SERVE_D8];
+        float sc[SERVE_G * SERVE_MAX_BLOCK], m[SERVE_G], l[SERVE_G];
+        const size_t q_at = q_off + r * q_row + g * SERVE_G * SERVE_DIM;
         for (unsigned int i = 0; i < SERVE_G * SERVE_D8; i++) {
             qv[i] = SERVE_LOAD8(q, q_at + 8 * (size_t)i) * inv_sqrt;
             acc[i] = (float8)(0.0f);
@@ -135,25 +130,41 @@ GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_
             m[j] = -INFINITY;
             l[j] = 0.0f;
         }
-        size_t kb = serve_page(table, slot, 0, block, max_blocks, layer, layers, page) + g * block * dim;
+        size_t kb = serve_page(table, slot, 0, block, max_blocks, layer, layers, page) + g * block * SERVE_DIM;
         for (unsigned int t0 = 0; t0 < n; t0 += block) {
             const unsigned int nb = n - t0 < block ? n - t0 : block, n8 = (nb + 7) / 8;
             GM_GLOBAL const gm_kv_t *GM_RESTRICT kp = pool + kb;
             GM_GLOBAL const gm_kv_t *GM_RESTRICT vp = pool + kb + page;
             if (t0 + block < n) {
-                kb = serve_page(table, slot, t0 + block, block, max_blocks, layer, layers, page) + g * block * dim;
-                for (size_t i = 0; i < (size_t)block * dim; i += 64 / sizeof(gm_kv_t)) {
+                kb = serve_page(table, slot, t0 + block, block, max_blocks, layer, layers, page)
+                     + g * block * SERVE_DIM;
+                for (size_t i = 0; i < (size_t)block * SERVE_DIM; i += 64 / sizeof(gm_kv_t)) {
                     gm_prefetch(pool + kb + i);
                     gm_prefetch(pool + kb + page + i);
                 }
             }
-            for (unsigned int t = 0; t < nb; t++)
-                for (unsigned int j = 0; j < SERVE_G; j++) {
-                    float8 s = (float8)(0.0f);
-                    for (unsigned int x = 0; x < SERVE_D8; x++)
-                        s = fma(qv[j * SERVE_D8 + x], SERVE_LOAD8(kp, (size_t)t * dim + 8 * x), s);
-                    sc[j * SERVE_MAX_BLOCK + t] = serve_sum8(s);
+            for (unsigned int tb = 0; tb < nb; tb += SERVE_TB) {
+                float8 s[SERVE_TB * SERVE_G];
+#pragma unroll
+                for (unsigned int i = 0; i < SERVE_TB * SERVE_G; i++)
+                    s[i] = (float8)(0.0f);
+                for (unsigned int x = 0; x < SERVE_D8; x++) {
+#pragma unroll
+                    for (unsigned int u = 0; u < SERVE_TB; u++) {
+                        const unsigned int t = tb + u < nb ? tb + u : nb - 1;   /* the tail reads a token twice */
+                        const float8 k = SERVE_LOAD8(kp, (size_t)t * SERVE_DIM + 8 * x);
+#pragma unroll
+                        for (unsigned int j = 0; j < SERVE_G; j++)
+                            s[u * SERVE_G + j] = fma(qv[j * SERVE_D8 + x], k, s[u * SERVE_G + j]);
+                    }
                 }
+#pragma unroll
+                for (unsigned int u = 0; u < SERVE_TB; u++)
+#pragma unroll
+                    for (unsigned int j = 0; j < SERVE_G; j++)
+                        if (tb + u < nb)
+                            sc[j * SERVE_MAX_BLOCK + tb + u] = serve_sum8(s[u * SERVE_G + j]);
+            }
             for (unsigned int j = 0; j < SERVE_G; j++) {
                 float *sj = sc + j * SERVE_MAX_BLOCK;
                 for (unsigned int t = nb; t < 8 * n8; t++)
@@ -174,21 +185,33 @@ GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_
                     for (unsigned int x = 0; x < SERVE_D8; x++)
                         acc[j * SERVE_D8 + x] *= corr;
             }
-            for (unsigned int t = 0; t < nb; t++)
-                for (unsigned int x = 0; x < SERVE_D8; x++) {
-                    const float8 v = SERVE_LOAD8(vp, (size_t)t * dim + 8 * x);
-                    for (unsigned int j = 0; j < SERVE_G; j++)
-                        acc[j * SERVE_D8 + x] = fma((float8)(sc[j * SERVE_MAX_BLOCK + t]), v, acc[j * SERVE_D8 + x]);
+            for (unsigned int x0 = 0; x0 < SERVE_D8; x0 += SERVE_XB) {
+                float8 a[SERVE_G * SERVE_XB];
+#pragma unroll
+                for (unsigned int i = 0; i < SERVE_G * SERVE_XB; i++)
+                    a[i] = acc[(i / SERVE_XB) * SERVE_D8 + x0 + i % SERVE_XB];
+                for (unsigned int t = 0; t < nb; t++) {
+#pragma unroll
+                    for (unsigned int xb = 0; xb < SERVE_XB; xb++) {
+                        const float8 v = SERVE_LOAD8(vp, (size_t)t * SERVE_DIM + 8 * (x0 + xb));
+#pragma unroll
+                        for (unsigned int j = 0; j < SERVE_G; j++)
+                            a[j * SERVE_XB + xb] = fma((float8)(sc[j * SERVE_MAX_BLOCK + t]), v, a[j * SERVE_XB + xb]);
+                    }
                 }
+#pragma unroll
+                for (unsigned int i = 0; i < SERVE_G * SERVE_XB; i++)
+                    acc[(i / SERVE_XB) * SERVE_D8 + x0 + i % SERVE_XB] = a[i];
+            }
         }
-        const size_t o_at = o_off + r * heads * dim + g * SERVE_G * dim;
+        const size_t o_at = o_off + r * heads * SERVE_DIM + g * SERVE_G * SERVE_DIM;
         for (unsigned int j = 0; j < SERVE_G; j++) {
             const float inv = 1.0f / l[j];
             for (unsigned int x = 0; x < SERVE_D8; x++) {
                 const float8 v = acc[j * SERVE_D8 + x] * inv;
                 const float e[8] = {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7};
                 for (unsigned int k = 0; k < 8; k++)
-                    GM_STORE(o, o_at + j * dim + 8 * x + k, e[k], scale);
+                    GM_STORE(o, o_at + j * SERVE_DIM + 8 * x + k, e[k], scale);
             }
         }
     }

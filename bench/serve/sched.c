@@ -176,9 +176,11 @@ static gm_status preempt_last(serve_sched *s)
 {
     uint64_t i = s->running[s->n_running - 1];
     serve_request *r = &s->req[i];
-    unsigned mode = s->preempt == (GM_PREEMPT_SWAP | GM_PREEMPT_RECOMPUTE) ? s->next_mode++ % 2
-                    : s->preempt == GM_PREEMPT_SWAP                     ? 0
-                                                                        : 1;
+    bool both = s->preempt == (GM_PREEMPT_SWAP | GM_PREEMPT_RECOMPUTE);
+    unsigned mode = !both                ? (s->preempt == GM_PREEMPT_SWAP ? 0u : 1u)
+                    : !s->cost[0].count ? 0u
+                    : !s->cost[1].count ? 1u
+                                        : s->next_mode++ % 2;
     if (mode == 0 && r->n_blocks > s->n_host_free)
         mode = 1;
     gm_status rc = GM_OK;
@@ -212,6 +214,18 @@ static gm_status preempt_last(serve_sched *s)
     memmove(&s->queue[1], &s->queue[0], s->n_queue * sizeof *s->queue);
     s->queue[0] = i;
     s->n_queue++;
+    return rc;
+}
+
+/* A decoding request i found no free block: the request admitted last is
+ * preempted; with both ways asked and neither taken yet, one request each
+ * way, so that both are timed. */
+static gm_status shortage(serve_sched *s, uint64_t i)
+{
+    bool first = s->preempt == (GM_PREEMPT_SWAP | GM_PREEMPT_RECOMPUTE) && !s->cost[0].count && !s->cost[1].count;
+    gm_status rc = preempt_last(s);
+    if (rc == GM_OK && first && s->n_running && s->running[s->n_running - 1] != i)
+        rc = preempt_last(s);
     return rc;
 }
 
@@ -332,7 +346,7 @@ gm_status serve_sched_step(serve_sched *s, unsigned what, uint64_t max_running, 
             if (!r->generated || r->computed != target(r))
                 continue;
             while (!take_blocks(s, r, r->computed + 1) && rc == GM_OK && s->running[s->n_running - 1] != i)
-                rc = preempt_last(s);
+                rc = shortage(s, i);
             if (rc != GM_OK || r->slot < 0 || r->n_blocks * e->d.block_tokens <= r->computed) {
                 if (rc == GM_OK && r->slot >= 0)
                     rc = preempt_last(s);       /* itself: nothing left to take from */

@@ -15,8 +15,9 @@
  *              swap preemption);
  *   recompute  its blocks are freed; it resumes by prefilling its prompt
  *              and the tokens it had generated (vLLM V1's preemption).
- * With both asked for, preemptions alternate between them. Resumption
- * runs in steps of its own, so that what it costs is timed alone.
+ * With both asked for, the first shortage preempts the last two requests,
+ * one each way, and later ones alternate. Resumption runs in steps of its
+ * own, so that what it costs is timed alone.
  *
  * Requests from `copy_from` on do not prefill: their prompt is request
  * 0's, whose blocks are copied into theirs once request 0 is prefilled

@@ -22,8 +22,8 @@
  *     and by recompute (dropped, prefill run again), each timed per block
  *     and per token.
  * The first prefill step, the first decode step at each count, the decode
- * step after a swap-in and a recompute's prefill are checked against the
- * CPU reference (serve_step_verify), and a swapped sequence's blocks
+ * step after a swap-in and a recompute's first prefill step are checked against
+ * the CPU reference (serve_step_verify), and a swapped sequence's blocks
  * against their host copy; one wrong result makes the point a mismatch
  * row and no figure of it is written.
  */
@@ -103,6 +103,7 @@ typedef struct {
     bool ok;
     char note[400];
     unsigned verified;
+    bool resume_checked;        /* a recompute's prefill step was checked */
 } point;
 
 static gm_row base_row(const point *pt, const char *variant, uint64_t batch)
@@ -257,7 +258,9 @@ static gm_status preempt_phase(point *pt, serve_sched *sc, uint64_t cap)
         bool rec_done = !(sc->preempt & GM_PREEMPT_RECOMPUTE) || sc->cost[1].restored;
         if (swap_done && rec_done && sc->cost[0].count + sc->cost[1].count)
             break;
-        rc = step(pt, sc, SCHED_RESUME, 0, true, &info);
+        /* A recompute's first step is checked (swap-ins: the decode step after). */
+        rc = step(pt, sc, SCHED_RESUME, 0, !pt->resume_checked, &info);
+        pt->resume_checked |= info.resume && info.prefill_rows;
         if (rc != GM_OK || info.resume)
             continue;
         bool check = sc->verify_next_decode;
