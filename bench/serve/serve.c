@@ -338,9 +338,13 @@ static int emit_preemption(point *pt, const serve_sched *sc)
 }
 
 /* The non-KV memory the engine holds, as the device counts it: its
- * tensors with a pool of one block, after a profile step of max_tokens
- * rows split over min(max_tokens, max_seqs) requests, each sampling its
- * last token (vLLM's profile run). */
+ * tensors with a pool of one block, after a profile step that runs every
+ * kernel once: a token of each of min(max_tokens, max_seqs) requests,
+ * each sampled. vLLM's profile run forwards max_num_batched_tokens rows
+ * because PyTorch allocates as it runs; the engine's tensors are all
+ * allocated up front (its activations for max_tokens rows), so a step of
+ * fewer rows holds the same memory (the driver's lazy loading and any
+ * reserve included). */
 static gm_status measure_non_kv(point *pt, gm_pattern_env *env, serve_dims d, uint64_t free0, uint64_t *non_kv)
 {
     gm_device *dev = pt->b->dev;
@@ -353,15 +357,11 @@ static gm_status measure_non_kv(point *pt, gm_pattern_env *env, serve_dims d, ui
     serve_engine *e = NULL;
     if (rc == GM_OK)
         rc = serve_engine_open(dev, &pat, &d, &e);
-    uint64_t reqs = d.max_tokens < d.max_seqs ? d.max_tokens : d.max_seqs, per = d.max_tokens / reqs;
-    uint64_t len = d.max_blocks * d.block_tokens;
+    uint64_t reqs = d.max_tokens < d.max_seqs ? d.max_tokens : d.max_seqs;
     if (rc == GM_OK) {
         serve_step_begin(e);
-        for (uint64_t r = 0; r < d.max_tokens; r++) {
-            uint64_t q = r / per < reqs ? r / per : reqs - 1, pos = (r - q * per) % len;
-            bool last = r + 1 == d.max_tokens || ((r + 1) % per == 0 && (r + 1) / per < reqs);
-            serve_step_add(e, (unsigned)q, pos, serve_prompt_token(q, pos, e->V), false, last);
-        }
+        for (uint64_t q = 0; q < reqs; q++)
+            serve_step_add(e, (unsigned)q, 0, serve_prompt_token(q, 0, e->V), false, true);
         rc = serve_step_upload(e);
     }
     if (rc == GM_OK)
