@@ -71,6 +71,13 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_MAX_GROUP 8       /* query heads of one KV head */
 #define SERVE_MAX_DIM 256
 #define SERVE_MAX_BLOCK 64      /* tokens a block (the CPU kernel's scores) */
+/* Both kernels' parameters (the host's arguments, serve_engine.c). */
+#define SERVE_ATTENTION_PARAMS                                                                                    \
+    GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_u64 q_row, gm_u64 o_off, GM_GLOBAL gm_t *GM_RESTRICT o,  \
+        GM_GLOBAL const gm_kv_t *GM_RESTRICT pool, GM_GLOBAL const int *GM_RESTRICT table,                        \
+        GM_GLOBAL const gm_u32 *GM_RESTRICT meta, unsigned int rows, unsigned int heads, unsigned int kv_heads,     \
+        unsigned int dim, unsigned int block, unsigned int max_blocks, unsigned int layer, unsigned int layers,      \
+        float scale
 
 #if defined(GM_CHUNKED)
 /* CPUs (OpenCL: the chunked variants are built for CPU devices alone, the
@@ -107,12 +114,7 @@ GM_INLINE float serve_max8(float8 v)
     const float2 b = fmax(a.lo, a.hi);
     return fmax(b.x, b.y);
 }
-GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_u64 q_row, gm_u64 o_off,
-                          GM_GLOBAL gm_t *GM_RESTRICT o, GM_GLOBAL const gm_kv_t *GM_RESTRICT pool,
-                          GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL const gm_u32 *GM_RESTRICT meta,
-                          unsigned int rows, unsigned int heads, unsigned int kv_heads, unsigned int dim,
-                          unsigned int block, unsigned int max_blocks, unsigned int layer, unsigned int layers,
-                          float scale)
+GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
 {
     const size_t page = (size_t)kv_heads * SERVE_DIM * block;
     const float inv_sqrt = 1.0f / sqrt((float)SERVE_DIM);
@@ -225,12 +227,7 @@ GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_
  * summing the tile's values of its column (reads of v coalesce). */
 #define SERVE_WG 128
 #define SERVE_PER_ITEM (SERVE_MAX_GROUP * SERVE_MAX_DIM / SERVE_WG)
-GM_KERNEL serve_attention(GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_u64 q_row, gm_u64 o_off,
-                          GM_GLOBAL gm_t *GM_RESTRICT o, GM_GLOBAL const gm_kv_t *GM_RESTRICT pool,
-                          GM_GLOBAL const int *GM_RESTRICT table, GM_GLOBAL const gm_u32 *GM_RESTRICT meta,
-                          unsigned int rows, unsigned int heads, unsigned int kv_heads, unsigned int dim,
-                          unsigned int block, unsigned int max_blocks, unsigned int layer, unsigned int layers,
-                          float scale)
+GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
 {
     GM_LOCAL_DECL float qs[SERVE_MAX_GROUP * SERVE_MAX_DIM];
     GM_LOCAL_DECL float ps[SERVE_MAX_GROUP * SERVE_WG];
@@ -331,10 +328,12 @@ GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act
  * precision, as the LM head wrote them) converted to fp32 into f32, and
  * its first largest entry's index written to sampled[s_off + slots[l_off + r]].
  */
+#define SERVE_SAMPLE_PARAMS                                                                                    \
+    GM_GLOBAL const gm_t *GM_RESTRICT logits, GM_GLOBAL float *GM_RESTRICT f32,                                 \
+        GM_GLOBAL const gm_u32 *GM_RESTRICT slots, gm_u64 l_off, GM_GLOBAL gm_u32 *GM_RESTRICT sampled,          \
+        gm_u64 s_off, unsigned int rows, unsigned int vocab, float scale
 #if defined(GM_CHUNKED)
-GM_KERNEL serve_sample(GM_GLOBAL const gm_t *GM_RESTRICT logits, GM_GLOBAL float *GM_RESTRICT f32,
-                       GM_GLOBAL const gm_u32 *GM_RESTRICT slots, gm_u64 l_off, GM_GLOBAL gm_u32 *GM_RESTRICT sampled,
-                       gm_u64 s_off, unsigned int rows, unsigned int vocab, float scale)
+GM_KERNEL serve_sample(SERVE_SAMPLE_PARAMS)
 {
     GM_FOR_EACH(r, (size_t)rows) {
         float best = -INFINITY;
@@ -352,9 +351,7 @@ GM_KERNEL serve_sample(GM_GLOBAL const gm_t *GM_RESTRICT logits, GM_GLOBAL float
 }
 #else
 #define SERVE_SAMPLE_WG 256
-GM_KERNEL serve_sample(GM_GLOBAL const gm_t *GM_RESTRICT logits, GM_GLOBAL float *GM_RESTRICT f32,
-                       GM_GLOBAL const gm_u32 *GM_RESTRICT slots, gm_u64 l_off, GM_GLOBAL gm_u32 *GM_RESTRICT sampled,
-                       gm_u64 s_off, unsigned int rows, unsigned int vocab, float scale)
+GM_KERNEL serve_sample(SERVE_SAMPLE_PARAMS)
 {
     GM_LOCAL_DECL float best_v[SERVE_SAMPLE_WG];
     GM_LOCAL_DECL gm_u32 best_i[SERVE_SAMPLE_WG];

@@ -2,21 +2,14 @@
  * (bench/model/serve_plan.h, which cites the source lines). */
 #include "bench/model/serve_plan.h"
 
+#include "bench/model/mem_plan.h"
+#include "bench/model/saturate.h"
+
 #include <math.h>
 #include <stdio.h>
 
 #define GIB ((uint64_t)1 << 30)
 
-static uint64_t mul(uint64_t x, uint64_t y)
-{
-    uint64_t r;
-    return __builtin_mul_overflow(x, y, &r) ? UINT64_MAX : r;
-}
-static uint64_t add(uint64_t x, uint64_t y)
-{
-    uint64_t r;
-    return __builtin_add_overflow(x, y, &r) ? UINT64_MAX : r;
-}
 static uint64_t cdiv(uint64_t x, uint64_t y) { return x / y + (x % y != 0); }
 static uint64_t min64(uint64_t x, uint64_t y) { return x < y ? x : y; }
 
@@ -35,7 +28,7 @@ void gm_serve_defaults(const gm_arch *a, gm_serve_opts *o)
     if (default_seqs)
         o->max_seqs = big ? 1024 : 256;
     if (default_tokens)
-        o->max_batched_tokens = min64(big ? 8192 : 2048, mul(o->max_seqs, o->max_model_len));
+        o->max_batched_tokens = min64(big ? 8192 : 2048, gm_sat_mul(o->max_seqs, o->max_model_len));
     if (default_seqs)
         o->max_seqs = min64(o->max_seqs, o->max_batched_tokens);
 }
@@ -48,7 +41,7 @@ uint64_t gm_serve_layer_peak(const gm_arch *a, uint64_t tokens, size_t e, uint64
     uint64_t attn = (a->heads / T + 2 * (a->kv_heads / T)) * d + a->heads / T * d + a->hidden;
     /* MLP: gate_up_proj's 2I and the activation's I (per rank). */
     uint64_t mlp = (a->gated_mlp ? 3 : 2) * (a->ffn / T);
-    return mul(mul(tokens, e), add(2 * a->hidden, attn > mlp ? attn : mlp));
+    return gm_sat_mul(gm_sat_mul(tokens, e), gm_sat_add(2 * a->hidden, attn > mlp ? attn : mlp));
 }
 
 int gm_serve_plan(const gm_arch *a, const gm_serve_opts *in, gm_serve_budget *out, char *err, size_t err_len)
@@ -83,7 +76,7 @@ int gm_serve_plan(const gm_arch *a, const gm_serve_opts *in, gm_serve_budget *ou
     out->layers = a->layers;
     size_t e = gm_precision_size(o.act);
     /* One layer's block of K and V, on one rank (AttentionSpec). */
-    out->page_bytes = mul(mul(2 * o.block_tokens, a->kv_heads / o.tp), mul(a->head_dim, gm_precision_size(o.kv)));
+    out->page_bytes = gm_sat_mul(gm_sat_mul(2 * o.block_tokens, a->kv_heads / o.tp), gm_sat_mul(a->head_dim, gm_precision_size(o.kv)));
     if (o.kv_cache_memory) {
         /* kv_cache_memory_bytes: the budget as given, gpu_memory_utilization
          * not used (gpu_worker.py lines 362-380). */
@@ -96,9 +89,9 @@ int gm_serve_plan(const gm_arch *a, const gm_serve_opts *in, gm_serve_budget *ou
         /* The sampler's input: compute_logits' [rows, V] in the model's
          * dtype and the fp32 copy the sampler works on. */
         out->logit_rows = min64(o.max_batched_tokens, o.max_seqs);
-        out->logits = mul(mul(out->logit_rows, a->vocab), e + 4);
+        out->logits = gm_sat_mul(gm_sat_mul(out->logit_rows, a->vocab), e + 4);
         out->reserve = o.reserve;
-        out->non_kv = add(add(out->weights, out->layer_peak), add(out->logits, out->reserve));
+        out->non_kv = gm_sat_add(gm_sat_add(out->weights, out->layer_peak), gm_sat_add(out->logits, out->reserve));
         if (out->non_kv >= out->requested) {
             snprintf(err, err_len, "no memory left for the KV cache: %llu bytes requested (%.4g of %llu) hold "
                      "%llu of weights, activations and reserve (raise --gpu-memory-utilization, or lower "
@@ -108,12 +101,12 @@ int gm_serve_plan(const gm_arch *a, const gm_serve_opts *in, gm_serve_budget *ou
         }
         out->available = out->requested - out->non_kv;
     }
-    uint64_t block_bytes = mul(out->page_bytes, a->layers);
+    uint64_t block_bytes = gm_sat_mul(out->page_bytes, a->layers);
     out->blocks = out->available / out->page_bytes / a->layers;
-    out->tokens = mul(out->blocks, o.block_tokens);
+    out->tokens = gm_sat_mul(out->blocks, o.block_tokens);
     out->blocks_per_request = cdiv(o.max_model_len, o.block_tokens);
     out->concurrency = (double)out->blocks / (double)out->blocks_per_request;
-    uint64_t needed = mul(out->blocks_per_request, block_bytes);
+    uint64_t needed = gm_sat_mul(out->blocks_per_request, block_bytes);
     if (needed > out->available) {
         /* estimate_max_model_len: the longest request the blocks hold. */
         snprintf(err, err_len, "the KV cache budget (%llu bytes, %llu blocks of %llu tokens) does not hold one "
