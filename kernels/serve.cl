@@ -137,15 +137,17 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
             const unsigned int nb = n - t0 < block ? n - t0 : block, n8 = (nb + 7) / 8;
             GM_GLOBAL const gm_kv_t *GM_RESTRICT kp = pool + kb;
             GM_GLOBAL const gm_kv_t *GM_RESTRICT vp = pool + kb + page;
-            if (t0 + block < n) {
+            const bool next = t0 + block < n;
+            if (next)
                 kb = serve_page(table, slot, t0 + block, block, max_blocks, layer, layers, page)
                      + g * block * SERVE_DIM;
-                for (size_t i = 0; i < (size_t)block * SERVE_DIM; i += 64 / sizeof(gm_kv_t)) {
+            for (unsigned int tb = 0; tb < nb; tb += SERVE_TB) {
+                /* The next block's rows of this tile's tokens, a line at a time. */
+                for (size_t i = (size_t)tb * SERVE_DIM; next && i < (size_t)(tb + SERVE_TB) * SERVE_DIM;
+                     i += 64 / sizeof(gm_kv_t)) {
                     gm_prefetch(pool + kb + i);
                     gm_prefetch(pool + kb + page + i);
                 }
-            }
-            for (unsigned int tb = 0; tb < nb; tb += SERVE_TB) {
                 float8 s[SERVE_TB * SERVE_G];
 #pragma unroll
                 for (unsigned int i = 0; i < SERVE_TB * SERVE_G; i++)
