@@ -7,7 +7,7 @@
 # reference, a wrong output a mismatch row. And the serve workload's one
 # decode step in the workloads suite.
 . tests/lib.sh
-plan 26
+plan 27
 
 run=$TEST_TMP/serve
 args="--backend opencl --mem-limit 128MiB --model tiny-serve --precision bf16 --seq 512 --output-tokens 64
@@ -37,6 +37,16 @@ like "$(csv_value "$csv" '$_->{metric} eq "kv_pool_tokens"' note)" \
 occupancy=$(csv_value "$csv" '$_->{metric} eq "occupancy"' value)
 perl -e 'exit !($ARGV[0] >= 0.95 && $ARGV[0] <= 1)' "$occupancy"
 ok $? "the pool is filled ($occupancy of its blocks held at the most)"
+full_seqs=$(csv_value "$csv" '$_->{metric} eq "token_share"' batch)
+# Paged blocks waste only each sequence's last block's tail: at the full
+# pool, the held slots less the tokens held are fewer than 16 a sequence.
+share=$(csv_value "$csv" '$_->{metric} eq "token_share"' value)
+is "$(printf '%s\n' "$(csv_value "$csv" '$_->{metric} eq "token_share"' note)" | perl -e '
+        my ($t, $b, $slots) = <STDIN> =~ /^at the full pool, (\d+) tokens.* in the (\d+) blocks held \((\d+) slots\)/
+            or do { print "no figures in the note"; exit };
+        my $ok = $slots == 16 * $b && $slots - $t < 16 * $ARGV[0] && abs($t / $slots - $ARGV[1]) < 1e-9;
+        print $ok ? "ok" : "bad"' "$full_seqs" "$share")" ok \
+   "token_share: the held blocks' tokens over their slots ($share), less than a block's tail a sequence unfilled"
 
 # Prefill, and decode at every running count up to the full pool.
 is "$(serve '$_->{variant} eq "prefill" && $_->{metric} eq "tokens" && $_->{value} > 0')" 1 "prefill tokens/s"

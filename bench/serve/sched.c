@@ -91,6 +91,14 @@ void serve_sched_release(serve_sched *s)
 
 uint64_t serve_sched_used_blocks(const serve_sched *s) { return s->e->d.pool_blocks - s->n_free; }
 
+uint64_t serve_sched_held_tokens(const serve_sched *s)
+{
+    uint64_t n = 0;
+    for (uint64_t k = 0; k < s->n_running; k++)
+        n += s->req[s->running[k]].computed;
+    return n;
+}
+
 uint64_t serve_sched_decoding(const serve_sched *s)
 {
     uint64_t n = 0;

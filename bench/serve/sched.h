@@ -120,5 +120,10 @@ uint64_t serve_sched_decoding(const serve_sched *s);
 uint64_t serve_sched_done(const serve_sched *s);
 /* Blocks in use. */
 uint64_t serve_sched_used_blocks(const serve_sched *s);
+/* Tokens whose keys and values the blocks in use hold (the running
+ * requests' computed tokens): over the blocks' slots, the share of the
+ * held KV memory holding token states, the rest the unfilled tail of each
+ * sequence's last block (the PagedAttention paper's measure). */
+uint64_t serve_sched_held_tokens(const serve_sched *s);
 
 #endif

@@ -477,6 +477,7 @@ static int run_point(point *pt, gm_pattern_env *env)
     if (st == GM_OK)
         st = fill_to(pt, &sc, n_req);
     uint64_t full = sc.n_running, peak = sc.peak_blocks;
+    uint64_t full_used = serve_sched_used_blocks(&sc), full_tokens = serve_sched_held_tokens(&sc);
     if (st == GM_OK)
         st = decode_level(pt, &sc);
     peak = sc.peak_blocks > peak ? sc.peak_blocks : peak;
@@ -523,6 +524,12 @@ static int run_point(point *pt, gm_pattern_env *env)
                  (unsigned long long)peak, (unsigned long long)d.pool_blocks, (unsigned long long)full);
         if (rc == 0)
             rc = emit_one(pt, "pool", full, "occupancy", "ratio", (double)peak / (double)d.pool_blocks, note);
+        snprintf(note, sizeof note, "at the full pool, %llu tokens' keys and values in the %llu blocks held (%llu "
+                 "slots): the rest is each sequence's last block's unfilled tail", (unsigned long long)full_tokens,
+                 (unsigned long long)full_used, (unsigned long long)(full_used * d.block_tokens));
+        if (rc == 0 && full_used)
+            rc = emit_one(pt, "pool", full, "token_share", "ratio",
+                          (double)full_tokens / (double)(full_used * d.block_tokens), note);
         snprintf(note, sizeof note, "chunks of up to %llu tokens, %llu requests' prompts%s",
                  (unsigned long long)d.max_tokens, (unsigned long long)pt->prefill_requests,
                  s->prefill_requests && s->prefill_requests < n_req ? "; the others copy request 0's blocks" : "");
