@@ -343,3 +343,15 @@ gm_status block_verify(void *state, unsigned rep, bool *correct, char *note, siz
     gm_device_free(st->dev, &c.stage);
     return rc;
 }
+
+void block_ref_columns(const float *in, const float *w, uint64_t k, uint64_t nc, double *want, double *mag)
+{
+    for (uint64_t jj = 0; jj < nc; jj++)
+        want[jj] = mag[jj] = 0.0;
+    for (uint64_t kk = 0; kk < k; kk++)
+        for (uint64_t jj = 0; jj < nc; jj++) {
+            double pr = (double)in[kk] * w[kk * nc + jj];
+            want[jj] += pr;
+            mag[jj] += fabs(pr);
+        }
+}

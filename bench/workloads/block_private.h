@@ -57,6 +57,11 @@ uint64_t block_act_width(const block_state *st, int a);
  * int4, its scales' bytes (0 otherwise). Layer l starts at l times these. */
 uint64_t block_layer_bytes(const block_state *st, int w);
 uint64_t block_layer_scale_bytes(const block_state *st, int w);
+/* A CPU reference's product on checked columns (w: [k][nc]): want[j] =
+ * sum over k of in[k] w[k][j] and mag[j] = the sum of |in[k] w[k][j]|, in
+ * double; mag bounds the product's rounding error (the whole model's and
+ * the serving engine's checks). */
+void block_ref_columns(const float *in, const float *w, uint64_t k, uint64_t nc, double *want, double *mag);
 
 /* Enqueues layer `layer` of micro-batch (b0, nb) into activation slot
  * `slot`: the projections, attention over the KV cache, and (when

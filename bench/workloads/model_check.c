@@ -162,14 +162,7 @@ void check_product(checker *c, const char *what, uint64_t layer, uint64_t k, flo
     model_state *st = c->st;
     uint64_t nc = c->n_cols;
     for (int r = 0; r < CHECK_ROWS && c->ok; r++) {
-        for (uint64_t jj = 0; jj < nc; jj++)
-            c->want[jj] = c->mag[jj] = 0.0;
-        for (uint64_t kk = 0; kk < k; kk++)
-            for (uint64_t jj = 0; jj < nc; jj++) {
-                double pr = (double)in[r][kk] * c->w[kk * nc + jj];
-                c->want[jj] += pr;
-                c->mag[jj] += fabs(pr);
-            }
+        block_ref_columns(in[r], c->w, k, nc, c->want, c->mag);
         for (uint64_t jj = 0; jj < nc && c->ok; jj++) {
             uint64_t j = c->cols[jj];
             double pre = c->want[jj] + (res ? res[r][j] : 0.0), mag = c->mag[jj] + (res ? fabs(res[r][j]) : 0.0);

@@ -111,14 +111,7 @@ static void check_product(checker *c, const char *what, int m, uint64_t layer, f
     host_columns(c, m, layer);
     uint64_t k = serve_m_in(e, m), nc = c->n_cols;
     for (int r = 0; r < c->n && c->ok; r++) {
-        for (uint64_t jj = 0; jj < nc; jj++)
-            c->want[jj] = c->mag[jj] = 0.0;
-        for (uint64_t kk = 0; kk < k; kk++)
-            for (uint64_t jj = 0; jj < nc; jj++) {
-                double pr = (double)in[r][kk] * c->w[kk * nc + jj];
-                c->want[jj] += pr;
-                c->mag[jj] += fabs(pr);
-            }
+        block_ref_columns(in[r], c->w, k, nc, c->want, c->mag);
         for (uint64_t jj = 0; jj < nc && c->ok; jj++) {
             uint64_t j = c->cols[jj];
             double pre = c->want[jj] + (res ? res[r][j] : 0.0), mag = c->mag[jj] + (res ? fabs(res[r][j]) : 0.0);
