@@ -29,6 +29,9 @@ typedef struct {
     unsigned rounds;           /* --rounds: rounds the reps are spread over (bench/rounds.h) */
     char out[4096];            /* empty: results/<run-id> */
     char profile[256];
+    char profile_file[4200];   /* the profile's file as found (gm_profile_load) */
+    bool profile_names_suite;  /* the profile lists the suite loaded for in [bench]'s
+                                * suite, or has a section of it */
     uint64_t *sizes;           /* stream array sizes in bytes; NULL: by device */
     size_t n_sizes;
     unsigned kernels;          /* stream kernels, bit per gm_stream_kernel */
@@ -101,8 +104,12 @@ int gm_opts_takes_value(const char *name);
  * suite alone) when suite is not NULL. `suite` may be SUITE.cpu or
  * SUITE.gpu: then [SUITE] and after it [SUITE.cpu] (CPU devices) or
  * [SUITE.gpu] (every other device) apply. Sections other than [bench] must
- * name a suite, alone or so typed. Returns 0, or -1 with "FILE:LINE:
- * reason" in err. */
+ * name a suite, alone or so typed. Sets o->profile_file, and
+ * o->profile_names_suite when the profile was written for `suite` (it
+ * names it in [bench]'s suite list or has an entry in one of its
+ * sections); a profile of another version than the binary (a carried
+ * binary reading another tree's share/) shows as one that does not.
+ * Returns 0, or -1 with "FILE:LINE: reason" in err. */
 int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char *err, size_t err_len);
 
 /* Is `name` a suite (a profile section may be named after it)? */

@@ -7,7 +7,7 @@
 # reference, a wrong output a mismatch row. And the serve workload's one
 # decode step in the workloads suite.
 . tests/lib.sh
-plan 27
+plan 30
 
 run=$TEST_TMP/serve
 args="--backend opencl --mem-limit 128MiB --model tiny-serve --precision bf16 --seq 512 --output-tokens 64
@@ -124,4 +124,21 @@ run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload
     --precision fp32,bf16 --batch 3 --seq 40 --reps 2 --out "$TEST_TMP/wl" --quiet
 is "$(csv_count "$TEST_TMP/wl/results.csv" '$_->{metric} eq "tokens" && $_->{status} eq "ok" && $_->{mode} eq "serve"')" 2 \
    "the serve workload decodes 3 sequences, verified, in fp32 and bf16"
+# make bench's command with suites named: the quick profile's [serve] and
+# [serve.cpu] sections apply to the serve suite (tiny-serve, fp32, 1024 and
+# 2048 tokens), whatever else runs (a cap of 16MiB: rows, not a run).
+run_gpumem bench --profile quick --suite stream,serve --backend opencl --mem-limit 16MiB --reps 1 --sizes 4MiB \
+    --kernels read --out "$TEST_TMP/quick"
+q=$TEST_TMP/quick/results.csv
+is "$(perl -e "$CSV_PERL"'my %k; $k{"$_->{model} $_->{precision} $_->{seq_len}"} = 1 for grep { $_->{suite} eq "serve" } rows($ARGV[0]); print join ",", sort keys %k' "$q")" \
+   "tiny-serve fp32 1024,tiny-serve fp32 2048" "--profile quick --suite stream,serve: [serve.cpu] applies to serve"
+# A profile that does not name a suite that runs (one of another version
+# than the binary, say) is named on stderr with its file.
+mkdir -p "$TEST_TMP/profiles"
+printf '[bench]\nsuite = stream\nprecision = fp32\n' >"$TEST_TMP/profiles/old.ini"
+GPUMEM_PROFILE_DIR=$TEST_TMP/profiles run_gpumem bench --profile old --suite stream,serve --backend opencl \
+    --mem-limit 16MiB --reps 1 --sizes 4MiB --kernels read --out "$TEST_TMP/old"
+like "$ERR" "note: profile old \\($TEST_TMP/profiles/old.ini\\) does not name the serve suite \\(in \\[bench\\].s suite list, a \\[serve\\] or a \\[serve.cpu\\] section\\)" \
+     "a suite the profile does not name: a note with the profile's file"
+is "$(printf '%s\n' "$ERR" | grep -c 'does not name the stream suite')" 0 "no note for a suite it names"
 done_testing

@@ -133,6 +133,13 @@ static int run_suites(gm_bench *b, uint64_t cap)
         gm_suite_section(base->suites[made], b->dev, typed, sizeof typed);
         gm_opts_init(&per[made]);
         rc = gm_bench_options(b->argc, b->argv, typed, &per[made], &help);
+        /* A suite its profile does not name runs on [bench]'s options
+         * alone: say so, and which file was read (a binary carried away
+         * from its tree reads the data of the tree it runs in). */
+        if (rc == 0 && !per[made].profile_names_suite && !base->quiet)
+            fprintf(stderr, "gpumem bench: note: profile %s (%s) does not name the %s suite (in [bench]'s suite "
+                    "list, a [%s] or a [%s] section): it runs on [bench]'s options and the command line's\n",
+                    base->profile, per[made].profile_file, base->suites[made], base->suites[made], typed);
     }
     /* --rounds: the whole point list once a round, each round a share of
      * the reps (bench/rounds.h); the journal numbers points on through

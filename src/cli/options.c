@@ -81,6 +81,8 @@ typedef struct {
     gm_bench_opts *scratch;   /* the first pass checks other sections' entries here */
     const char *apply;  /* the section this pass applies */
     char scratch_section[64];   /* the section scratch holds */
+    const char *suite;  /* SUITE of the suite loaded for, or NULL */
+    bool names_suite;   /* the profile names it (gm_profile_load) */
     char why[400];     /* the first entry's failure; its line comes from ini_parse */
 } profile_ctx;
 
@@ -99,6 +101,25 @@ static bool is_typed_section(const char *name)
         return false;
     snprintf(suite, sizeof suite, "%.*s", (int)(dot - name), name);
     return gm_is_suite_name(suite);
+}
+
+/* Is section `name` [suite], [suite.cpu] or [suite.gpu]? */
+static bool section_of(const char *name, const char *suite)
+{
+    size_t n = strlen(suite);
+    return strncmp(name, suite, n) == 0 && (name[n] == '\0' || (name[n] == '.' && is_typed_section(name)));
+}
+
+/* Does the comma-separated `list` hold `item`? */
+static bool lists(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; *p; p += strcspn(p, ",")) {
+        p += strspn(p, ", \t");
+        if (strncmp(p, item, n) == 0 && (p[n] == '\0' || p[n] == ',' || p[n] == ' ' || p[n] == '\t'))
+            return true;
+    }
+    return false;
 }
 
 /* Applies one `name = value`; returns 0 to make ini_parse report the line. */
@@ -127,6 +148,9 @@ static int on_ini_entry(void *user, const char *section, const char *name, const
         }
         if (into == c->o && c->o->profile_model_off && strcmp(name, "model") == 0)
             into = NULL;        /* the command line's shape replaces the profile's model */
+        if (c->suite && (section_of(section, c->suite)
+                         || (strcmp(section, "bench") == 0 && strcmp(name, "suite") == 0 && lists(value, c->suite))))
+            c->names_suite = true;
         if (into && gm_opts_set(into, name, value, c->why, sizeof c->why) != 0 && !c->why[0])
             snprintf(c->why, sizeof c->why, "bad entry '%s'", name);
     }
@@ -140,16 +164,18 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
         snprintf(err, err_len, "--profile: no profile '%s' (looked for profiles/%s.ini in the data folders: gpumem info lists them)", name, name);
         return -1;
     }
-    gm_bench_opts scratch;
-    gm_opts_init(&scratch);
-    profile_ctx c = {o, &scratch, "bench", "", ""};
-    int rc = ini_parse(path, on_ini_entry, &c);
-    gm_opts_release(&scratch);
+    snprintf(o->profile_file, sizeof o->profile_file, "%s", path);
     /* SUITE.cpu (or .gpu): the suite's section, then the one for that kind
      * of device. */
     char base[32] = "";
     if (suite && is_typed_section(suite))
         snprintf(base, sizeof base, "%.*s", (int)(strrchr(suite, '.') - suite), suite);
+    gm_bench_opts scratch;
+    gm_opts_init(&scratch);
+    profile_ctx c = {o, &scratch, "bench", "", suite ? (base[0] ? base : suite) : NULL, false, ""};
+    int rc = ini_parse(path, on_ini_entry, &c);
+    gm_opts_release(&scratch);
+    o->profile_names_suite = c.names_suite;
     if (rc == 0 && suite) {
         c.apply = base[0] ? base : suite;
         c.scratch = NULL;
