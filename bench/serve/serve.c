@@ -98,6 +98,7 @@ typedef struct {
     char bw_note[160];
     level levels[MAX_LEVELS];
     int n_levels;
+    int levels_written;         /* the levels whose rows are written (emit_levels) */
     samples prefill_ms, prefill_tps;
     uint64_t prefill_requests;
     bool ok;
@@ -272,12 +273,13 @@ static gm_status preempt_phase(point *pt, serve_sched *sc, uint64_t cap)
     return rc;
 }
 
+/* Writes the rows of the decode levels done and not yet written. */
 static int emit_levels(point *pt)
 {
     int rc = 0;
     char note[240];
-    for (int i = 0; i < pt->n_levels && rc == 0; i++) {
-        level *lv = &pt->levels[i];
+    for (; pt->levels_written < pt->n_levels && rc == 0; pt->levels_written++) {
+        level *lv = &pt->levels[pt->levels_written];
         snprintf(note, sizeof note, "%llu running sequences, device time a step; %s",
                  (unsigned long long)lv->running, pt->bw_note);
         rc = emit_samples(pt, "decode", lv->running, "time", "ms", &lv->ms, note);
@@ -468,11 +470,25 @@ static int run_point(point *pt, gm_pattern_env *env)
                               2 * per_request);
     sc.corrupt = b->fault_corrupt != 0;
     /* The ramp: 1, 2, 4, ... running sequences, decode steps at each;
-     * then every request the pool takes, and preemption. */
-    for (uint64_t n = 1; st == GM_OK && n < n_req; n *= 2) {
+     * then every request the pool takes, and preemption. A level's rows
+     * are written when it is done, every check so far passed (its first
+     * step's among them), so that a card's first rows come within seconds
+     * of the point's start; a later failure ends the point with its
+     * status row, the rest of its figures unwritten. */
+    int wrote = 0;
+    for (uint64_t n = 1; st == GM_OK && wrote == 0 && n < n_req; n *= 2) {
         st = fill_to(pt, &sc, n);
         if (st == GM_OK && sc.n_running == n)
             st = decode_level(pt, &sc);
+        if (st == GM_OK && pt->ok)
+            wrote = emit_levels(pt);
+    }
+    if (wrote) {
+        serve_sched_release(&sc);
+        serve_engine_close(e);
+        if (began)
+            gm_pattern_end(&pat);
+        return wrote;
     }
     if (st == GM_OK)
         st = fill_to(pt, &sc, n_req);

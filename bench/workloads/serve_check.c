@@ -29,8 +29,19 @@
 
 #define CHECK_ROWS 4
 #define CHECK_COLS 1024
+#define MIN_COLS 64
 #define EDGE_COLS 32
 #define MAX_CHECKED_LAYERS 4
+/* The host's reference work a check spends, in multiply-adds (the whole
+ * model's check, block_check.c, spends 4e7): a product's checked columns
+ * are as many as PRODUCT_BUDGET allows over its rows (at least MIN_COLS,
+ * at most CHECK_COLS), and a row's attention checks as many KV heads'
+ * query groups as ATTN_BUDGET allows over the rows (at least one). A tiny
+ * model is checked whole; Llama-3-8B at 64 columns a product and one
+ * group a row (some 5e7 multiply-adds a step where 1024 columns and every
+ * group cost 1.2e9 at 4096 tokens). */
+#define PRODUCT_BUDGET 1e6
+#define ATTN_BUDGET 2e7
 
 typedef struct {
     serve_engine *e;
@@ -94,11 +105,14 @@ static void host_columns(checker *c, int m, uint64_t layer)
     serve_engine *e = c->e;
     uint64_t k = serve_m_in(e, m), n = serve_m_out(e, m), base = serve_m_param(e, m, layer);
     uint64_t x = c->seed ^ ((uint64_t)(m + 1) << 40) ^ (layer + 1) * 0x9e3779b97f4a7c15ull;
-    c->n_cols = n <= CHECK_COLS ? n : CHECK_COLS;
+    double fit = PRODUCT_BUDGET / ((double)k * (c->n > 1 ? c->n : 1));
+    uint64_t want = fit < MIN_COLS ? MIN_COLS : fit > CHECK_COLS ? CHECK_COLS : (uint64_t)fit;
+    uint64_t edge = want / 4 < EDGE_COLS ? want / 4 : EDGE_COLS;     /* the first and last columns */
+    c->n_cols = n <= want ? n : want;
     for (uint64_t j = 0; j < c->n_cols; j++)
-        c->cols[j] = n <= CHECK_COLS || j < EDGE_COLS ? j
-                     : j < 2 * EDGE_COLS               ? n - 2 * EDGE_COLS + j
-                                                       : 2 * EDGE_COLS + gm_xorshift(&x) % (n - 4 * EDGE_COLS);
+        c->cols[j] = n <= want || j < edge ? j
+                     : j < 2 * edge       ? n - 2 * edge + j
+                                          : 2 * edge + gm_xorshift(&x) % (n - 4 * edge);
     for (uint64_t kk = 0; kk < k; kk++)
         for (uint64_t j = 0; j < c->n_cols; j++)
             c->w[kk * c->n_cols + j] = (float)stored(e->d.p, serve_weight(e, m, base + kk * n + c->cols[j]));
@@ -176,18 +190,26 @@ static gm_status check_kv(checker *c, uint64_t l, float **qkv)
     return rc;
 }
 
-/* Each query head of the sampled rows against its sequence's keys and
- * values 0..position, gathered from the pool through the block table. */
+/* The query heads of the sampled rows against their sequence's keys and
+ * values 0..position, gathered from the pool through the block table:
+ * every KV head's group where ATTN_BUDGET allows, else as many groups a
+ * row as it allows (at least one): the first row's from the first group,
+ * the second's from the last, the others' from a seeded one. */
 static gm_status check_attention(checker *c, uint64_t l, float **q, float **o)
 {
     serve_engine *e = c->e;
-    uint64_t dim = e->d.a.head_dim, heads = e->d.a.heads, group = heads / e->d.a.kv_heads;
+    uint64_t dim = e->d.a.head_dim, heads = e->d.a.heads, kvh = e->d.a.kv_heads, group = heads / kvh;
     gm_status rc = GM_OK;
+    uint64_t x = c->seed ^ (l + 1) * 0xbf58476d1ce4e5b9ull;
     for (int r = 0; r < c->n && rc == GM_OK && c->ok; r++) {
         const uint32_t *row = &e->rows[(size_t)c->rows[r] * SERVE_ROW_WORDS];
         uint64_t n = (uint64_t)row[1] + 1;
         uint64_t block = e->d.block_tokens;
-        for (uint64_t g = 0; g < e->d.a.kv_heads && rc == GM_OK && c->ok; g++) {
+        double fit = ATTN_BUDGET / ((double)c->n * (double)group * (double)n * (double)dim);
+        uint64_t n_groups = fit >= (double)kvh ? kvh : fit < 1 ? 1 : (uint64_t)fit;
+        uint64_t first = n_groups == kvh || r == 0 ? 0 : r == 1 ? kvh - n_groups : gm_xorshift(&x) % kvh;
+        for (uint64_t gi = 0; gi < n_groups && rc == GM_OK && c->ok; gi++) {
+            uint64_t g = (first + gi) % kvh;
             /* A block's tokens of one KV head are contiguous: a read a block. */
             for (uint64_t t = 0; t < n && rc == GM_OK; t += block) {
                 uint64_t nb = n - t < block ? n - t : block;
