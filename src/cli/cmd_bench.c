@@ -232,9 +232,12 @@ static int add_view(int argc, char **argv, const char *suite, const char *kind, 
     snprintf(section, sizeof section, "%s%s", suite, kind);
     int rc = gm_bench_options(argc, argv, section, &vo, &help);
     shapes[*n] = vo.shape;
-    /* The swap suite's offload point runs block at the shape. */
+    /* The swap suite's offload point runs block at the shape; the serve
+     * suite runs the serving engine (the serve workload's). */
     views[*n] = (gm_ask){.suite = gm_suite_find(suite)->name,
-                         .workloads = strcmp(suite, "swap") ? vo.workloads : workload_bit("block"),
+                         .workloads = !strcmp(suite, "swap")    ? workload_bit("block")
+                                      : !strcmp(suite, "serve") ? workload_bit("serve")
+                                                                : vo.workloads,
                          .patterns = vo.patterns, .modes = vo.modes, .oom_parts = vo.oom_parts,
                          .several_devices = vo.device_list[0] != '\0', .shape = &shapes[*n]};
     (*n)++;

@@ -98,6 +98,21 @@ UNMET(needs_paged)
     return a->shape && a->shape->paged ? NULL : say(buf, len, "sizes the blocks of the paged cache: add --paged");
 }
 
+/* plan's --block-tokens: the paged cache's blocks (a --workload kvcache
+ * plan with --paged) or the serving engine's (a whole model's --mode serve). */
+UNMET(plan_blocks)
+{
+    (void)value;
+    if (a->whole_model)
+        return (a->modes & (1u << GM_PLAN_SERVE)) ? NULL
+                                                  : say(buf, len, "sizes the serving engine's KV blocks of a whole "
+                                                                  "model: add --mode serve");
+    if (!asks_workload(a, "kvcache"))
+        return say(buf, len, "sizes the blocks of a paged cache (--workload kvcache --paged) or a serving engine's "
+                             "(--mode serve)");
+    return needs_paged(a, value, buf, len);
+}
+
 UNMET(needs_int4)
 {
     (void)value;
@@ -118,7 +133,10 @@ UNMET(trains)
 {
     (void)value;
     int m = GM_PLAN_TRAIN;
-    while (m < GM_PLAN_MODE_COUNT && !(gm_plan_trains((gm_plan_mode)m) && (a->modes & (1u << m))))
+    /* serve is no training mode: the serve workload runs it (gm_plan_trains
+     * answers for the plans, which take serve apart). */
+    while (m < GM_PLAN_MODE_COUNT
+           && !(gm_plan_trains((gm_plan_mode)m) && m != GM_PLAN_SERVE && (a->modes & (1u << m))))
         m++;
     if (m == GM_PLAN_MODE_COUNT || (asks_workload(a, "block") && has_model(a)))
         return NULL;
@@ -189,14 +207,14 @@ static const rule rules[] = {
     {"access", B, .suites = "stream"},
     {"workload", B, .suites = "workloads,oom"},
     {"batch", B, .suites = "workloads,swap"},
-    {"seq", B, .suites = SHAPE_SUITES},
+    {"seq", B, .suites = SHAPE_SUITES ",serve"},
     {"pattern", B, .suites = "workloads,oom"},
     {"on-oom", B, .suites = "workloads"},
     {"frag-fill", B, .suites = "workloads,oom", .unmet = fragments},
     {"frag-free", B, .suites = "workloads,oom", .unmet = fragments},
     {"frag-sizes", B, .suites = "workloads,oom", .unmet = fragments},
     {"prealloc", B, .suites = "workloads,oom", .patterns = "prealloc"},
-    {"model", B, .suites = "workloads,oom"},
+    {"model", B, .suites = "workloads,oom,serve"},
     {"mode", B, .suites = "workloads,oom", .unmet = trains},
     {"optimizer", B, .suites = "workloads,oom", .workloads = "block", .mode = "train", .unmet = needs_model},
     {"blocks", B, .suites = "swap"},
@@ -222,8 +240,24 @@ static const rule rules[] = {
     {"checkpoint", B | P, .suites = SHAPE_SUITES, .workloads = "block", .plan = FOR_WORKLOAD, .unmet = checkpoints},
     {"offload", B | P, .suites = "workloads,oom", .workloads = "block", .plan = FOR_WORKLOAD, .unmet = block_shape},
     {"paged", P, .workloads = "kvcache", .plan = FOR_WORKLOAD},
-    {"block-tokens", B, .suites = "workloads,oom", .workloads = "kvcache"},
-    {"block-tokens", P, .workloads = "kvcache", .plan = FOR_WORKLOAD, .unmet = needs_paged},
+    {"block-tokens", B, .suites = "workloads,oom,serve", .workloads = "kvcache,serve"},
+    {"block-tokens", P, .unmet = plan_blocks},
+    /* the serving engine (bench/model/serve_plan.h): the serve suite, the
+     * serve workload and plan --mode serve */
+    {"gpu-memory-utilization", B, .suites = "workloads,serve", .workloads = "serve"},
+    {"gpu-memory-utilization", P, .plan = FOR_MODEL, .mode = "serve"},
+    {"max-batched-tokens", B, .suites = "workloads,serve", .workloads = "serve"},
+    {"max-batched-tokens", P, .plan = FOR_MODEL, .mode = "serve"},
+    {"max-seqs", B, .suites = "workloads,serve", .workloads = "serve"},
+    {"max-seqs", P, .plan = FOR_MODEL, .mode = "serve"},
+    {"max-model-len", B, .suites = "workloads,serve", .workloads = "serve"},
+    {"max-model-len", P, .plan = FOR_MODEL, .mode = "serve"},
+    {"kv-cache-memory", P, .plan = FOR_MODEL, .mode = "serve"},
+    {"serve-reserve", B, .suites = "workloads,serve", .workloads = "serve"},
+    {"serve-reserve", P, .plan = FOR_MODEL, .mode = "serve"},
+    {"output-tokens", B, .suites = "serve"},
+    {"prefill-requests", B, .suites = "serve"},
+    {"preempt", B, .suites = "serve"},
     /* the roles a workload holds (bench/model/precision_roles.h) */
     {"weight-precision", B | P, .suites = SHAPE_SUITES, .workloads = "linear,block"},
     {"kv-precision", B | P, .suites = SHAPE_SUITES, .workloads = "kvcache,block"},
