@@ -86,7 +86,7 @@ expect_refusal "bench --suite stream --batch" \
 expect_refusal "bench --suite workloads --sizes" "^gpumem bench: --sizes concerns the suite stream" \
     bench $L --suite workloads --sizes 4MiB
 expect_refusal "bench --block-tokens with linear" \
-    "^gpumem bench: --block-tokens concerns the workload kvcache, and --workload is linear$" \
+    "^gpumem bench: --block-tokens concerns the workloads kvcache, serve, and --workload is linear$" \
     bench $L --suite workloads --workload linear --block-tokens 8
 expect_refusal "bench --paged" "^gpumem bench: unknown option '--paged'" bench $L --suite workloads --workload kvcache --paged
 expect_refusal "bench --mode train without a model" "^gpumem bench: --mode train runs block with a whole model alone" \
@@ -130,7 +130,7 @@ expect_refusal "bench --model llama-7b" "^gpumem bench: --model 'llama-7b': the 
 
 # The quick profile runs every suite: help says so beside --suite's default.
 run_gpumem bench --help
-like "$OUT" "--suite LIST +suites to run: any of stream, workloads, swap, oom\s+\(default:\s+stream;\s+profile\s+quick:\s+stream,workloads,swap,oom\)" \
+like "$OUT" "--suite LIST +suites to run: any of stream, workloads, swap, oom,\s+serve\s+\(default:\s+stream;\s+profile\s+quick:\s+stream,workloads,swap,oom,serve\)" \
     "bench --help: --suite's default and what the quick profile runs"
 like "$OUT" "--batch RANGE(.|\n)*\(default:\s+workloads:\s+1,4,16;\s+swap:\s+1;\s+profile\s+quick:\s+1:16:x4,\s+\[swap\]\s+1\)" \
     "bench --help: --batch's defaults, the suites' own, and the profile's"
