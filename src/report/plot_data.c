@@ -27,6 +27,7 @@ int gm_plot_data_load(const char *path, gm_plot_data *d, char *err, size_t len)
         *dst[i] = cols[i];
     d->col_model = gm_csv_table_column(&d->table, "model");
     d->col_mode = gm_csv_table_column(&d->table, "mode");
+    d->col_unit = gm_csv_table_column(&d->table, "unit");
     d->fields = d->table.fields;
     d->n_rows = d->table.n_rows;
     d->n_cols = d->table.n_cols;
@@ -59,11 +60,7 @@ static const int log_y[GM_PLOT_KINDS] = {0, 0, 1, 1, 0, 1, 0, 0};
 
 const char *gm_plot_kind_name(int k) { return kinds[k]; }
 
-/* The bandwidth plot's panel of a stream kernel: the kernels that move
- * bytes alike share one (read and write, copy and scale, add and triad,
- * dot), the first of each pair drawn solid, the second dashed, a colour
- * per precision. An unknown kernel gets a panel of its own. */
-static const char *stream_family(const char *kernel, int *dashed)
+const char *gm_plot_stream_family(const char *kernel, int *dashed)
 {
     static const char *const pairs[][3] = {
         {"read", "write", "read-write"}, {"copy", "scale", "copy-scale"}, {"add", "triad", "add-triad"}};
@@ -123,7 +120,7 @@ static int pick_point(const gm_plot_data *d, int k, char **r, gm_plot_point *p, 
         if (!IS(suite, "stream") || !IS(metric, "bandwidth"))
             return 0;
         p->x = atof(F(bytes));
-        snprintf(p->panel, sizeof p->panel, "%s", stream_family(F(workload), &p->dashed));
+        snprintf(p->panel, sizeof p->panel, "%s", gm_plot_stream_family(F(workload), &p->dashed));
         snprintf(p->series, sizeof p->series, "%s %s%s%s", F(workload), F(precision), variants ? " " : "",
                  variants ? F(variant) : "");
         snprintf(p->colour, sizeof p->colour, "%s", p->series + strlen(F(workload)) + 1);

@@ -17,6 +17,7 @@ typedef struct {
     int col_backend, col_device, col_suite, col_workload, col_variant, col_pattern, col_precision, col_batch, col_seq, col_bytes,
         col_metric, col_value, col_status, col_note;
     int col_model, col_mode;      /* -1 in a run of schema 3 or older */
+    int col_unit;                 /* -1 where the file has none */
 } gm_plot_data;
 
 /* Reads `path`. Returns 0, or -1 with "FILE:LINE: why" in err. */
@@ -30,6 +31,14 @@ void gm_plot_data_free(gm_plot_data *d);
  * row may name the model too: its layer's width is --hidden's). Returns
  * buf. */
 const char *gm_plot_point_name(const gm_plot_data *d, char *const *r, char *buf, size_t len);
+
+/* The family of a stream kernel: the kernels that move bytes alike share
+ * one ("read-write", "copy-scale", "add-triad", "dot"); *dashed is 1 for
+ * the second kernel of a pair. The bandwidth plot draws a panel a family
+ * (the first kernel solid, the second dashed, a colour per precision) and
+ * the card sheet sums ratios up by family. An unknown kernel is a family
+ * of its own. */
+const char *gm_plot_stream_family(const char *kernel, int *dashed);
 
 #define GM_PLOT_KINDS 8
 #define GM_PLOT_MAX_PANELS 8

@@ -5,90 +5,38 @@
 #include <stdint.h>
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define F(r, c) ((r)[d->col_##c])
-
-static int ok_row(const gm_plot_data *d, char **r, const char *suite, const char *metric)
-{
-    return strcmp(F(r, status), "ok") == 0 && strcmp(F(r, suite), suite) == 0 && strcmp(F(r, metric), metric) == 0
-           && F(r, value)[0];
-}
-
-/* The first ok row of suite/metric (and workload, when given). */
-static char **first(const gm_plot_data *d, const char *suite, const char *metric, const char *workload)
-{
-    for (int i = 0; i < d->n_rows; i++)
-        if (ok_row(d, d->fields[i], suite, metric) && (!workload || strcmp(F(d->fields[i], workload), workload) == 0))
-            return d->fields[i];
-    return NULL;
-}
-
-/* The cap the oom suite ran under, from its largest_alloc note ("under
- * the 64MiB cap"); 0 when uncapped or not said. */
-static uint64_t oom_cap(const gm_plot_data *d, char **single)
-{
-    const char *at = single ? strstr(F(single, note), "under the ") : NULL;
-    char word[32], err[100];
-    uint64_t cap = 0;
-    if (at && sscanf(at + 10, "%31s", word) == 1 && gm_parse_size(word, &cap, err, sizeof err) != 0)
-        cap = 0;
-    return cap;
-}
-
 /* Usable memory: the largest total and single allocation, as bytes and as
  * a share of what the device advertises (and of the oom suite's cap, which
  * bounded it, where it ran under one). Sets the memory answer. */
-uint64_t gm_report_oom_cap(const gm_plot_data *d)
+static void memory_rows(gm_report *rep, const gm_report_figures *f)
 {
-    return oom_cap(d, first(d, "oom", "largest_alloc", "alloc"));
-}
-
-static void memory_rows(gm_report *rep, const gm_plot_data *d, const gm_report_meta *meta)
-{
-    char **total = first(d, "oom", "largest_total", "alloc"), **single = first(d, "oom", "largest_alloc", "alloc");
-    if (!total)
+    if (!f->has_usable)
         return;
     char a[32], b[32] = "", c[32], shares[200] = "";
-    uint64_t usable = (uint64_t)atof(F(total, value)), cap = oom_cap(d, single);
     int n = 0;
-    if (cap)
-        n = snprintf(shares, sizeof shares, "%.1f%% of the oom suite's %s cap", 100.0 * (double)usable / (double)cap,
-                     gm_format_size(cap, c, sizeof c));
-    if (meta->total_mem && n >= 0 && (size_t)n < sizeof shares)
+    if (f->cap)
+        n = snprintf(shares, sizeof shares, "%.1f%% of the oom suite's %s cap",
+                     100.0 * (double)f->usable / (double)f->cap, gm_format_size(f->cap, c, sizeof c));
+    if (f->advertised && n >= 0 && (size_t)n < sizeof shares)
         snprintf(shares + n, sizeof shares - (size_t)n, "%s%.1f%% of the %s the device advertises", n ? ", " : "",
-                 100.0 * (double)usable / (double)meta->total_mem, gm_format_size(meta->total_mem, c, sizeof c));
-    gm_format_size(usable, a, sizeof a);
-    gm_report_headline(rep, "usable memory: largest total", "%s (%llu bytes)%s%s", a, (unsigned long long)usable,
-                       shares[0] ? ": " : "", shares);
-    if (single)
+                 100.0 * (double)f->usable / (double)f->advertised, gm_format_size(f->advertised, c, sizeof c));
+    gm_format_size(f->usable, a, sizeof a);
+    gm_report_headline(rep, "usable memory: largest total", "%s (%llu bytes)%s%s", a,
+                       (unsigned long long)f->usable, shares[0] ? ": " : "", shares);
+    if (f->has_block)
         gm_report_headline(rep, "usable memory: largest single allocation", "%s",
-                           gm_format_size((uint64_t)atof(F(single, value)), b, sizeof b));
+                           gm_format_size(f->block, b, sizeof b));
     gm_report_answer *ans = &rep->answers[GM_ANSWER_MEMORY];
     snprintf(ans->label, sizeof ans->label, "How much memory is usable?");
-    snprintf(ans->value, sizeof ans->value, "%s (%llu bytes) in total%s%s%s%s.%s", a, (unsigned long long)usable,
-             shares[0] ? ": " : "", shares, single ? "; largest single block " : "", b,
-             cap && meta->cpu ? " The cap is the run's, not the device's: a CPU device's memory is the host's own, "
+    snprintf(ans->value, sizeof ans->value, "%s (%llu bytes) in total%s%s%s%s.%s", a, (unsigned long long)f->usable,
+             shares[0] ? ": " : "", shares, f->has_block ? "; largest single block " : "", b,
+             f->cap && f->cpu ? " The cap is the run's, not the device's: a CPU device's memory is the host's own, "
                                 "so the search stops there to keep the host out of its OOM killer (--mem-limit "
                                 "sets it)." : "");
-}
-
-/* The best stream bandwidth among arrays of at least `lo` bytes and below
- * `hi` (0: no bound). */
-static char **best_stream(const gm_plot_data *d, double lo, double hi)
-{
-    char **best = NULL;
-    for (int i = 0; i < d->n_rows; i++) {
-        char **r = d->fields[i];
-        double bytes = atof(F(r, bytes));
-        if (ok_row(d, r, "stream", "bandwidth") && bytes >= lo && (hi <= 0 || bytes < hi)
-            && (!best || atof(F(r, value)) > atof(F(best, value))))
-            best = r;
-    }
-    return best;
 }
 
 /* Device-memory bandwidth from arrays at least 4x the last-level cache (a
@@ -96,76 +44,53 @@ static char **best_stream(const gm_plot_data *d, double lo, double hi)
  * known), and cache bandwidth from arrays below it, as separate rows. With
  * no last-level cache known, the largest arrays stand for device memory
  * and the value says so. Sets the speed answer's first part. */
-static void bandwidth_rows(gm_report *rep, const gm_plot_data *d, const gm_report_meta *meta)
+static void bandwidth_rows(gm_report *rep, const gm_report_figures *f)
 {
     char sz[32], llc[32], peak[160] = "";
-    double largest = 0;
-    for (int i = 0; i < d->n_rows; i++)
-        if (ok_row(d, d->fields[i], "stream", "bandwidth") && atof(F(d->fields[i], bytes)) > largest)
-            largest = atof(F(d->fields[i], bytes));
-    if (largest <= 0)
+    if (!f->largest_stream)
         return;
     gm_report_answer *ans = &rep->answers[GM_ANSWER_SPEED];
     snprintf(ans->label, sizeof ans->label, "How fast is it?");
     const char *label = "device-memory bandwidth (stream, arrays >= 4x the last-level cache)";
-    char **mem = best_stream(d, meta->llc ? 4.0 * (double)meta->llc : largest, 0);
-    gm_format_size(meta->llc, llc, sizeof llc);
-    if (!mem) {
+    gm_format_size(f->llc, llc, sizeof llc);
+    if (!f->has_mem_bw) {
         gm_report_headline(rep, label, "not measured: the largest array, %s, is under 4x the %s last-level cache",
-                           gm_format_size((uint64_t)largest, sz, sizeof sz), llc);
+                           gm_format_size(f->largest_stream, sz, sizeof sz), llc);
         snprintf(ans->value, sizeof ans->value, "device memory not measured (arrays under 4x the %s cache)", llc);
     } else {
-        double gbs = atof(F(mem, value));
-        if (meta->mem_clock_mhz > 0 && meta->mem_bus_bits > 0) {
-            /* DDR: two transfers a clock over the whole bus. */
-            double model = 2.0 * meta->mem_clock_mhz * 1e6 * (meta->mem_bus_bits / 8.0) / 1e9;
+        if (f->peak_gbs > 0)
             snprintf(peak, sizeof peak, "; %.0f%% of the theoretical peak %.0f GB/s (2 x %d MHz x %d bits / 8)",
-                     100.0 * gbs / model, model, meta->mem_clock_mhz, meta->mem_bus_bits);
-        }
-        gm_format_size((uint64_t)atof(F(mem, bytes)), sz, sizeof sz);
-        gm_report_headline(rep, label, "%.1f GB/s (%s %s, %s arrays%s%s)%s", gbs, F(mem, workload),
-                           F(mem, precision), sz,
-                           meta->llc ? "; last-level cache " : ", the largest; last-level cache unknown",
-                           meta->llc ? llc : "", peak);
-        snprintf(ans->value, sizeof ans->value, "device memory %.1f GB/s (%s %s, %s arrays)%s", gbs,
-                 F(mem, workload), F(mem, precision), sz, peak);
+                     100.0 * f->mem_gbs / f->peak_gbs, f->peak_gbs, f->mem_clock_mhz, f->mem_bus_bits);
+        gm_format_size(f->mem_bytes, sz, sizeof sz);
+        gm_report_headline(rep, label, "%.1f GB/s (%s %s, %s arrays%s%s)%s", f->mem_gbs, f->mem_kernel,
+                           f->mem_precision, sz,
+                           f->llc ? "; last-level cache " : ", the largest; last-level cache unknown",
+                           f->llc ? llc : "", peak);
+        snprintf(ans->value, sizeof ans->value, "device memory %.1f GB/s (%s %s, %s arrays)%s", f->mem_gbs,
+                 f->mem_kernel, f->mem_precision, sz, peak);
     }
-    char **cache = meta->llc ? best_stream(d, 0, (double)meta->llc) : NULL;
-    if (cache) {
-        gm_format_size((uint64_t)atof(F(cache, bytes)), sz, sizeof sz);
+    if (f->has_cache_bw) {
+        gm_format_size(f->cache_bytes, sz, sizeof sz);
         gm_report_headline(rep, "cache bandwidth (stream, arrays below the last-level cache)",
-                           "%.1f GB/s (%s %s, %s arrays)", atof(F(cache, value)), F(cache, workload),
-                           F(cache, precision), sz);
+                           "%.1f GB/s (%s %s, %s arrays)", f->cache_gbs, f->cache_kernel, f->cache_precision, sz);
         size_t used = strlen(ans->value);
-        snprintf(ans->value + used, sizeof ans->value - used, "; cache %.1f GB/s", atof(F(cache, value)));
+        snprintf(ans->value + used, sizeof ans->value - used, "; cache %.1f GB/s", f->cache_gbs);
     }
-}
-
-static int pinned_transfer(const gm_plot_data *d, char **r)
-{
-    return ok_row(d, r, "swap", "bandwidth") && !strcmp(F(r, workload), "transfer")
-           && !strcmp(F(r, pattern), "pinned");
 }
 
 /* Pinned host<->device bandwidth at the largest block, per direction. Adds
  * to the speed answer. */
-static void transfer_rows(gm_report *rep, const gm_plot_data *d)
+static void transfer_rows(gm_report *rep, const gm_report_figures *f)
 {
-    double largest = 0;
-    for (int i = 0; i < d->n_rows; i++)
-        if (pinned_transfer(d, d->fields[i]) && atof(F(d->fields[i], bytes)) > largest)
-            largest = atof(F(d->fields[i], bytes));
-    if (largest <= 0)
+    if (!f->n_transfers)
         return;
     char value[200] = "", sz[32];
-    for (int i = 0; i < d->n_rows; i++) {
-        char **r = d->fields[i];
+    for (int i = 0; i < f->n_transfers; i++) {
         size_t used = strlen(value);
-        if (pinned_transfer(d, r) && atof(F(r, bytes)) == largest && used + 40 < sizeof value)
-            snprintf(value + used, sizeof value - used, "%s%s %.1f GB/s", used ? ", " : "", F(r, variant),
-                     atof(F(r, value)));
+        snprintf(value + used, sizeof value - used, "%s%s %.1f GB/s", used ? ", " : "", f->transfers[i].direction,
+                 f->transfers[i].gbs);
     }
-    gm_format_size((uint64_t)largest, sz, sizeof sz);
+    gm_format_size(f->transfer_bytes, sz, sizeof sz);
     gm_report_headline(rep, "pinned host<->device bandwidth at the largest block", "%s (%s blocks)", value, sz);
     gm_report_answer *ans = &rep->answers[GM_ANSWER_SPEED];
     snprintf(ans->label, sizeof ans->label, "How fast is it?");
@@ -176,64 +101,40 @@ static void transfer_rows(gm_report *rep, const gm_plot_data *d)
 
 /* Pinned host-to-device transfer latency at the blocks nearest 4KiB and
  * 64MiB (by ratio), p50 and p99. */
-static void latency_rows(gm_report *rep, const gm_plot_data *d)
+static void latency_rows(gm_report *rep, const gm_report_figures *f)
 {
-    static const double targets[] = {4096.0, 67108864.0};
-    char **chosen[2] = {NULL, NULL};
-    for (int t = 0; t < 2; t++)
-        for (int i = 0; i < d->n_rows; i++) {
-            char **r = d->fields[i];
-            if (!ok_row(d, r, "swap", "latency_p50") || strcmp(F(r, workload), "transfer") != 0
-                || strcmp(F(r, pattern), "pinned") != 0 || strcmp(F(r, variant), "h2d") != 0)
-                continue;
-            double off = fabs(log(atof(F(r, bytes)) / targets[t]));
-            if (!chosen[t] || off < fabs(log(atof(F(chosen[t], bytes)) / targets[t])))
-                chosen[t] = r;
-        }
-    if (chosen[1] == chosen[0])
-        chosen[1] = NULL;
-    for (int t = 0; t < 2 && chosen[t]; t++) {
-        char **r = chosen[t], **p99 = NULL, sz[32], label[200];
-        for (int i = 0; i < d->n_rows && !p99; i++) {
-            char **q = d->fields[i];
-            if (ok_row(d, q, "swap", "latency_p99") && !strcmp(F(q, workload), "transfer")
-                && !strcmp(F(q, pattern), "pinned") && !strcmp(F(q, variant), "h2d")
-                && !strcmp(F(q, bytes), F(r, bytes)))
-                p99 = q;
-        }
+    for (int t = 0; t < 2 && f->latency[t].has; t++) {
+        const gm_fig_latency *l = &f->latency[t];
+        char sz[32], label[200];
+        int p99 = !isnan(l->p99_us);
         snprintf(label, sizeof label, "transfer latency, pinned host to device, %s: p50%s",
-                 gm_format_size((uint64_t)atof(F(r, bytes)), sz, sizeof sz), p99 ? " / p99" : "");
+                 gm_format_size(l->bytes, sz, sizeof sz), p99 ? " / p99" : "");
         if (p99)
-            gm_report_headline(rep, label, "%.1f µs / %.1f µs", atof(F(r, value)), atof(F(p99, value)));
+            gm_report_headline(rep, label, "%.1f µs / %.1f µs", l->p50_us, l->p99_us);
         else
-            gm_report_headline(rep, label, "%.1f µs", atof(F(r, value)));
+            gm_report_headline(rep, label, "%.1f µs", l->p50_us);
     }
 }
 
-/* The optional column c of row r ("" where the run has none). */
-static const char *opt_field(char *const *r, int c) { return c >= 0 ? r[c] : ""; }
-
-/* Whether max_batch row r found that not even batch 1 fits. */
-static int fits_nothing(const gm_plot_data *d, char *const *r) { return atof(F(r, value)) < 1; }
-
-/* The words of max_batch row i: its point's name into name, "batch <=
- * B (model: B*)" or "does not fit: ..." into value. */
-static void search_words(const gm_plot_data *d, int i, char *name, size_t name_len, char *value, size_t value_len)
+/* The vendor GEMM's best throughput per precision, on one row. */
+static void gemm_rows(gm_report *rep, const gm_report_figures *f)
 {
-    char **r = d->fields[i], **model = NULL;
-    for (int j = i + 1; j < d->n_rows && !model; j++) {
-        char **m = d->fields[j];
-        if (ok_row(d, m, "oom", "max_batch_model") && !strcmp(F(m, workload), F(r, workload))
-            && !strcmp(F(m, variant), F(r, variant)) && !strcmp(F(m, precision), F(r, precision))
-            && !strcmp(F(m, pattern), F(r, pattern)) && !strcmp(F(m, seq), F(r, seq))
-            && !strcmp(opt_field(m, d->col_mode), opt_field(r, d->col_mode))
-            && !strcmp(opt_field(m, d->col_model), opt_field(r, d->col_model)))
-            model = m;
+    char value[400] = "", t[48];
+    for (int i = 0; i < f->n_gemm; i++) {
+        size_t used = strlen(value);
+        snprintf(value + used, sizeof value - used, "%s%s %s (%s)", i ? ", " : "", f->gemm[i].precision,
+                 gm_fig_throughput(f->gemm[i].value, f->gemm[i].unit, t, sizeof t), f->gemm[i].impl);
     }
-    gm_plot_point_name(d, r, name, name_len);
-    int none = fits_nothing(d, r);
-    snprintf(value, value_len, "%s%s%s%s%s", none ? "does not fit: batch 1 fails" : "batch <= ", none ? "" : F(r, value),
-             model ? " (model: " : "", model ? F(model, value) : "", model ? ")" : "");
+    if (f->n_gemm)
+        gm_report_headline(rep, "vendor GEMM: the best linear point of each precision", "%s", value);
+}
+
+/* A search's answer: "batch <= B (model: B*)" or "does not fit: batch 1
+ * fails (model: B*)". */
+static void search_value(const gm_fig_search *s, char *value, size_t len)
+{
+    snprintf(value, len, "%s%s%s%s%s", s->fits_nothing ? "does not fit: batch 1 fails" : "batch <= ",
+             s->fits_nothing ? "" : s->batch, s->model[0] ? " (model: " : "", s->model, s->model[0] ? ")" : "");
 }
 
 /* One row per search: "<model> <precision> <mode> <pattern>, seq S" for a
@@ -244,19 +145,13 @@ static void search_words(const gm_plot_data *d, int i, char *name, size_t name_l
  * B*)" where B is 0. The fit answer names the searches at
  * their longest sequence (four, those that fit nothing first, then a
  * count). */
-static void batch_rows(gm_report *rep, const gm_plot_data *d)
+static void batch_rows(gm_report *rep, const gm_report_figures *f)
 {
-    double longest = 0;
-    for (int i = 0; i < d->n_rows; i++)
-        if (ok_row(d, d->fields[i], "oom", "max_batch") && atof(F(d->fields[i], seq)) > longest)
-            longest = atof(F(d->fields[i], seq));
-    char label[200], value[120], name[100];
-    for (int i = 0; i < d->n_rows; i++) {
-        char **r = d->fields[i];
-        if (!ok_row(d, r, "oom", "max_batch"))
-            continue;
-        search_words(d, i, name, sizeof name, value, sizeof value);
-        snprintf(label, sizeof label, "largest batch: %s %s, seq %s", name, F(r, pattern), F(r, seq));
+    char label[200], value[120];
+    for (int i = 0; i < f->n_searches; i++) {
+        const gm_fig_search *s = &f->searches[i];
+        search_value(s, value, sizeof value);
+        snprintf(label, sizeof label, "largest batch: %s %s, seq %s", s->name, s->pattern, s->seq);
         gm_report_headline(rep, label, "%s", value);
     }
     /* The answer: the searches at the longest sequence, those that fit
@@ -264,19 +159,19 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
     gm_report_answer *ans = &rep->answers[GM_ANSWER_FIT];
     int listed = 0, more = 0;
     char capped[80] = "", cap_size[32];
-    uint64_t cap = gm_report_oom_cap(d);
-    if (cap)
-        snprintf(capped, sizeof capped, "Under the oom suite's %s cap: ", gm_format_size(cap, cap_size, sizeof cap_size));
+    if (f->cap)
+        snprintf(capped, sizeof capped, "Under the oom suite's %s cap: ",
+                 gm_format_size(f->cap, cap_size, sizeof cap_size));
     for (int fits = 0; fits < 2; fits++)
-        for (int i = 0; i < d->n_rows; i++) {
-            char **r = d->fields[i];
-            if (!ok_row(d, r, "oom", "max_batch") || atof(F(r, seq)) != longest || fits_nothing(d, r) == fits)
+        for (int i = 0; i < f->n_searches; i++) {
+            const gm_fig_search *s = &f->searches[i];
+            if (atof(s->seq) != f->longest_seq || s->fits_nothing == fits)
                 continue;
-            search_words(d, i, name, sizeof name, value, sizeof value);
+            search_value(s, value, sizeof value);
             size_t used = strlen(ans->value);
             if (listed < 4 && used + 140 < sizeof ans->value) {
                 snprintf(ans->value + used, sizeof ans->value - used, "%s%s %s, seq %s: %s", listed ? "; " : capped,
-                         name, F(r, pattern), F(r, seq), value);
+                         s->name, s->pattern, s->seq, value);
                 listed++;
             } else {
                 more++;
@@ -290,23 +185,32 @@ static void batch_rows(gm_report *rep, const gm_plot_data *d)
     }
 }
 
+static void stress_rows(gm_report *rep, const gm_report_figures *f)
+{
+    for (int i = 0; i < f->n_stress; i++) {
+        char label[96];
+        snprintf(label, sizeof label, "stress: %s", f->stress[i].name);
+        gm_report_headline(rep, label, "%s", f->stress[i].ok ? "ok" : "FAILED");
+    }
+}
+
 void gm_report_collect(const gm_plot_data *d, const char *run, gm_report *r)
 {
     memset(r, 0, sizeof *r);
     const char *name = strrchr(run, '/') ? strrchr(run, '/') + 1 : run;
     snprintf(r->title, sizeof r->title, "gpumem run %s", name);
-    if (d->n_rows)
-        snprintf(r->device, sizeof r->device, "%s (%s)", d->fields[0][d->col_device], d->fields[0][d->col_backend]);
+    gm_report_figures_collect(d, run, &r->fig);
+    if (r->fig.device[0])
+        snprintf(r->device, sizeof r->device, "%s (%s)", r->fig.device, r->fig.backend);
     gm_report_facts(run, r);
-    gm_report_meta meta;
-    gm_report_meta_read(run, &meta);
-    memory_rows(r, d, &meta);
-    bandwidth_rows(r, d, &meta);
-    transfer_rows(r, d);
-    latency_rows(r, d);
-    batch_rows(r, d);
+    memory_rows(r, &r->fig);
+    bandwidth_rows(r, &r->fig);
+    transfer_rows(r, &r->fig);
+    latency_rows(r, &r->fig);
+    gemm_rows(r, &r->fig);
+    batch_rows(r, &r->fig);
     gm_report_serve(r, d);
-    gm_report_stress(run, r);
+    stress_rows(r, &r->fig);
 }
 
 void gm_md_cell(FILE *f, const char *s)

@@ -12,6 +12,7 @@
 #define GM_REPORT_H
 
 #include "report/plot_data.h"
+#include "report/report_figures.h"
 #include "run/run_devices.h"
 
 #include <stdbool.h>
@@ -37,7 +38,7 @@ typedef struct {
 } gm_report_row;
 
 /* The cap the oom suite of d ran under (from its largest_alloc row's
- * note), or 0 when uncapped or not said. src/report.c. */
+ * note), or 0 when uncapped or not said. src/report_figures.c. */
 uint64_t gm_report_oom_cap(const gm_plot_data *d);
 
 /* What both renderings show. */
@@ -55,6 +56,7 @@ typedef struct {
     gm_report_answer answers[GM_ANSWERS];
     gm_report_row facts[32], headline[GM_REPORT_MAX_ROWS];
     int n_facts, n_headline;
+    gm_report_figures fig;    /* what the answers and headline say, as numbers */
 } gm_report;
 
 /* Collects the report of RUN from its results (d), meta.json and the

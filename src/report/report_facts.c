@@ -1,5 +1,6 @@
 /* The report's rows (gm_report_headline), its device facts (meta.json) and
- * stress verdicts (stress.tap). */
+ * the stress verdicts of its figures (stress.tap). */
+#include "report/report_figures.h"
 #include "report/report_parts.h"
 
 #include "lib/json.h"
@@ -113,37 +114,37 @@ int gm_report_meta_read(const char *run, gm_report_meta *out)
     return 0;
 }
 
-/* One headline row per stress check in the TAP stream at path: "ok" or
- * "FAILED". Returns the checks found (0: no such file). */
-static int verdicts_from(const char *path, gm_report *r)
+/* The verdict of each stress check in the TAP stream at path ("ok" or
+ * "not ok" lines). Returns the checks found (0: no such file). */
+static int verdicts_from(const char *path, gm_report_figures *f)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    FILE *in = fopen(path, "r");
+    if (!in)
         return 0;
     char line[1024];
     int found = 0;
-    while (fgets(line, sizeof line, f) && r->n_headline < GM_REPORT_MAX_ROWS) {
+    while (fgets(line, sizeof line, in) && f->n_stress < GM_FIG_MAX_STRESS) {
         int failed = strncmp(line, "not ok ", 7) == 0, used = 0;
         if (!failed && strncmp(line, "ok ", 3) != 0)
             continue;
         char name[64];
         if (sscanf(line + (failed ? 7 : 3), "%*d - %63[^ \n#]%n", name, &used) != 1)
             continue;
-        char label[96];
-        snprintf(label, sizeof label, "stress: %s", name);
-        gm_report_headline(r, label, "%s", failed ? "FAILED" : "ok");
+        snprintf(f->stress[f->n_stress].name, sizeof f->stress[0].name, "%s", name);
+        f->stress[f->n_stress++].ok = !failed;
+        f->n_stress_failed += failed;
         found++;
     }
-    fclose(f);
+    fclose(in);
     return found;
 }
 
-void gm_report_stress(const char *run, gm_report *r)
+void gm_report_figures_stress(const char *run, gm_report_figures *f)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/stress.tap", run);
-    if (verdicts_from(path, r) == 0) {
+    if (verdicts_from(path, f) == 0) {
         snprintf(path, sizeof path, "%s/stress/stress.tap", run);
-        verdicts_from(path, r);
+        verdicts_from(path, f);
     }
 }

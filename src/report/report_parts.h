@@ -13,9 +13,6 @@ void gm_report_facts(const char *run, gm_report *r);
  * third answer (src/report_serve.c). */
 void gm_report_serve(gm_report *r, const gm_plot_data *d);
 
-/* A headline row per stress check from RUN's TAP stream. */
-void gm_report_stress(const char *run, gm_report *r);
-
 /* Appends a headline row (formatted value); ignored when the table is full. */
 void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -86,6 +86,15 @@ int gm_point_key_join(const char *const *key, char *out, size_t len)
     return 0;
 }
 
+const char *gm_point_card_role(const char *suite, const char *workload, const char *variant)
+{
+    if (strcmp(suite, "stream") == 0)
+        return "";
+    if (strcmp(suite, "workloads") == 0 && strcmp(workload, "linear") == 0)
+        return strcmp(variant, "tiled") == 0 || strcmp(variant, "blocked") == 0 ? "ours" : "vendor";
+    return variant;
+}
+
 void gm_point_label(const char *const *key, char *out, size_t len)
 {
     enum { SUITE, WORKLOAD, VARIANT, PATTERN, PRECISION, MODE, BATCH, SEQ_LEN, BYTES };

@@ -46,6 +46,13 @@ const char *gm_point_key_mode(char *const *row, int col, int suite_col, int work
  * Returns 0, or -1 when it does not fit in len. */
 int gm_point_key_join(const char *const *key, char *out, size_t len);
 
+/* What a point's variant stands for when two cards are compared (compare
+ * --cards): the stream suite's access pattern is each device's own choice
+ * (""), a linear layer runs our kernel ("ours": tiled on a GPU, blocked on
+ * a CPU) or the vendor's GEMM ("vendor": any other implementation); any
+ * other variant stands for itself. Returns a static string or variant. */
+const char *gm_point_card_role(const char *suite, const char *workload, const char *variant);
+
 /* A point's name for people from key[0..8] (suite..bytes): the non-empty
  * fields of suite..precision, the mode unless it is inference, "batch N",
  * "seq N" and the size in binary units (a soak check's bytes as written:
