@@ -2,7 +2,7 @@
 # gpumem plan prints the memory model: one tensor a line and a last line
 # `total <bytes>` that is the exact sum, per precision.
 . tests/lib.sh
-plan 60
+plan 68
 
 run_gpumem plan --workload linear --batch 2 --seq 8 --hidden 16 --out-features 4 --precision fp32,int8
 is "$RC" 0 "plan linear: exit status 0"
@@ -60,6 +60,31 @@ fit=$(printf '%s' "$OUT" | perl -MJSON::PP -0777 -ne '$j = decode_json($_); $f =
 like "$fit" "^[1-9][0-9]* [1-9][0-9]*\$" "--fit 24GiB --format json: a largest batch and sequence length"
 run_gpumem plan --model tiny-llama-gqa --mode train --precision fp32,bf16 --seq 128 --fit 64MiB
 is "$(printf '%s\n' "$OUT" | grep -c '^fit 64MiB ')" 2 "--fit answers per precision"
+
+# --fit RUN: the usable memory a run folder measured (its oom suite's
+# largest total). The H100 reference held 78.7GiB, where the oom suite
+# found Llama-3-8B bf16 inference's largest batch at seq 512 to be 648.
+h100=results/reference/nvidia-h100-80gb-hbm3
+run_gpumem plan --model llama-3-8b --precision bf16 --seq 512 --fit "$h100"
+like "$RC $OUT" "^0 (.|\n)*^# fit budget 78.7GiB: the usable memory $h100 measured \(the oom suite's largest total\)\$" \
+    "--fit RUN says it answers from the run's measured usable memory"
+like "$OUT" "^fit 78.7GiB bf16: max_batch 648 at seq 512;" "--fit RUN: the H100's batch, as its oom suite measured it"
+run_gpumem plan --model llama-3-8b --precision bf16 --seq 512 --fit "$h100" --format json
+is "$(printf '%s' "$OUT" | perl -MJSON::PP -0777 -ne '$f = decode_json($_)->{plans}[0]{fit}; print "$f->{budget} $f->{measured_by}"')" \
+    "$(csv_value "$h100/results.csv" '$_->{metric} eq "largest_total"' value) $h100" "--fit RUN --format json: the budget and the run"
+# Sizes as the report prints them: decimals with a unit; a bare number is refused.
+run_gpumem plan --model llama-3-8b --precision bf16 --seq 512 --fit 78.7GiB
+like "$RC $OUT" "^0 (.|\n)*^fit 78.7GiB bf16: max_batch 648 at seq 512;" "--fit 78.7GiB: the size as the report prints it"
+run_gpumem plan --model llama-3-8b --fit 24
+is "$RC:$ERR" "2:gpumem plan: --fit: '24' has no unit: say 24GiB, 78.7GiB or 24GB, or B for bytes (or a run folder, or device)" \
+    "--fit 24: a bare number is refused, exit status 2, one line"
+run_gpumem plan --model llama-3-8b --fit "$TEST_TMP"
+like "$RC:$ERR" "^2:gpumem plan: --fit $TEST_TMP: cannot read $TEST_TMP/results.csv" "--fit with a folder that is no run: exit status 2"
+mkdir -p "$TEST_TMP/stream-only" && printf '%s\n' "$(head -1 "$h100/results.csv")" >"$TEST_TMP/stream-only/results.csv"
+run_gpumem plan --model llama-3-8b --fit "$TEST_TMP/stream-only"
+is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--fit with a run that measured no usable memory: exit status 2, one line"
+like "$ERR" "the run measured no usable memory \(no ok largest_total row of the oom suite: bench with --suite oom\)" \
+    "  the message says what the run lacks"
 
 # The LM head in int4 too (--int4-lm-head). Llama-3-8B, int4 weights (G
 # 128), fp8 KV cache, bf16 activations, seq 512: 5772538880 bytes with the

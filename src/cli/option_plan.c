@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define APPLY(fn) GM_PLAN_APPLY(fn)
 
@@ -119,11 +120,18 @@ APPLY(gm_apply_plan_gpus)
 APPLY(gm_apply_plan_fit)
 {
     gm_model_plan_args *m = &d->plan->whole;
-    char why[160];
+    char why[200];
+    struct stat st;
     m->fit = true;
     m->fit_device = strcmp(v, "device") == 0;
-    if (!m->fit_device && (gm_parse_size(v, &m->fit_bytes, why, sizeof why) != 0 || m->fit_bytes == 0)) {
-        snprintf(err, err_len, "--%s '%s': expected a size such as 24GiB, or device", opt->name, v);
+    m->fit_run = !m->fit_device && stat(v, &st) == 0 && S_ISDIR(st.st_mode) ? v : NULL;
+    if (m->fit_device || m->fit_run)
+        return 0;
+    int bad = gm_parse_budget(v, &m->fit_bytes, why, sizeof why) != 0;
+    if (!bad && !m->fit_bytes)
+        bad = snprintf(why, sizeof why, "'%.100s' is no memory", v);
+    if (bad) {
+        snprintf(err, err_len, "--%s: %s (or a run folder, or device)", opt->name, why);
         return -1;
     }
     return 0;

@@ -841,7 +841,8 @@ const gm_option gm_option_table[] = {
     {"format", GM_OPTARG_ENUM, "F", P, "model", "output on stdout", "text", VALUES(plan_format_values),
      .apply = gm_apply_plan_choice},
     {"fit", GM_OPTARG_TEXT, "SIZE", P, "model", "the largest batch at --seq and the largest sequence length at "
-     "--batch that fit in SIZE (24GiB), or in the best device's free memory (device)", NULL,
+     "--batch that fit in SIZE (24GiB, 78.7GiB), in the usable memory a run folder measured (RUN), or in the best "
+     "device's free memory (device)", NULL,
      .apply = gm_apply_plan_fit},
     {"lora-rank", GM_OPTARG_NUMBER, "R", P, "model lora, qlora", "the adapters' rank (at most each adapted "
      "projection's smaller width)", "16", NUM(1, 1u << 20), .apply = gm_apply_plan_tune},

@@ -8,6 +8,7 @@
 #include "lib/exit_codes.h"
 #include "lib/host_memory.h"
 #include "lib/units.h"
+#include "report/report_figures.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -233,6 +234,8 @@ static json_t *json_plan(const gm_arch *a, const gm_plan_opts *o, const plan_res
                             json_pack("{s:I,s:I,s:I,s:I,s:I}", "budget", (json_int_t)args->fit_bytes, "max_batch",
                                       (json_int_t)r->max_batch, "at_seq", (json_int_t)o->seq, "max_seq",
                                       (json_int_t)r->max_seq, "at_batch", (json_int_t)o->batch));
+    if (args->fit_run)
+        json_object_set_new(json_object_get(j, "fit"), "measured_by", json_string(args->fit_run));
     return j;
 }
 
@@ -256,6 +259,36 @@ static int device_budget(uint64_t *out)
     return 0;
 }
 
+/* The usable memory run folder `run` measured (the report's figure:
+ * report_figures.h), for --fit RUN; `how` says where it comes from. */
+static int run_budget(const char *run, uint64_t *out, char *how, size_t how_len)
+{
+    char csv[4200], err[600], cap[32];
+    gm_plot_data d;
+    snprintf(csv, sizeof csv, "%s/results.csv", run);
+    if (gm_plot_data_load(csv, &d, err, sizeof err) != 0) {
+        fprintf(stderr, "gpumem plan: --fit %s: %s\n", run, err);
+        return GM_EXIT_USAGE;
+    }
+    gm_report_figures *f = malloc(sizeof *f);
+    if (f)
+        gm_report_figures_collect(&d, run, f);
+    gm_plot_data_free(&d);
+    int rc = f && f->has_usable ? 0 : GM_EXIT_USAGE;
+    if (!f)
+        fprintf(stderr, "gpumem plan: out of memory\n");
+    else if (rc)
+        fprintf(stderr, "gpumem plan: --fit %s: the run measured no usable memory (no ok largest_total row of the "
+                        "oom suite: bench with --suite oom)\n", run);
+    else {
+        *out = f->usable;
+        snprintf(how, how_len, "the usable memory %s measured (the oom suite's largest total%s%s)", run,
+                 f->cap ? ", under its cap of " : "", f->cap ? gm_format_size(f->cap, cap, sizeof cap) : "");
+    }
+    free(f);
+    return rc;
+}
+
 int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
 {
     gm_arch a;
@@ -266,7 +299,10 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
         return GM_EXIT_USAGE;
     }
     gm_model_plan_args args = *in;
+    char budget_how[4400] = "";
     if (args.fit && args.fit_device && (rc = device_budget(&args.fit_bytes)) != 0)
+        return rc;
+    if (args.fit && args.fit_run && (rc = run_budget(args.fit_run, &args.fit_bytes, budget_how, sizeof budget_how)) != 0)
         return rc;
     const char *mode = gm_plan_mode_names[args.plan.mode];
     if (gm_plan_trains(args.plan.mode) && (args.precisions & (1u << GM_INT8))) {
@@ -362,9 +398,13 @@ int gm_plan_model_main(const char *model, const gm_model_plan_args *in)
             gm_plan_item it[GM_PLAN_MAX_ITEMS];
             r.min_total = gm_plan_sum(it, gm_plan_model(&a, &one, it));
         }
-        if (!started && args.format == GM_PLAN_TEXT)
+        if (!started && args.format == GM_PLAN_TEXT) {
             print_text_header(&a, &args.plan);
-        else if (!started && args.format == GM_PLAN_CSV)
+            if (budget_how[0]) {
+                char size[32];
+                printf("# fit budget %s: %s\n", gm_format_size(args.fit_bytes, size, sizeof size), budget_how);
+            }
+        } else if (!started && args.format == GM_PLAN_CSV)
             printf("precision,kind,name,value,unit\n");
         started = true;
         if (args.format == GM_PLAN_TEXT)

@@ -17,6 +17,7 @@ typedef struct {
     gm_plan_format format;
     bool fit;               /* answer --fit */
     bool fit_device;        /* the budget is the best device's free memory */
+    const char *fit_run;    /* else the usable memory this run folder measured (NULL: none) */
     uint64_t fit_bytes;     /* else this budget */
     uint64_t host_bytes;    /* --host-memory: what offloaded states must fit (0: this host's memory) */
     const gm_shape *serve;  /* --mode serve: the serving options (gpu_util, max_seqs, ...) */

@@ -41,9 +41,12 @@ static const struct { const char *suffix; double mult; } size_units[] = {
     {"E", 0x1p60},    {"EiB", 0x1p60}, {"EB", 1e18},
 };
 
-int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len)
+/* gm_parse_size and gm_parse_budget: `budget` requires a unit and rounds a
+ * fraction of a byte down. */
+static int parse_size(const char *s, int budget, uint64_t *out, char *err, size_t err_len)
 {
-    const char *allowed = "a size such as 4096, 64KiB, 256MiB or 1.5GiB";
+    const char *allowed = budget ? "a size with its unit, such as 24GiB or 78.7GiB"
+                                 : "a size such as 4096, 64KiB, 256MiB or 1.5GiB";
     if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1])))) {
         snprintf(err, err_len, "'%s' is not %s", s ? s : "", allowed);
         return -1;
@@ -55,6 +58,10 @@ int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len)
         snprintf(err, err_len, "'%s' is not %s", s, allowed);
         return -1;
     }
+    if (budget && !*end) {
+        snprintf(err, err_len, "'%s' has no unit: say 24GiB, 78.7GiB or 24GB, or B for bytes", s);
+        return -1;
+    }
     for (size_t i = 0; i < sizeof size_units / sizeof size_units[0]; i++) {
         if (strcasecmp(end, size_units[i].suffix) != 0)
             continue;
@@ -63,15 +70,25 @@ int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len)
             snprintf(err, err_len, "'%s' is too large", s);
             return -1;
         }
-        if (bytes != floor(bytes)) {
+        if (!budget && bytes != floor(bytes)) {
             snprintf(err, err_len, "'%s' is not a whole number of bytes", s);
             return -1;
         }
-        *out = (uint64_t)bytes;
+        *out = (uint64_t)floor(bytes);
         return 0;
     }
     snprintf(err, err_len, "'%s' has an unknown unit (use B, KiB, MiB, GiB, TiB, PiB, EiB, KB, MB, GB, TB, PB, EB)", s);
     return -1;
+}
+
+int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len)
+{
+    return parse_size(s, 0, out, err, err_len);
+}
+
+int gm_parse_budget(const char *s, uint64_t *out, char *err, size_t err_len)
+{
+    return parse_size(s, 1, out, err, err_len);
 }
 
 int gm_parse_share(const char *s, double *out, char *err, size_t err_len)

@@ -15,6 +15,11 @@
  * negatives and anything from 2^63 bytes up. */
 int gm_parse_size(const char *s, uint64_t *out, char *err, size_t err_len);
 
+/* A memory budget as reports print it: a size whose unit is required
+ * ("24GiB", "78.7GiB", "512MB", "4096B"), a fraction of a byte rounded
+ * down; a bare number is refused. Otherwise as gm_parse_size. */
+int gm_parse_budget(const char *s, uint64_t *out, char *err, size_t err_len);
+
 /* A non-negative decimal integer no larger than max. */
 int gm_parse_uint(const char *s, uint64_t max, uint64_t *out, char *err, size_t err_len);
 

@@ -56,6 +56,30 @@ static void test_sizes(void **state)
     size_bad("nan", "is not a size");
 }
 
+/* A budget (plan --fit): what a report prints, decimals rounded down to a
+ * byte; the unit is required. */
+static void test_budget(void **state)
+{
+    (void)state;
+    uint64_t v = 0;
+    assert_int_equal(gm_parse_budget("78.7GiB", &v, err, sizeof err), 0);
+    assert_true(v == (uint64_t)(78.7 * 1073741824.0));
+    assert_int_equal(gm_parse_budget("24GiB", &v, err, sizeof err), 0);
+    assert_true(v == 24ull << 30);
+    assert_int_equal(gm_parse_budget("0.5KiB", &v, err, sizeof err), 0);
+    assert_int_equal(v, 512);
+    assert_int_equal(gm_parse_budget("1.5B", &v, err, sizeof err), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(gm_parse_budget("24", &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'24' has no unit"));
+    assert_int_equal(gm_parse_budget("78.7", &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "has no unit"));
+    assert_int_equal(gm_parse_budget("GiB", &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "with its unit"));
+    assert_int_equal(gm_parse_budget("8EiB", &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too large"));
+}
+
 static void test_uint(void **state)
 {
     (void)state;
@@ -159,8 +183,8 @@ static void test_format(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes), cmocka_unit_test(test_uint), cmocka_unit_test(test_share),
-        cmocka_unit_test(test_ranges), cmocka_unit_test(test_format),
+        cmocka_unit_test(test_sizes), cmocka_unit_test(test_budget), cmocka_unit_test(test_uint),
+        cmocka_unit_test(test_share), cmocka_unit_test(test_ranges), cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests_name("units", tests, NULL, NULL);
 }
