@@ -1,5 +1,6 @@
 #include "analysis/compare_output.h"
 #include "lib/csv.h"
+#include "lib/text_grid.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -65,124 +66,61 @@ static void change(char *out, size_t len, double ratio)
         snprintf(out, len, "%+.1f%%", (ratio - 1) * 100);
 }
 
-/* A grid of cells, rendered aligned or as Markdown. */
-typedef struct {
-    char **cells;
-    int rows, cols, cap;
-} grid;
-
-static char *cell(grid *g, int row, int col)
-{
-    return g->cells[row * g->cols + col];
-}
-
-static int grid_add_row(grid *g)
-{
-    if (g->rows == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 64;
-        char **c = realloc(g->cells, (size_t)cap * (size_t)g->cols * sizeof *c);
-        if (!c)
-            return -1;
-        g->cells = c;
-        g->cap = cap;
-    }
-    for (int j = 0; j < g->cols; j++) {
-        if (!(g->cells[g->rows * g->cols + j] = calloc(1, CELL))) {
-            g->rows++;
-            for (int k = j + 1; k < g->cols; k++)
-                g->cells[(g->rows - 1) * g->cols + k] = NULL;
-            return -1;
-        }
-    }
-    g->rows++;
-    return 0;
-}
-
-static void grid_free(grid *g)
-{
-    for (int i = 0; i < g->rows * g->cols; i++)
-        free(g->cells[i]);
-    free(g->cells);
-}
-
-static void grid_print(FILE *f, grid *g, int markdown)
-{
-    int width[64] = {0};
-    for (int i = 0; i < g->rows; i++)
-        for (int j = 0; j < g->cols; j++)
-            if ((int)strlen(cell(g, i, j)) > width[j])
-                width[j] = (int)strlen(cell(g, i, j));
-    for (int i = 0; i < g->rows; i++) {
-        for (int j = 0; j < g->cols; j++)
-            if (markdown)
-                fprintf(f, "| %s ", cell(g, i, j));
-            else
-                fprintf(f, "%s%-*s", j ? "  " : "", j == g->cols - 1 ? 0 : width[j], cell(g, i, j));
-        fprintf(f, markdown ? "|\n" : "\n");
-        if (markdown && i == 0) {
-            for (int j = 0; j < g->cols; j++)
-                fprintf(f, "| --- ");
-            fprintf(f, "|\n");
-        }
-    }
-}
-
 /* Columns: point, metric, unit, BASE, then per other run: its median,
  * the ratio with its interval, p after Holm, the minimum detectable
  * change, the test's units, the verdict. */
 enum { PER_RUN = 6 };
 
-static int build(grid *g, const gm_comparison *c)
+static int build(gm_grid *g, const gm_comparison *c)
 {
-    g->cols = 4 + PER_RUN * (c->n_runs - 1);
-    if (g->cols > 64 || grid_add_row(g) != 0)
+    if (gm_grid_init(g, 4 + PER_RUN * (c->n_runs - 1)) != 0 || gm_grid_add_row(g) < 0)
         return -1;
-    snprintf(cell(g, 0, 0), CELL, "point");
-    snprintf(cell(g, 0, 1), CELL, "metric");
-    snprintf(cell(g, 0, 2), CELL, "unit");
-    snprintf(cell(g, 0, 3), CELL, "%.100s", c->runs[0].label);
+    snprintf(gm_grid_cell(g, 0, 0), CELL, "point");
+    snprintf(gm_grid_cell(g, 0, 1), CELL, "metric");
+    snprintf(gm_grid_cell(g, 0, 2), CELL, "unit");
+    snprintf(gm_grid_cell(g, 0, 3), CELL, "%.100s", c->runs[0].label);
     for (int k = 1; k < c->n_runs; k++) {
         int at = 4 + PER_RUN * (k - 1);
-        snprintf(cell(g, 0, at), CELL, "%.100s", c->runs[k].label);
-        snprintf(cell(g, 0, at + 1), CELL, "ratio [95%% CI]");
-        snprintf(cell(g, 0, at + 2), CELL, "p (Holm)");
-        snprintf(cell(g, 0, at + 3), CELL, "MDE");
-        snprintf(cell(g, 0, at + 4), CELL, "units");
-        snprintf(cell(g, 0, at + 5), CELL, "verdict");
+        snprintf(gm_grid_cell(g, 0, at), CELL, "%.100s", c->runs[k].label);
+        snprintf(gm_grid_cell(g, 0, at + 1), CELL, "ratio [95%% CI]");
+        snprintf(gm_grid_cell(g, 0, at + 2), CELL, "p (Holm)");
+        snprintf(gm_grid_cell(g, 0, at + 3), CELL, "MDE");
+        snprintf(gm_grid_cell(g, 0, at + 4), CELL, "units");
+        snprintf(gm_grid_cell(g, 0, at + 5), CELL, "verdict");
     }
     for (int i = 0; i < c->n_results;) {
         const gm_cmp_point *b = c->results[i].base;
-        if (grid_add_row(g) != 0)
+        if (gm_grid_add_row(g) < 0)
             return -1;
         int row = g->rows - 1;
         char label[300], v[40], lo[40], hi[40];
         gm_cmp_point_label(b, label, sizeof label);
-        snprintf(cell(g, row, 0), CELL, "%.150s", label);
-        snprintf(cell(g, row, 1), CELL, "%.150s", b->metric);
-        snprintf(cell(g, row, 2), CELL, "%.150s", b->unit);
-        num(cell(g, row, 3), CELL, b->value);
+        snprintf(gm_grid_cell(g, row, 0), CELL, "%.150s", label);
+        snprintf(gm_grid_cell(g, row, 1), CELL, "%.150s", b->metric);
+        snprintf(gm_grid_cell(g, row, 2), CELL, "%.150s", b->unit);
+        num(gm_grid_cell(g, row, 3), CELL, b->value);
         for (int k = 1; k < c->n_runs; k++)
             for (int j = 0; j < PER_RUN; j++)
-                snprintf(cell(g, row, 4 + PER_RUN * (k - 1) + j), CELL, "-");
+                snprintf(gm_grid_cell(g, row, 4 + PER_RUN * (k - 1) + j), CELL, "-");
         for (; i < c->n_results && c->results[i].base == b; i++) {
             const gm_cmp_result *r = &c->results[i];
             int at = 4 + PER_RUN * (r->run - 1);
             int tested = r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T;
-            num(cell(g, row, at), CELL, r->other->value);
+            num(gm_grid_cell(g, row, at), CELL, r->other->value);
             num(v, sizeof v, r->ratio);
             num(lo, sizeof lo, r->ci_lo);
             num(hi, sizeof hi, r->ci_hi);
             if (tested)
-                snprintf(cell(g, row, at + 1), CELL, "%s [%s, %s]", v, lo, hi);
+                snprintf(gm_grid_cell(g, row, at + 1), CELL, "%s [%s, %s]", v, lo, hi);
             else
-                snprintf(cell(g, row, at + 1), CELL, "%s", v);
+                snprintf(gm_grid_cell(g, row, at + 1), CELL, "%s", v);
             if (tested && !isnan(r->p_holm))
-                snprintf(cell(g, row, at + 2), CELL, "%.2g", r->p_holm);
+                snprintf(gm_grid_cell(g, row, at + 2), CELL, "%.2g", r->p_holm);
             else
-                snprintf(cell(g, row, at + 2), CELL, "%s", r->test == GM_TEST_EXACT ? "exact" : "-");
-            mde_cell(cell(g, row, at + 3), CELL, r->mde);
-            basis_cell(cell(g, row, at + 4), CELL, r);
-            snprintf(cell(g, row, at + 5), CELL, "%s", verdict_words[r->verdict]);
+                snprintf(gm_grid_cell(g, row, at + 2), CELL, "%s", r->test == GM_TEST_EXACT ? "exact" : "-");
+            mde_cell(gm_grid_cell(g, row, at + 3), CELL, r->mde);
+            basis_cell(gm_grid_cell(g, row, at + 4), CELL, r);
+            snprintf(gm_grid_cell(g, row, at + 5), CELL, "%s", verdict_words[r->verdict]);
         }
     }
     return 0;
@@ -264,14 +202,14 @@ static void print_header(FILE *f, const gm_comparison *c, int markdown)
 int gm_compare_print_report(FILE *f, const gm_comparison *c, int markdown)
 {
     print_header(f, c, markdown);
-    grid g = {0};
+    gm_grid g;
     int rc = build(&g, c);
     if (rc == 0) {
         if (markdown)
             fprintf(f, "## Results\n\n");
-        grid_print(f, &g, markdown);
+        gm_grid_print(f, &g, markdown);
     }
-    grid_free(&g);
+    gm_grid_free(&g);
     if (c->n_left_out) {
         fprintf(f, markdown ? "\n## Left out\n\n" : "\nleft out (%d):\n", c->n_left_out);
         for (int i = 0; i < c->n_left_out; i++) {
