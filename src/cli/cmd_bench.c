@@ -13,6 +13,7 @@
 #include "device/memtrace.h"
 #include "run/summary.h"
 #include "lib/units.h"
+#include "report/report.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -282,6 +283,24 @@ static int refuse_unapplied(int argc, char **argv, const gm_bench_opts *o)
     return rc;
 }
 
+/* The report's three answers (report/report.h) for whatever the run
+ * measured, a line each: from its results.csv, without gnuplot. */
+static void print_answers(const char *dir)
+{
+    char csv[4200], err[600];
+    gm_plot_data d;
+    snprintf(csv, sizeof csv, "%s/results.csv", dir);
+    gm_report *r = malloc(sizeof *r);
+    if (r && gm_plot_data_load(csv, &d, err, sizeof err) == 0) {
+        gm_report_collect(&d, dir, r);
+        for (int i = 0, printed = 0; i < GM_ANSWERS; i++)
+            if (r->answers[i].label[0])
+                printf("%s%s %s\n", printed++ ? "" : "\n", r->answers[i].label, r->answers[i].value);
+        gm_plot_data_free(&d);
+    }
+    free(r);
+}
+
 int gm_cmd_bench(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -360,8 +379,10 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     gm_session_outcome end = {b.output_failed, b.interrupted, b.device_lost, suites_rc != 0, mism > 0,
                               b.error, sizeof b.error};
     gm_session_finish(&ses, &end);
-    if (!o.quiet)
+    if (!o.quiet) {
         gm_summary_print(&summary, stdout);
+        print_answers(run->dir);
+    }
     printf("results: %s (%d rows%s)\n", run->dir, run->rows_written, mism ? ", with mismatches" : "");
     if (end.output_failed)
         fprintf(stderr, "gpumem bench: stopped: %s\n", b.error);
