@@ -10,7 +10,9 @@ set xlabel "array size"
 set ylabel "GB/s"
 set logscale x 2
 @bytes_x
-set yrange [0:*]
+# `logy` (gpumem compare of cards, whose bandwidths differ by orders of
+# magnitude): y on a logarithmic axis.
+if (exists("logy")) { set logscale y } else { set yrange [0:*] }
 # Where `llc` (bytes) is given: the last-level cache and 4x it marked; the
 # headline's device-memory bandwidth comes from arrays right of the second.
 if (exists("llc")) {

@@ -1,13 +1,16 @@
 #!/bin/sh
 # gpumem compare on real PoCL runs: two runs of one configuration (A/A)
-# show no regression at the default settings and pass --gate; the same
-# configuration on a slower driver set-up (A/B) is flagged and fails
-# --gate, listing the regressions; Markdown, CSV and overlay plots; points
-# only one run has, or measured on another shape, are left out with the
-# reason; a cut or malformed CSV exits 2 naming the file and line.
+# show no regression at the default settings; the same configuration on a
+# slower driver set-up (A/B) is flagged; one run a side without rounds is
+# not gated (--gate: exit 2 and how to bench for a gate), runs in rounds
+# are (A/A passes, A/B fails listing the regressions), and a gate says
+# where it could not see a change of its threshold; Markdown, CSV and
+# overlay plots; points only one run has, or measured on another shape,
+# are left out with the reason; a cut or malformed CSV exits 2 naming the
+# file and line.
 . tests/lib.sh
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
-plan 38
+plan 43
 
 # A compute-bound point (about 9 ms a repetition on two idle cores), 15
 # repetitions a side after 10 untimed: enough for the U test to pass Holm
@@ -56,7 +59,7 @@ aa_pair() {
 for attempt in 1 2 3; do
     aa_pair
     [ "$RC" = 0 ] || break
-    "$GPUMEM" compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate >/dev/null 2>&1 && break
+    "$GPUMEM" compare "$TEST_TMP/A1" "$TEST_TMP/A2" 2>/dev/null | grep -q '^no regression$' && break
     note "A/A pair $attempt: a regression between identical runs (other work: $others cores); measuring again"
 done
 is "$RC" 0 "runs A1 and A2, the same configuration"
@@ -75,15 +78,22 @@ run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload
 is "$RC" 0 "run D, another hidden size"
 
 # A/A
-run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2"
 note "A/A verdicts:" "$(printf '%s\n' "$OUT" | sed -n '/^point/,$p')"
 if [ "$quiet" = 1 ]; then
-    is "$RC" 0 "A/A: exit 0 under --gate"
+    is "$RC" 0 "A/A: exit 0"
     like "$OUT" "^no regression$" "A/A: no regression"
 else
     skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
     skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
 fi
+# One run a side without rounds cannot separate run-to-run noise: a gate
+# judges none of its tests, says so, and exits 2 with how to bench for one.
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --gate
+like "$RC $OUT" "^2 (.|\n)*^not gated: [0-9]+ tests of one run a side without rounds\n\n" \
+    "A/A without rounds under --gate: exit 2, its tests not gated"
+is "$(printf '%s\n' "$ERR" | grep -c '^gpumem compare: --gate: no point can be gated: [0-9]* tests compare one run a side without rounds, .* bench both sides in rounds (gpumem bench ... --reps 20 --rounds 5)')" 1 \
+    "  one line says why and how to bench for a gate"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/A2" --format csv
 printf '%s\n' "$OUT" >"$TEST_TMP/aa.csv"
 if [ "$quiet" = 1 ]; then
@@ -95,11 +105,14 @@ is "$(csv_count "$TEST_TMP/aa.csv" '$_->{variant} eq "blocked" && $_->{test} eq 
     "A/A CSV: the blocked point's four metrics, each tested on 15 samples a side"
 
 # A/B
-run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --gate
-is "$RC" 1 "A/B: exit 1 under --gate"
-like "$ERR" "^gpumem compare: [0-9]+ regressions? against A1:\n  B: workloads linear blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms \(\+[0-9.]+%, p=" \
-    "A/B: the regressions listed on stderr, the blocked time first"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B"
+is "$RC" 0 "A/B: exit 0 without --gate"
+like "$OUT" "^[0-9]+ regressions?:\n  B: workloads linear blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms \(\+[0-9.]+%, p=[0-9.e-]+ after Holm, repetitions of one run only\)" \
+    "A/B: the regressions listed, the blocked time first, on the repetitions of one run"
 note "A/B verdicts:" "$OUT"
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --gate
+like "$RC:$ERR" "^2:gpumem compare: --gate: no point can be gated" "A/B without rounds under --gate: not gated either, exit 2"
+printf '%s' "$ERR" | grep -q regression; ok $((1 - $?)) "  and no regression claimed"
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B" --format csv
 printf '%s\n' "$OUT" >"$TEST_TMP/ab.csv"
 is "$(csv_count "$TEST_TMP/ab.csv" '$_->{variant} eq "blocked" && $_->{verdict} eq "regression" && $_->{p_holm} < 0.05')" 4 \
@@ -139,6 +152,9 @@ if [ "$quiet" = 1 ]; then
 else
     skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
 fi
+run_gpumem compare "$TEST_TMP/R1" "$TEST_TMP/R2" --gate --threshold 0.1%
+like "$ERR" "^gpumem compare: --gate: cannot see a 0.1% change in 4 of 4 gated points \(MDE [0-9.]+%-[0-9.]+%\): workloads linear blocked per-tensor fp16 batch 16 seq 64 [a-z]+, .*; bench with more rounds" \
+    "a gate names, on one line, the points whose MDE exceeds its threshold"
 run_gpumem compare "$TEST_TMP/R1" "$TEST_TMP/RB" --gate
 is "$RC" 1 "A/B in rounds: exit 1 under --gate"
 like "$ERR" "blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms \(\+[0-9.]+%, p=[0-9.e-]+ after Holm, t test on round medians\)" \
@@ -169,7 +185,7 @@ run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/C"
 like "$OUT" "^left out \([0-9]+\):\n(  [^\n]*\n)*  workloads linear blocked per-tensor fp16 batch 8 seq 64 time: not in A1 \(only in C\)" \
     "points only in C are left out, with the reason"
 
-run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/D" --gate
+run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/D"
 like "$RC $OUT" "^0 (.|\n)*^left out \([0-9]+\):\n(  [^\n]*\n)*  workloads linear blocked per-tensor fp16 batch 16 seq 64 time: model_bytes [0-9]+ in A1, [0-9]+ in D: another shape or model" \
     "a point whose shape differs (model_bytes) is left out, not compared"
 

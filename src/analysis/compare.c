@@ -172,7 +172,7 @@ static int better(const gm_cmp_result *r, double threshold)
     return 0;
 }
 
-static void judge(gm_cmp_result *r, double threshold, double alpha)
+static void judge(gm_cmp_result *r, double threshold, double alpha, bool gate)
 {
     int tested = r->test == GM_TEST_MANN_WHITNEY || r->test == GM_TEST_T;
     int significant = r->test == GM_TEST_EXACT || (tested && r->p_holm < alpha);
@@ -180,6 +180,8 @@ static void judge(gm_cmp_result *r, double threshold, double alpha)
         r->verdict = GM_VERDICT_INFO;
     else if (r->test == GM_TEST_NONE)
         r->verdict = GM_VERDICT_UNTESTED;
+    else if (gate && r->basis == GM_BASIS_REPS)
+        r->verdict = GM_VERDICT_NOT_GATED;
     else if (significant && worse(r, threshold))
         r->verdict = GM_VERDICT_REGRESSION;
     else if (significant && better(r, threshold))
@@ -219,6 +221,45 @@ static int adjust(gm_comparison *c, int run)
     return rc;
 }
 
+/* Whether o is b's point on another card: the same key but for the
+ * variant, whose card role is the same (gm_point_card_role). */
+static bool card_alike(const gm_cmp_point *b, const gm_cmp_point *o)
+{
+    const char *bf[] = {b->suite, b->workload, b->pattern, b->precision, b->mode, b->batch, b->seq_len, b->bytes,
+                        b->metric};
+    const char *of[] = {o->suite, o->workload, o->pattern, o->precision, o->mode, o->batch, o->seq_len, o->bytes,
+                        o->metric};
+    for (size_t i = 0; i < sizeof bf / sizeof bf[0]; i++)
+        if (strcmp(bf[i], of[i]) != 0)
+            return false;
+    return strcmp(gm_point_card_role(b->suite, b->workload, b->variant),
+                  gm_point_card_role(o->suite, o->workload, o->variant)) == 0;
+}
+
+/* b's point in run: under its own key, else for cards the first point of
+ * the same card role; NULL where there is none. */
+static const gm_cmp_point *counterpart(const gm_comparison *c, const gm_cmp_run *run, const gm_cmp_point *b)
+{
+    const gm_cmp_point *o = gm_cmp_run_find(run, b->key);
+    for (int i = 0; c->cards && !o && i < run->n_points; i++)
+        if (card_alike(b, &run->points[i]) && !gm_cmp_run_find(c->runs, run->points[i].key))
+            o = &run->points[i];
+    return o;
+}
+
+/* Whether run's point p was joined with a point of BASE (counterpart). */
+static bool joined(const gm_comparison *c, const gm_cmp_run *run, const gm_cmp_point *p)
+{
+    const gm_cmp_run *base = &c->runs[0];
+    if (gm_cmp_run_find(base, p->key))
+        return true;
+    for (int i = 0; c->cards && i < base->n_points; i++)
+        if (card_alike(&base->points[i], p) && !gm_cmp_run_find(run, base->points[i].key)
+            && counterpart(c, run, &base->points[i]) == p)
+            return true;
+    return false;
+}
+
 int gm_compare(gm_comparison *c)
 {
     const gm_cmp_run *base = &c->runs[0];
@@ -229,7 +270,7 @@ int gm_compare(gm_comparison *c)
         const gm_cmp_point *b = &base->points[i];
         for (int k = 1; k < c->n_runs; k++) {
             const gm_cmp_run *run = &c->runs[k];
-            const gm_cmp_point *o = gm_cmp_run_find(run, b->key);
+            const gm_cmp_point *o = counterpart(c, run, b);
             unsigned nb = 1, no = 1;
             int rc = 0;
             if (b->repeated)
@@ -267,15 +308,17 @@ int gm_compare(gm_comparison *c)
     for (int k = 1; k < c->n_runs; k++) {
         const gm_cmp_run *run = &c->runs[k];
         for (int i = 0; i < run->n_points; i++)
-            if (!gm_cmp_run_find(base, run->points[i].key)
+            if (!joined(c, run, &run->points[i])
                 && add_left_out(c, &run->points[i], k, "not in %s (only in %s)", base->label, run->label) != 0)
                 return -1;
         if (adjust(c, k) != 0)
             return -1;
     }
     for (int i = 0; i < c->n_results; i++) {
-        judge(&c->results[i], c->threshold, c->alpha);
-        c->n_regressions += c->results[i].verdict == GM_VERDICT_REGRESSION;
+        int v = (judge(&c->results[i], c->threshold, c->alpha, c->gate), c->results[i].verdict);
+        c->n_regressions += v == GM_VERDICT_REGRESSION;
+        c->n_not_gated += v == GM_VERDICT_NOT_GATED;
+        c->n_gated += v == GM_VERDICT_SAME || v == GM_VERDICT_REGRESSION || v == GM_VERDICT_IMPROVEMENT;
     }
     return 0;
 }

@@ -67,7 +67,11 @@ int gm_cmp_worse_direction(const char *metric);
 enum { GM_TEST_MANN_WHITNEY, GM_TEST_EXACT, GM_TEST_NONE, GM_TEST_T };
 /* What a test's units are. */
 enum { GM_BASIS_NONE, GM_BASIS_REPS, GM_BASIS_ROUNDS, GM_BASIS_RUNS };
-enum { GM_VERDICT_SAME, GM_VERDICT_REGRESSION, GM_VERDICT_IMPROVEMENT, GM_VERDICT_INFO, GM_VERDICT_UNTESTED };
+/* GM_VERDICT_NOT_GATED: under a gate, a test of one run a side without
+ * rounds (GM_BASIS_REPS), whose repetitions cannot separate run-to-run
+ * noise from a change: the gate does not judge it. */
+enum { GM_VERDICT_SAME, GM_VERDICT_REGRESSION, GM_VERDICT_IMPROVEMENT, GM_VERDICT_INFO, GM_VERDICT_UNTESTED,
+       GM_VERDICT_NOT_GATED };
 
 /* One point's metric in BASE against the same in another run. */
 typedef struct {
@@ -99,14 +103,22 @@ typedef struct {
     int n_runs;
     double threshold;       /* 0.05: a change of 5% */
     double alpha;           /* significance level after Holm */
+    bool gate;              /* judged for a gate: tests of GM_BASIS_REPS are not gated */
+    bool cards;             /* runs of different cards: a point missing from a run under its own key
+                             * is joined with the run's point of the same card role (gm_point_card_role:
+                             * the stream suite at each device's own access pattern, a linear layer by
+                             * our kernel or the vendor's), the first such point */
     gm_cmp_result *results; /* BASE's file order, then run order */
     int n_results;
     gm_cmp_left_out *left_out;
     int n_left_out;
     int n_regressions;
+    int n_gated;            /* results the gate judged (a test or an exact value, of a metric with a
+                             * direction, not GM_VERDICT_NOT_GATED) */
+    int n_not_gated;        /* results of GM_VERDICT_NOT_GATED */
 } gm_comparison;
 
-/* Compares every run with runs[0]: fills results, left_out, n_regressions.
+/* Compares every run with runs[0]: fills results, left_out and the counts.
  * Returns 0, or -1 (out of memory). */
 int gm_compare(gm_comparison *c);
 void gm_comparison_free(gm_comparison *c);

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CELL 160 /* bytes a table cell holds */
+#define CELL GM_GRID_CELL
 
-static const char *const verdict_words[] = {"same", "REGRESSION", "improved", "info", "untested"};
-static const char *const verdict_csv[] = {"same", "regression", "improvement", "informational", "untested"};
+static const char *const verdict_words[] = {"same", "REGRESSION", "improved", "info", "untested", "not gated"};
+static const char *const verdict_csv[] = {"same", "regression", "improvement", "informational", "untested",
+                                          "not-gated"};
 static const char *const test_words[] = {"mann-whitney", "exact", "none", "t"};
 static const char *const basis_words[] = {"", "reps", "rounds", "runs"};
 
@@ -148,6 +149,46 @@ void gm_compare_print_regressions(FILE *f, const gm_comparison *c, const char *p
     }
 }
 
+/* A gated test whose MDE exceeds the threshold: it could not have seen a
+ * change of that size. */
+static int blind(const gm_comparison *c, const gm_cmp_result *r)
+{
+    int gated = r->verdict == GM_VERDICT_SAME || r->verdict == GM_VERDICT_REGRESSION
+                || r->verdict == GM_VERDICT_IMPROVEMENT;
+    return gated && (r->test == GM_TEST_T || r->test == GM_TEST_MANN_WHITNEY) && r->mde > c->threshold;
+}
+
+int gm_compare_print_blind(FILE *f, const gm_comparison *c, const char *prefix)
+{
+    int n = 0, gated = 0;
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < c->n_results; i++) {
+        const gm_cmp_result *r = &c->results[i];
+        gated += r->verdict == GM_VERDICT_SAME || r->verdict == GM_VERDICT_REGRESSION
+                 || r->verdict == GM_VERDICT_IMPROVEMENT;
+        if (blind(c, r)) {
+            n++;
+            lo = fmin(lo, r->mde);
+            hi = fmax(hi, r->mde);
+        }
+    }
+    if (!n)
+        return 0;
+    char a[32], b[32];
+    mde_cell(a, sizeof a, lo);
+    mde_cell(b, sizeof b, hi);
+    fprintf(f, "%scannot see a %g%% change in %d of %d gated point%s (MDE %s-%s): ", prefix, c->threshold * 100, n,
+            gated, gated == 1 ? "" : "s", a, b);
+    for (int i = 0, named = 0; i < c->n_results && named < 3; i++)
+        if (blind(c, &c->results[i])) {
+            char label[300];
+            gm_cmp_point_label(c->results[i].base, label, sizeof label);
+            fprintf(f, "%s%s %s", named++ ? ", " : "", label, c->results[i].base->metric);
+        }
+    fprintf(f, "%s; bench with more rounds (--rounds 10 or more) or longer points\n", n > 3 ? ", ..." : "");
+    return n;
+}
+
 static void print_header(FILE *f, const gm_comparison *c, int markdown)
 {
     const char *b = markdown ? "- " : "";
@@ -190,7 +231,12 @@ static void print_header(FILE *f, const gm_comparison *c, int markdown)
                 b, only, only == 1 ? "" : "s", only == 1 ? "s" : "", only == 1 ? "it" : "they");
     if (markdown)
         fprintf(f, "\n## Verdict\n\n");
-    if (!c->n_regressions)
+    if (c->n_not_gated)
+        fprintf(f, "%snot gated: %d test%s of one run a side without rounds\n", b, c->n_not_gated,
+                c->n_not_gated == 1 ? "" : "s");
+    if (c->gate && !c->n_gated)
+        fprintf(f, c->n_not_gated ? "" : "%sno point gated\n", b);
+    else if (!c->n_regressions)
         fprintf(f, "%sno regression\n", b);
     else {
         fprintf(f, "%s%d regression%s:\n", markdown ? "" : "", c->n_regressions, c->n_regressions == 1 ? "" : "s");

@@ -17,4 +17,10 @@ int gm_compare_print_csv(FILE *f, const gm_comparison *c);
 /* One line per regression: "RUN: POINT METRIC: BASE -> NEW UNIT (+12.3%, p=...)". */
 void gm_compare_print_regressions(FILE *f, const gm_comparison *c, const char *prefix);
 
+/* Under a gate: the gated tests whose MDE exceeds the threshold, counted
+ * and the first named, on one line ("cannot see a 5% change in N of M
+ * gated points (MDE ...): ...; bench with more rounds"). Prints nothing
+ * where there is none. Returns their count. */
+int gm_compare_print_blind(FILE *f, const gm_comparison *c, const char *prefix);
+
 #endif

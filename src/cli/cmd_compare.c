@@ -1,14 +1,16 @@
 /*
  * `gpumem compare BASE NEW [MORE...]`: compares run folders point by point
- * (src/compare.h) and prints a terminal table, Markdown or CSV. With
- * --out DIR it also writes DIR/compare.md, DIR/compare.csv and overlay
- * plots (bandwidth by size, throughput by batch: one line per run and
- * series, plots/bandwidth.gp and plots/throughput.gp; the data gnuplot
- * reads in DIR/data/). With --gate the exit
- * status is 1 when any run regressed against BASE, the regressions listed
- * on stderr. Bad usage or input (a missing folder, a malformed CSV, named
- * by file and line) exits 2. A run named reference:NAME is the reference
- * run NAME kept with gpumem (results/reference/NAME in the source tree,
+ * (analysis/compare.h) and prints a terminal table, Markdown or CSV. Runs
+ * of different devices (or --cards) lead with the card sheet instead
+ * (report/card_sheet.h), the point-by-point table following with --points.
+ * With --out DIR it also writes the files of report/compare_files.h. With
+ * --gate the exit status is 1 when any run regressed against BASE, the
+ * regressions listed on stderr; tests of one run a side without rounds are
+ * not gated, and when no point can be gated the status is 2, with the
+ * advice how to bench for a gate. Bad usage or input (a missing folder, a
+ * malformed CSV, named by file and line) exits 2; files that cannot be
+ * written, 4. A run named reference:NAME is the reference run NAME kept
+ * with gpumem (results/reference/NAME in the source tree,
  * DATADIR/reference/NAME installed).
  */
 #include "cli/commands.h"
@@ -16,9 +18,8 @@
 #include "analysis/compare.h"
 #include "analysis/compare_output.h"
 #include "lib/datafile.h"
-#include "report/plot_data.h"
+#include "report/compare_files.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,13 @@ const gm_command gm_command_compare = {
         "Welch's t test on the round medians of runs benched in rounds (Holm-corrected over the run's tests) and "
         "the smallest change it could detect. A run may be a group of runs, BASE1,BASE2,BASE3: their run medians "
         "are then the test's units. One run a side without rounds falls back to a Mann-Whitney U test on the "
-        "repetitions, which cannot separate run-to-run noise. A run named reference:NAME is the reference run "
-        "NAME of a real card kept with gpumem (gpumem info says where).",
-    .exit_status = "0 success, 1 a regression under --gate, 2 bad usage or input (a missing folder, a cut or malformed "
-        "CSV), 4 the comparison could not be written (stdout, or the --out folder)",
+        "repetitions, which cannot separate run-to-run noise: --gate does not gate it. Runs of different "
+        "devices (or --cards) lead with the card sheet, a column a run, the point-by-point table following with "
+        "--points. A run named reference:NAME is the reference run NAME of a real card kept with gpumem (gpumem "
+        "info says where).",
+    .exit_status = "0 success, 1 a regression under --gate, 2 bad usage or input (a missing folder, a cut or "
+        "malformed CSV) or --gate with no point it can gate, 4 the comparison could not be written (stdout, "
+        "or the --out folder)",
     .positional = GM_POSITIONAL_RUN,
 };
 
@@ -47,80 +51,6 @@ const gm_command gm_command_compare = {
 static void usage(FILE *f)
 {
     gm_command_help(f, &gm_command_compare);
-}
-
-/* One overlay plot: kind k of every run, series prefixed with the run's label. */
-static int overlay(gm_comparison *c, int k, const char *dir, int *made, char *err, size_t len)
-{
-    gm_plot_set all = {0};
-    int rc = 0;
-    for (int r = 0; r < c->n_runs && rc == 0; r++) {
-        gm_plot_data d;
-        gm_plot_set set;
-        char csv[4200];
-        snprintf(csv, sizeof csv, "%s/results.csv", c->runs[r].dir);
-        if (gm_plot_data_load(csv, &d, err, len) != 0)
-            return -1;
-        if (gm_plot_select(&d, k, &set) != 0) {
-            gm_plot_data_free(&d);
-            snprintf(err, len, "out of memory");
-            return -1;
-        }
-        all.kind = set.kind;
-        gm_plot_point *p = realloc(all.points, (size_t)(all.n_points + set.n_points + 1) * sizeof *p);
-        if (!p) {
-            snprintf(err, len, "out of memory");
-            rc = -1;
-        } else {
-            all.points = p;
-            for (int i = 0; i < set.n_points; i++) {
-                gm_plot_point *q = &all.points[all.n_points++];
-                *q = set.points[i];
-                snprintf(q->series, sizeof q->series, "%.60s: %.60s", c->runs[r].label, set.points[i].series);
-                snprintf(q->colour, sizeof q->colour, "%.60s: %.60s", c->runs[r].label, set.points[i].colour);
-                int j = 0;
-                while (j < all.n_panels && strcmp(all.panels[j], q->panel) != 0)
-                    j++;
-                if (j == all.n_panels && all.n_panels < GM_PLOT_MAX_PANELS)
-                    snprintf(all.panels[all.n_panels++], sizeof all.panels[0], "%s", q->panel);
-            }
-        }
-        gm_plot_set_free(&set);
-        gm_plot_data_free(&d);
-    }
-    if (rc == 0 && all.n_points > 0) {
-        char base[4300];
-        if (gm_plot_data_base(dir, all.kind, base, sizeof base, err, len) != 0 || gm_plot_write(&all, base, err, len) != 0
-            || gm_plot_render(&all, dir, err, len) != 0)
-            rc = -1;
-        else
-            (*made)++;
-    }
-    gm_plot_set_free(&all);
-    return rc;
-}
-
-static int write_outputs(gm_comparison *c, const char *dir, char *err, size_t len)
-{
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, len, "--out: cannot create %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    for (int markdown = 1; markdown >= 0; markdown--) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/compare.%s", dir, markdown ? "md" : "csv");
-        FILE *f = fopen(path, "w");
-        int bad = !f || (markdown ? gm_compare_print_report(f, c, 1) : gm_compare_print_csv(f, c)) != 0;
-        if ((f && fclose(f) != 0) || bad) {
-            snprintf(err, len, "cannot write %.1000s", path);
-            return -1;
-        }
-    }
-    int made = 0;
-    for (int k = 0; k < 2; k++)                /* bandwidth by size, throughput by batch */
-        if (overlay(c, k, dir, &made, err, len) != 0)
-            return -1;
-    return 0;
 }
 
 /* A folder, or a group of folders "A,B,C" (compare.h), each a
@@ -184,6 +114,66 @@ static int resolve_references(const char *arg, char *out, size_t len, char *err,
     }
 }
 
+/* stdout: for cards, a line on the runs, the card sheet and (points) the
+ * point-by-point report; else that report alone; CSV always the tidy
+ * rows. Returns 0, or -1 with err. */
+static int print(const gm_comparison *c, const char *format, bool points, char *err, size_t len)
+{
+    int markdown = strcmp(format, "markdown") == 0, bad = 0;
+    if (strcmp(format, "csv") == 0) {
+        bad = gm_compare_print_csv(stdout, c);
+    } else if (c->cards) {
+        int compared = 0;
+        for (int i = 0; i < c->n_results; i++)
+            compared += c->results[i].run == 1;
+        printf(markdown ? "# gpumem compare\n\n%d runs, a column each, against BASE %s\n\n"
+                        : "gpumem compare: %d runs, a column each, against BASE %s\n",
+               c->n_runs, c->runs[0].label);
+        if (gm_compare_print_cards(stdout, c, markdown, err, len) != 0)
+            return -1;
+        if (points) {
+            printf("\n");
+            bad = gm_compare_print_report(stdout, c, markdown);
+        } else {
+            printf("%spoint by point: %d points compared with %s, %d left out: --points, or compare.md of --out DIR\n",
+                   markdown ? "\n" : "", compared, c->n_runs > 1 ? c->runs[1].label : "-", c->n_left_out);
+        }
+    } else {
+        bad = gm_compare_print_report(stdout, c, markdown);
+    }
+    if (fflush(stdout) != 0 || bad || ferror(stdout)) {
+        snprintf(err, len, "cannot write the comparison to stdout");
+        return -1;
+    }
+    return 0;
+}
+
+/* The gate's verdict on stderr: the regressions (exit 1); none gated, with
+ * the advice how to bench for a gate (exit 2); else 0. Either way the
+ * points whose test could not see a change of the threshold. */
+static int judge_gate(const gm_comparison *c)
+{
+    gm_compare_print_blind(stderr, c, "gpumem compare: --gate: ");
+    if (c->n_regressions) {
+        fprintf(stderr, "gpumem compare: %d regression%s against %s:\n", c->n_regressions,
+                c->n_regressions == 1 ? "" : "s", c->runs[0].label);
+        gm_compare_print_regressions(stderr, c, "  ");
+        return GM_EXIT_CHECK;
+    }
+    if (c->n_gated)
+        return GM_EXIT_OK;
+    if (c->n_not_gated)
+        fprintf(stderr, "gpumem compare: --gate: no point can be gated: %d test%s compare%s one run a side "
+                        "without rounds, whose repetitions cannot separate run-to-run noise from a change; bench "
+                        "both sides in rounds (gpumem bench ... --reps 20 --rounds 5), or compare several baseline "
+                        "runs (BASE1,BASE2,BASE3 NEW)\n", c->n_not_gated, c->n_not_gated == 1 ? "" : "s",
+                c->n_not_gated == 1 ? "s" : "");
+    else
+        fprintf(stderr, "gpumem compare: --gate: no point can be gated: the runs share no point of a metric the "
+                        "gate judges\n");
+    return GM_EXIT_USAGE;
+}
+
 int gm_cmd_compare(int argc, char **argv)
 {
     static char resolved[MAX_RUNS][8192];
@@ -219,14 +209,14 @@ int gm_cmd_compare(int argc, char **argv)
         }
     }
     const char *out = args.out, *format = args.format;
-    int gate = args.gate;
+    bool gate = args.gate;
     double threshold = args.threshold, alpha = args.alpha;
     if (n_dirs < 2) {
         fprintf(stderr, "gpumem compare: needs two run folders or more (usage: gpumem compare BASE NEW [MORE...])\n");
         return GM_EXIT_USAGE;
     }
     gm_cmp_run runs[MAX_RUNS];
-    gm_comparison c = {.runs = runs, .threshold = threshold, .alpha = alpha};
+    gm_comparison c = {.runs = runs, .threshold = threshold, .alpha = alpha, .gate = gate, .cards = args.cards};
     for (; c.n_runs < n_dirs; c.n_runs++) {
         if (check_folders(dirs[c.n_runs], err, sizeof err) != 0) {
             rc = GM_EXIT_USAGE;
@@ -238,29 +228,21 @@ int gm_cmd_compare(int argc, char **argv)
             break;
         }
     }
+    for (int k = 1; rc == GM_EXIT_OK && k < c.n_runs; k++)
+        c.cards = c.cards || (strcmp(runs[k].device, runs[0].device) != 0 && strcmp(runs[k].device, "?") != 0
+                              && strcmp(runs[0].device, "?") != 0);
     if (rc == GM_EXIT_OK && gm_compare(&c) != 0) {
         snprintf(err, sizeof err, "out of memory");
         rc = GM_EXIT_USAGE;
     }
-    if (rc == GM_EXIT_OK) {
-        int bad = strcmp(format, "csv") == 0 ? gm_compare_print_csv(stdout, &c)
-                                             : gm_compare_print_report(stdout, &c, strcmp(format, "markdown") == 0);
-        fflush(stdout);
-        if (bad) {
-            snprintf(err, sizeof err, "cannot write the comparison to stdout");
-            rc = GM_EXIT_OUTPUT;
-        } else if (out && write_outputs(&c, out, err, sizeof err) != 0) {
-            rc = GM_EXIT_OUTPUT;
-        }
-    }
-    if (rc == GM_EXIT_OK && gate && c.n_regressions) {
-        fprintf(stderr, "gpumem compare: %d regression%s against %s:\n", c.n_regressions,
-                c.n_regressions == 1 ? "" : "s", runs[0].label);
-        gm_compare_print_regressions(stderr, &c, "  ");
-        rc = GM_EXIT_CHECK;
-    } else if (rc == GM_EXIT_USAGE || rc == GM_EXIT_OUTPUT) {
+    if (rc == GM_EXIT_OK && print(&c, format, args.points, err, sizeof err) != 0)
+        rc = GM_EXIT_OUTPUT;
+    if (rc == GM_EXIT_OK && out && gm_compare_write(&c, out, err, sizeof err) != 0)
+        rc = GM_EXIT_OUTPUT;
+    if (rc != GM_EXIT_OK)
         fprintf(stderr, "gpumem compare: %s\n", err);
-    }
+    else if (gate)
+        rc = judge_gate(&c);
     gm_comparison_free(&c);
     for (int i = 0; i < c.n_runs; i++)
         gm_cmp_run_free(&runs[i]);

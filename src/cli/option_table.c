@@ -618,10 +618,12 @@ APPLY(apply_alpha)
     return 0;
 }
 
-APPLY(apply_gate)
+APPLY(apply_report_flag)
 {
-    (void)opt, (void)v, (void)err, (void)err_len;
-    d->report->gate = true;
+    (void)v, (void)err, (void)err_len;
+    bool *flag = !strcmp(opt->name, "gate") ? &d->report->gate : !strcmp(opt->name, "cards") ? &d->report->cards
+                                                                                               : &d->report->points;
+    *flag = true;
     return 0;
 }
 
@@ -870,7 +872,12 @@ const gm_option gm_option_table[] = {
     {"alpha", GM_OPTARG_REAL, "A", GM_CMD_COMPARE, NULL, "significance level after Holm's correction (between 0 "
      "and 1)", "0.05", .apply = apply_alpha},
     {"gate", GM_OPTARG_FLAG, NULL, GM_CMD_COMPARE, NULL, "exit 1 when any run regressed against BASE, listing the "
-     "regressions", NULL, .apply = apply_gate},
+     "regressions; tests of one run a side without rounds are not gated (none gated: exit 2)", NULL,
+     .apply = apply_report_flag},
+    {"cards", GM_OPTARG_FLAG, NULL, GM_CMD_COMPARE, NULL, "lead with the card sheet, as for runs of different "
+     "devices", NULL, .apply = apply_report_flag},
+    {"points", GM_OPTARG_FLAG, NULL, GM_CMD_COMPARE | GM_CMD_FLEET, NULL, "after a card sheet, the point-by-point "
+     "table too (written files always have it)", NULL, .apply = apply_report_flag},
     {"outlier-mad", GM_OPTARG_REAL, "K", GM_CMD_FLEET, NULL, "flag a GPU more than K scales from the median in the "
      "metric's worse direction (scale: the larger of 1.4826 x MAD across GPUs, the repetitions' typical stdev, "
      "and 1% of the median)", "4", .apply = apply_outlier_mad},

@@ -76,7 +76,7 @@ typedef struct {
     const char *out;              /* NULL: none given */
     const char *format;           /* table | markdown | csv */
     double threshold, alpha, outlier_mad;
-    bool gate;
+    bool gate, cards, points;
 } gm_report_args;
 
 /* Where a command's options go: the command sets the pointer it has. */
