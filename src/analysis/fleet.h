@@ -20,6 +20,11 @@
  * could never flag either. The 1% floor keeps runs of near-identical
  * repetitions from flagging noise. A scale of 0 (every value 0) makes any
  * other value an infinite deviation.
+ *
+ * A fleet of several device models (the rows' device names) is judged
+ * model by model: each GPU against the GPUs of its own model only (an
+ * A100 is no outlier among H100s). A point's median and scale are then
+ * those of its largest model.
  */
 #ifndef GM_FLEET_H
 #define GM_FLEET_H
@@ -56,7 +61,8 @@ typedef struct {
     int n_obs, cap_obs;
     double median, scale;      /* set by gm_fleet_judge: the median, and the scale
                                 * with every GPU's spread (each GPU is judged with
-                                * the others'); scale 0 when n_obs < 2 */
+                                * the others'), of the point's largest device model;
+                                * scale 0 when it has one GPU */
     int direction;             /* gm_metric_direction */
     int n_flagged;
 } gm_fleet_point;
@@ -91,8 +97,9 @@ gm_fleet_point *gm_fleet_point_find(gm_fleet *f, char **fields, const char *unit
  * with "FILE:LINE: why" in err. */
 int gm_fleet_read_samples(gm_fleet *f, int gpu, char *err, size_t err_len);
 
-/* Applies the outlier rule with threshold k (> 0) to every point and
- * fills each GPU's summary. Returns the number of GPUs flagged. */
+/* Applies the outlier rule with threshold k (> 0) to every point, model by
+ * model (its observations reordered by device model, then GPU), and fills
+ * each GPU's summary. Returns the number of GPUs flagged. */
 int gm_fleet_judge(gm_fleet *f, double k);
 
 #endif

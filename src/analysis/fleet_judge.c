@@ -1,6 +1,6 @@
-/* The fleet's outlier rule (fleet.h): per point the median, the scale and
- * each GPU's deviation, flagged in the metric's worse direction; then each
- * GPU's summary. */
+/* The fleet's outlier rule (fleet.h): per point and device model the
+ * median, the scale and each GPU's deviation, flagged in the metric's
+ * worse direction; then each GPU's summary. */
 #include "analysis/fleet.h"
 
 #include "analysis/metric_direction.h"
@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define RELATIVE_FLOOR 0.01   /* no scale below 1% of the median */
 
@@ -80,6 +81,23 @@ static void judge_point(gm_fleet_point *p, double k, double *work, ranked *rk, i
     p->scale = fmax(fmax(across, gm_quantile_sorted(spreads, (size_t)n, 0.5)), RELATIVE_FLOOR * fabs(p->median));
 }
 
+/* Orders p's observations by their GPU's device name, then GPU. */
+static void sort_by_model(const gm_fleet *f, gm_fleet_point *p)
+{
+    for (int i = 1; i < p->n_obs; i++) {
+        gm_fleet_obs o = p->obs[i];
+        int j = i;
+        for (; j > 0; j--) {
+            const gm_fleet_obs *q = &p->obs[j - 1];
+            int c = strcmp(f->gpus[q->gpu].device, f->gpus[o.gpu].device);
+            if (c < 0 || (c == 0 && q->gpu < o.gpu))
+                break;
+            p->obs[j] = p->obs[j - 1];
+        }
+        p->obs[j] = o;
+    }
+}
+
 int gm_fleet_judge(gm_fleet *f, double k)
 {
     int most = 1;
@@ -102,19 +120,37 @@ int gm_fleet_judge(gm_fleet *f, double k)
     }
     for (int i = 0; i < f->n_points; i++) {
         gm_fleet_point *p = &f->points[i];
-        judge_point(p, k, work, rk, ranks);
-        if (p->n_obs < 2 || p->direction == 0)
-            continue;
-        for (int j = 0; j < p->n_obs; j++) {
-            gm_fleet_gpu *g = &f->gpus[p->obs[j].gpu];
-            double worse = -(double)p->direction * p->obs[j].deviation;
-            g->points++;
-            g->flagged += p->obs[j].flagged;
-            if (worse > g->worst) {
-                g->worst = worse;
-                g->worst_point = i;
+        sort_by_model(f, p);
+        int flagged = 0, largest = 0;
+        for (int start = 0, end; start < p->n_obs; start = end) {
+            for (end = start + 1; end < p->n_obs; end++)
+                if (strcmp(f->gpus[p->obs[end].gpu].device, f->gpus[p->obs[start].gpu].device) != 0)
+                    break;
+            gm_fleet_point model = *p;          /* the GPUs of one device model */
+            model.obs = p->obs + start;
+            model.n_obs = end - start;
+            judge_point(&model, k, work, rk, ranks);
+            flagged += model.n_flagged;
+            if (model.n_obs > largest) {
+                largest = model.n_obs;
+                p->median = model.median;
+                p->scale = model.scale;
+                p->direction = model.direction;
+            }
+            if (model.n_obs < 2 || model.direction == 0)
+                continue;
+            for (int j = 0; j < model.n_obs; j++) {
+                gm_fleet_gpu *g = &f->gpus[model.obs[j].gpu];
+                double worse = -(double)model.direction * model.obs[j].deviation;
+                g->points++;
+                g->flagged += model.obs[j].flagged;
+                if (worse > g->worst) {
+                    g->worst = worse;
+                    g->worst_point = i;
+                }
             }
         }
+        p->n_flagged = flagged;
     }
     free(work);
     free(rk);

@@ -135,7 +135,7 @@ static void print_points(const gm_fleet *f, bool md, FILE *out)
     }
 }
 
-void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, FILE *out)
+void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, bool points, FILE *out)
 {
     if (format == GM_FLEET_CSV) {
         print_csv(f, out);
@@ -152,6 +152,10 @@ void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_form
     if (md)
         fputs("## GPUs\n\n", out);
     print_gpus(f, md, out);
+    if (!points) {
+        fprintf(out, "\n%d points, GPU by GPU: --points, or fleet.md of --out DIR\n", f->n_points);
+        return;
+    }
     fputs(md ? "\n## Points\n\n" : "\n", out);
     print_points(f, md, out);
     if (md)

@@ -18,6 +18,8 @@ typedef enum { GM_FLEET_TABLE, GM_FLEET_MARKDOWN, GM_FLEET_CSV } gm_fleet_format
 
 #define GM_FLEET_GPU_COLUMNS 8
 
-void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, FILE *out);
+/* points false: table and Markdown leave the per-point table out, saying
+ * how to see it (CSV is always whole). */
+void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, bool points, FILE *out);
 
 #endif

@@ -2,14 +2,19 @@
  * gpumem fleet DIR: every run folder under DIR as one GPU of a fleet,
  * joined on their points, with the fleet median per metric and the GPUs
  * worse than it by more than --outlier-mad scales flagged (the rule is in
- * fleet.h). Prints a table, Markdown or CSV; --out DIR also writes
- * fleet.csv and fleet.md there. Exit status: 0 no GPU flagged, 1 some GPU
- * flagged, 2 bad usage or input (the message names the file and line).
+ * fleet.h). Prints the card sheet of the GPUs (report/card_sheet.h; up to
+ * FLEET_CARDS of them: the devices of a node), the per-GPU summary and,
+ * with --points, the per-point table, as a table or Markdown; CSV is the
+ * long per-point table. --out DIR also writes fleet.csv and fleet.md (the
+ * card sheet and every table) there. Exit status: 0 no GPU flagged, 1
+ * some GPU flagged, 2 bad usage or input (the message names the file and
+ * line), 4 a file that cannot be written.
  */
 #include "cli/commands.h"
 #include "cli/option_table.h"
 #include "analysis/fleet.h"
 #include "analysis/fleet_output.h"
+#include "report/card_sheet.h"
 #include "run/results.h"
 
 #include <stdio.h>
@@ -36,10 +41,13 @@ static void usage(FILE *f)
     gm_command_help(f, &gm_command_fleet);
 }
 
+#define FLEET_CARDS 16
+
 typedef struct {
     const char *root, *out;
     double k;
     gm_fleet_format format;
+    bool points;
 } fleet_args;
 
 static int parse_args(int argc, char **argv, fleet_args *a, bool *help)
@@ -69,6 +77,7 @@ static int parse_args(int argc, char **argv, fleet_args *a, bool *help)
         return GM_EXIT_USAGE;
     }
     a->out = args.out;
+    a->points = args.points;
     a->k = args.outlier_mad;
     a->format = strcmp(args.format, "csv") == 0        ? GM_FLEET_CSV
                 : strcmp(args.format, "markdown") == 0 ? GM_FLEET_MARKDOWN
@@ -81,12 +90,38 @@ typedef struct {
     const char *root;
     double k;
     gm_fleet_format format;
+    bool points;
 } emit_ctx;
+
+/* The card sheet of the fleet's GPUs, a column each ("gpu N", as the other
+ * tables number them), where there are at most FLEET_CARDS. */
+static void print_cards(FILE *out, const gm_fleet *f, bool md)
+{
+    gm_card cards[FLEET_CARDS];
+    char labels[FLEET_CARDS][16], err[600];
+    gm_grid g;
+    if (f->n_gpus > FLEET_CARDS)
+        return;
+    for (int i = 0; i < f->n_gpus; i++) {
+        snprintf(labels[i], sizeof labels[i], "gpu %d", i + 1);
+        cards[i] = (gm_card){f->gpus[i].dir, labels[i]};
+    }
+    if (gm_card_sheet(&g, cards, f->n_gpus, NULL, err, sizeof err) != 0) {
+        fprintf(out, "no card sheet: %s\n\n", err);
+        return;
+    }
+    fputs(md ? "## Cards\n\n" : "", out);
+    gm_grid_print(out, &g, md);
+    fputs("\n", out);
+    gm_grid_free(&g);
+}
 
 static void emit(FILE *out, void *ctx)
 {
     const emit_ctx *c = ctx;
-    gm_fleet_print(c->f, c->root, c->k, c->format, out);
+    if (c->format != GM_FLEET_CSV)
+        print_cards(out, c->f, c->format == GM_FLEET_MARKDOWN);
+    gm_fleet_print(c->f, c->root, c->k, c->format, c->points, out);
 }
 
 static int write_outputs(const fleet_args *a, const gm_fleet *f)
@@ -96,7 +131,7 @@ static int write_outputs(const fleet_args *a, const gm_fleet *f)
         fprintf(stderr, "gpumem fleet: --out: cannot create %s\n", a->out);
         return -1;
     }
-    emit_ctx csv = {f, a->root, a->k, GM_FLEET_CSV}, md = {f, a->root, a->k, GM_FLEET_MARKDOWN};
+    emit_ctx csv = {f, a->root, a->k, GM_FLEET_CSV, true}, md = {f, a->root, a->k, GM_FLEET_MARKDOWN, true};
     snprintf(path, sizeof path, "%s/fleet.csv", a->out);
     int rc = gm_write_file_atomic(path, emit, &csv, err, sizeof err);
     snprintf(path, sizeof path, "%s/fleet.md", a->out);
@@ -134,7 +169,8 @@ int gm_cmd_fleet(int argc, char **argv)
         gm_fleet_release(&f);
         return GM_EXIT_USAGE;
     }
-    gm_fleet_print(&f, a.root, a.k, a.format, stdout);
+    emit_ctx stdout_ctx = {&f, a.root, a.k, a.format, a.points};
+    emit(stdout, &stdout_ctx);
     fprintf(stderr, "gpumem fleet: %d run folder%s, %ld rows, %d points read and judged in %.3f s; %d GPU%s flagged\n",
             f.n_gpus, f.n_gpus == 1 ? "" : "s", f.rows_read, f.n_points,
             (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), flagged,

@@ -54,6 +54,32 @@ static void test_two_gpus_slower_one_flagged(void **state)
     gm_fleet_release(&f);
 }
 
+static void test_models_judged_apart(void **state)
+{
+    (void)state;
+    gm_fleet f;
+    /* Three H100s and two A100s, the A100s a third slower and one H100
+     * slow: each is judged among its own model, so only that H100 is
+     * flagged; the point's median is its largest model's. */
+    make_fleet(&f, "time", 5, (double[]){10, 10.1, 20, 15, 15.1}, (double[]){0.2, 0.2, 0.2, 0.2, 0.2});
+    const char *models[] = {"H100", "H100", "H100", "A100", "A100"};
+    for (int g = 0; g < 5; g++)
+        snprintf(f.gpus[g].device, sizeof f.gpus[g].device, "%s", models[g]);
+    assert_int_equal(gm_fleet_judge(&f, 4), 1);
+    assert_int_equal(f.gpus[2].flagged, 1);
+    assert_int_equal(f.gpus[3].flagged + f.gpus[4].flagged + f.gpus[0].flagged + f.gpus[1].flagged, 0);
+    assert_true(fabs(f.points[0].median - 10.1) < 1e-9);
+    assert_int_equal(f.gpus[3].points, 1);
+    gm_fleet_release(&f);
+    /* One GPU of a model has nobody to be judged against. */
+    make_fleet(&f, "time", 2, (double[]){10, 1000}, (double[]){0.1, 0.1});
+    snprintf(f.gpus[0].device, sizeof f.gpus[0].device, "H100");
+    snprintf(f.gpus[1].device, sizeof f.gpus[1].device, "cpu");
+    assert_int_equal(gm_fleet_judge(&f, 4), 0);
+    assert_int_equal(f.gpus[0].points + f.gpus[1].points, 0);
+    gm_fleet_release(&f);
+}
+
 static void test_direction_decides(void **state)
 {
     (void)state;
@@ -170,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_gpus_slower_one_flagged),
+        cmocka_unit_test(test_models_judged_apart),
         cmocka_unit_test(test_direction_decides),
         cmocka_unit_test(test_spread_across_gpus_tolerated),
         cmocka_unit_test(test_zero_scale),
