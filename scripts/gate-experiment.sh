@@ -4,7 +4,9 @@
 # configuration) and SLOW (the same, while a busy loop keeps every core
 # busy through the whole run). The A/A pair (BASE, NEW) should pass
 # `gpumem compare --gate`; the A/B pair (NEW, SLOW) should fail it.
-# Prints one line per pair and the totals; not part of `make test`.
+# Prints one line per pair (with the median MDE of its A/A tests: the
+# smallest change those rounds could detect) and the totals; not part of
+# `make test`.
 #
 # usage: scripts/gate-experiment.sh [PAIRS] [OUT]   (20, /tmp/gate-experiment)
 # GPUMEM (./gpumem) and GATE_ARGS (the bench options below) can be set.
@@ -20,6 +22,10 @@ GATE_ARGS=${GATE_ARGS:---backend opencl --suite stream --sizes 256MiB --precisio
 CPUS=$(getconf _NPROCESSORS_ONLN)
 mkdir -p "$OUT"
 aa=0 ab=0 done_pairs=0
+# mde FILE...: the MDE column of compare's CSV rows that were tested, one a line, in %.
+mde() { awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $col["mde"] != "" { print 100 * $col["mde"] }' "$@"; }
+# median: of the numbers on stdin, "-" for none.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "-"; else printf "%.1f%%", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 bench() {
     rm -rf "$1"
     # shellcheck disable=SC2086
@@ -46,7 +52,11 @@ for i in $(seq 1 "$PAIRS"); do
     [ $rc_ab -eq 1 ] && ab=$((ab + 1))
     done_pairs=$i
     load=$(cut -d' ' -f1 /proc/loadavg)
-    printf 'pair %2d: A/A %s, A/B %s (%d s, load %s)\n' "$i" "$([ $rc_aa -eq 1 ] && echo GATED || echo pass)" \
-        "$([ $rc_ab -eq 1 ] && echo GATED || echo pass)" $(($(date +%s) - start)) "$load"
+    printf 'pair %2d: A/A %s, A/B %s (%d s, load %s, A/A median MDE %s)\n' "$i" \
+        "$([ $rc_aa -eq 1 ] && echo GATED || echo pass)" "$([ $rc_ab -eq 1 ] && echo GATED || echo pass)" \
+        $(($(date +%s) - start)) "$load" "$(mde "$OUT/aa$i.csv" | median)"
 done
 echo "A/A pairs gated: $aa of $done_pairs; A/B pairs gated: $ab of $done_pairs"
+# shellcheck disable=SC2046
+all=$(mde $(seq 1 "$done_pairs" | sed "s|.*|$OUT/aa&.csv|"))
+echo "MDE of the A/A tests: median $(printf '%s\n' "$all" | median), from $(printf '%s\n' "$all" | sort -g | head -1)% to $(printf '%s\n' "$all" | sort -g | tail -1)% ($(printf '%s\n' "$all" | grep -c .) tests)"
