@@ -842,7 +842,7 @@ const gm_option gm_option_table[] = {
      "data-parallel GPUs, 2 also gradients, 3 also weights", "0", VALUES(zero_values), .apply = gm_apply_plan_choice},
     {"format", GM_OPTARG_ENUM, "F", P, "model", "output on stdout", "text", VALUES(plan_format_values),
      .apply = gm_apply_plan_choice},
-    {"fit", GM_OPTARG_TEXT, "SIZE", P, "model", "the largest batch at --seq and the largest sequence length at "
+    {"fit", GM_OPTARG_TEXT, "SIZE|RUN", P, "model", "the largest batch at --seq and the largest sequence length at "
      "--batch that fit in SIZE (24GiB, 78.7GiB), in the usable memory a run folder measured (RUN), or in the best "
      "device's free memory (device)", NULL,
      .apply = gm_apply_plan_fit},
