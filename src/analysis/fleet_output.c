@@ -135,7 +135,8 @@ static void print_points(const gm_fleet *f, bool md, FILE *out)
     }
 }
 
-void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, bool points, FILE *out)
+void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, const gm_fleet_extras *x,
+                    FILE *out)
 {
     if (format == GM_FLEET_CSV) {
         print_csv(f, out);
@@ -152,7 +153,11 @@ void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_form
     if (md)
         fputs("## GPUs\n\n", out);
     print_gpus(f, md, out);
-    if (!points) {
+    if (x && x->cards) {
+        fputs(md ? "\n## Cards\n\n" : "\n", out);
+        x->cards(out, md, x->ctx);
+    }
+    if (x && !x->points) {
         fprintf(out, "\n%d points, GPU by GPU: --points, or fleet.md of --out DIR\n", f->n_points);
         return;
     }

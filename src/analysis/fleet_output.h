@@ -12,14 +12,25 @@
 
 #include "analysis/fleet.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef enum { GM_FLEET_TABLE, GM_FLEET_MARKDOWN, GM_FLEET_CSV } gm_fleet_format;
 
 #define GM_FLEET_GPU_COLUMNS 8
 
-/* points false: table and Markdown leave the per-point table out, saying
- * how to see it (CSV is always whole). */
-void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, bool points, FILE *out);
+/* What table and Markdown hold beside the per-GPU summary: the per-point
+ * table (points; without it a line says how to see it), and what `cards`
+ * prints after the summary (NULL: nothing), for the card sheet. CSV is
+ * always the whole per-point table. */
+typedef struct {
+    bool points;
+    void (*cards)(FILE *out, bool markdown, void *ctx);
+    void *ctx;
+} gm_fleet_extras;
+
+/* x NULL: the per-point table, no cards. */
+void gm_fleet_print(const gm_fleet *f, const char *root, double k, gm_fleet_format format, const gm_fleet_extras *x,
+                    FILE *out);
 
 #endif

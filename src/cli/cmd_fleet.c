@@ -2,9 +2,9 @@
  * gpumem fleet DIR: every run folder under DIR as one GPU of a fleet,
  * joined on their points, with the fleet median per metric and the GPUs
  * worse than it by more than --outlier-mad scales flagged (the rule is in
- * fleet.h). Prints the card sheet of the GPUs (report/card_sheet.h; up to
- * FLEET_CARDS of them: the devices of a node), the per-GPU summary and,
- * with --points, the per-point table, as a table or Markdown; CSV is the
+ * fleet.h). Prints the per-GPU summary, the card sheet of the GPUs
+ * (report/card_sheet.h; up to FLEET_CARDS of them: the devices of a node)
+ * and, with --points, the per-point table, as a table or Markdown; CSV is the
  * long per-point table. --out DIR also writes fleet.csv and fleet.md (the
  * card sheet and every table) there. Exit status: 0 no GPU flagged, 1
  * some GPU flagged, 2 bad usage or input (the message names the file and
@@ -95,33 +95,33 @@ typedef struct {
 
 /* The card sheet of the fleet's GPUs, a column each ("gpu N", as the other
  * tables number them), where there are at most FLEET_CARDS. */
-static void print_cards(FILE *out, const gm_fleet *f, bool md)
+static void print_cards(FILE *out, bool md, void *ctx)
 {
+    const gm_fleet *f = ctx;
     gm_card cards[FLEET_CARDS];
     char labels[FLEET_CARDS][16], err[600];
     gm_grid g;
-    if (f->n_gpus > FLEET_CARDS)
+    if (f->n_gpus > FLEET_CARDS) {
+        fprintf(out, "no card sheet: more than %d GPUs\n", FLEET_CARDS);
         return;
+    }
     for (int i = 0; i < f->n_gpus; i++) {
         snprintf(labels[i], sizeof labels[i], "gpu %d", i + 1);
         cards[i] = (gm_card){f->gpus[i].dir, labels[i]};
     }
     if (gm_card_sheet(&g, cards, f->n_gpus, NULL, err, sizeof err) != 0) {
-        fprintf(out, "no card sheet: %s\n\n", err);
+        fprintf(out, "no card sheet: %s\n", err);
         return;
     }
-    fputs(md ? "## Cards\n\n" : "", out);
     gm_grid_print(out, &g, md);
-    fputs("\n", out);
     gm_grid_free(&g);
 }
 
 static void emit(FILE *out, void *ctx)
 {
     const emit_ctx *c = ctx;
-    if (c->format != GM_FLEET_CSV)
-        print_cards(out, c->f, c->format == GM_FLEET_MARKDOWN);
-    gm_fleet_print(c->f, c->root, c->k, c->format, c->points, out);
+    gm_fleet_extras x = {c->points, print_cards, (void *)c->f};
+    gm_fleet_print(c->f, c->root, c->k, c->format, &x, out);
 }
 
 static int write_outputs(const fleet_args *a, const gm_fleet *f)

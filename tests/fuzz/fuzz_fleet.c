@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gm_fleet_load(&f, root, err, sizeof err) == 0 && gm_fleet_judge(&f, 4.0) >= 0) {
         FILE *sink = fopen("/dev/null", "w");
         if (sink) {
-            gm_fleet_print(&f, root, 4.0, GM_FLEET_CSV, true, sink);
+            gm_fleet_print(&f, root, 4.0, GM_FLEET_CSV, NULL, sink);
             fclose(sink);
         }
     }
