@@ -59,4 +59,5 @@ done
 echo "A/A pairs gated: $aa of $done_pairs; A/B pairs gated: $ab of $done_pairs"
 # shellcheck disable=SC2046
 all=$(mde $(seq 1 "$done_pairs" | sed "s|.*|$OUT/aa&.csv|"))
-echo "MDE of the A/A tests: median $(printf '%s\n' "$all" | median), from $(printf '%s\n' "$all" | sort -g | head -1)% to $(printf '%s\n' "$all" | sort -g | tail -1)% ($(printf '%s\n' "$all" | grep -c .) tests)"
+printf 'MDE of the A/A tests: median %s, from %.1f%% to %.1f%% (%d tests)\n' "$(printf '%s\n' "$all" | median)" \
+    "$(printf '%s\n' "$all" | sort -g | head -1)" "$(printf '%s\n' "$all" | sort -g | tail -1)" "$(printf '%s\n' "$all" | grep -c .)"
