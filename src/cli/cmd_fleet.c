@@ -30,7 +30,8 @@ const gm_command gm_command_fleet = {
     .summary = "merge many run folders (one per GPU) and flag the outlier GPUs",
     .usage = "fleet DIR [OPTIONS]",
     .about = "Merges every run folder under DIR (results.csv + meta.json, found recursively), one GPU each, and flags "
-        "the GPUs worse than the fleet median.",
+        "the GPUs worse than the fleet median of their own device model; shows the card sheet of the GPUs, the "
+        "per-point table with --points.",
     .exit_status = "0 no GPU flagged, 1 some GPU flagged, 2 bad usage or input, 4 the --out files could not be "
         "written",
     .positional = GM_POSITIONAL_DIR,
