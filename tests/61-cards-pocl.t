@@ -124,7 +124,7 @@ if command -v gnuplot >/dev/null; then
     # line of .colours) is the same for every block of a run, another for
     # every run.
     colours=$(awk 'FNR == NR { n = split($0, c, " "); next } /^"/ { split($0, t, ":"); i++; print substr(t[1], 2), c[i] }' \
-        "$c/swap_latency.pinned.colours" "$c/swap_latency.pinned.dat" | sort -u)
+        "$c/data/swap_latency.pinned.colours" "$c/data/swap_latency.pinned.dat" | sort -u)
     is "$(printf '%s\n' "$colours" | awk '{ print $1 }' | uniq -c | awk '{ print $1 }' | sort -u):$(printf '%s\n' "$colours" | awk '{ print $2 }' | sort -u | wc -l)" \
         "1:3" "overlays: one colour a card ($(printf '%s' "$colours" | tr '\n' ';'))"
     png=$(for k in bandwidth oom_frontier swap_latency; do head -c 8 "$c/$k.png" | od -An -tx1 | tr -d ' \n'; echo; done | sort -u)

@@ -176,7 +176,7 @@ ok $? "compare.md written"
 png=$(head -c 8 "$TEST_TMP/cmp/throughput.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
 [ "$png" = 89504e470d0a1a0a ] && grep -q '<svg' "$TEST_TMP/cmp/throughput.svg" && \
     [ "$(grep -c '^"[A-Z0-9]*: ' "$TEST_TMP/cmp/data/throughput.all.dat")" -ge 3 ] && \
-    [ -z "$(ls "$TEST_TMP/cmp" | grep -v -x -E 'compare\.(md|csv)|[a-z_]+\.(png|svg)|data')" ]
+    [ -z "$(ls "$TEST_TMP/cmp" | grep -v -x -E 'compare\.(md|csv|html)|[a-z_]+\.(png|svg)|data')" ]
 ok $? "overlay plot: throughput by batch as PNG and SVG, a line per run, gnuplot's data in data/"
 
 # Left out
