@@ -46,15 +46,15 @@ static void memory_cells(gm_grid *g, int row, int k, const gm_report_figures *f)
 
 static void speed_cells(gm_grid *g, int row, int k, const gm_report_figures *f)
 {
-    if (f->has_mem_bw && f->peak_gbs > 0)
-        gm_grid_set(g, row, k, "%.1f GB/s, %.0f%% of %.0f peak", f->mem_gbs, 100.0 * f->mem_gbs / f->peak_gbs,
+    if (f->mem.has && f->peak_gbs > 0)
+        gm_grid_set(g, row, k, "%.1f GB/s, %.0f%% of %.0f peak", f->mem.gbs, 100.0 * f->mem.gbs / f->peak_gbs,
                     f->peak_gbs);
-    else if (f->has_mem_bw)
-        gm_grid_set(g, row, k, "%.1f GB/s", f->mem_gbs);
+    else if (f->mem.has)
+        gm_grid_set(g, row, k, "%.1f GB/s", f->mem.gbs);
     else if (f->largest_stream)
         gm_grid_set(g, row, k, "arrays under 4x the cache");
-    if (f->has_cache_bw)
-        gm_grid_set(g, row + 1, k, "%.1f GB/s", f->cache_gbs);
+    if (f->cache.has)
+        gm_grid_set(g, row + 1, k, "%.1f GB/s", f->cache.gbs);
     if (!f->n_transfers)
         return;
     static const char *const directions[] = {"h2d", "d2h", "bidir"};

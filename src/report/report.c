@@ -53,28 +53,28 @@ static void bandwidth_rows(gm_report *rep, const gm_report_figures *f)
     snprintf(ans->label, sizeof ans->label, "How fast is it?");
     const char *label = "device-memory bandwidth (stream, arrays >= 4x the last-level cache)";
     gm_format_size(f->llc, llc, sizeof llc);
-    if (!f->has_mem_bw) {
+    if (!f->mem.has) {
         gm_report_headline(rep, label, "not measured: the largest array, %s, is under 4x the %s last-level cache",
                            gm_format_size(f->largest_stream, sz, sizeof sz), llc);
         snprintf(ans->value, sizeof ans->value, "device memory not measured (arrays under 4x the %s cache)", llc);
     } else {
         if (f->peak_gbs > 0)
             snprintf(peak, sizeof peak, "; %.0f%% of the theoretical peak %.0f GB/s (2 x %d MHz x %d bits / 8)",
-                     100.0 * f->mem_gbs / f->peak_gbs, f->peak_gbs, f->mem_clock_mhz, f->mem_bus_bits);
-        gm_format_size(f->mem_bytes, sz, sizeof sz);
-        gm_report_headline(rep, label, "%.1f GB/s (%s %s, %s arrays%s%s)%s", f->mem_gbs, f->mem_kernel,
-                           f->mem_precision, sz,
+                     100.0 * f->mem.gbs / f->peak_gbs, f->peak_gbs, f->mem_clock_mhz, f->mem_bus_bits);
+        gm_format_size(f->mem.bytes, sz, sizeof sz);
+        gm_report_headline(rep, label, "%.1f GB/s (%s %s, %s arrays%s%s)%s", f->mem.gbs, f->mem.kernel,
+                           f->mem.precision, sz,
                            f->llc ? "; last-level cache " : ", the largest; last-level cache unknown",
                            f->llc ? llc : "", peak);
-        snprintf(ans->value, sizeof ans->value, "device memory %.1f GB/s (%s %s, %s arrays)%s", f->mem_gbs,
-                 f->mem_kernel, f->mem_precision, sz, peak);
+        snprintf(ans->value, sizeof ans->value, "device memory %.1f GB/s (%s %s, %s arrays)%s", f->mem.gbs,
+                 f->mem.kernel, f->mem.precision, sz, peak);
     }
-    if (f->has_cache_bw) {
-        gm_format_size(f->cache_bytes, sz, sizeof sz);
+    if (f->cache.has) {
+        gm_format_size(f->cache.bytes, sz, sizeof sz);
         gm_report_headline(rep, "cache bandwidth (stream, arrays below the last-level cache)",
-                           "%.1f GB/s (%s %s, %s arrays)", f->cache_gbs, f->cache_kernel, f->cache_precision, sz);
+                           "%.1f GB/s (%s %s, %s arrays)", f->cache.gbs, f->cache.kernel, f->cache.precision, sz);
         size_t used = strlen(ans->value);
-        snprintf(ans->value + used, sizeof ans->value - used, "; cache %.1f GB/s", f->cache_gbs);
+        snprintf(ans->value + used, sizeof ans->value - used, "; cache %.1f GB/s", f->cache.gbs);
     }
 }
 

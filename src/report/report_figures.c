@@ -71,6 +71,18 @@ static char **best_stream(const gm_plot_data *d, double lo, double hi)
     return best;
 }
 
+/* Stream row r (NULL: none) as a figure. */
+static void take_stream(const gm_plot_data *d, char **r, gm_fig_stream *s)
+{
+    if (!r)
+        return;
+    s->has = true;
+    s->gbs = atof(F(r, value));
+    s->bytes = (uint64_t)atof(F(r, bytes));
+    snprintf(s->kernel, sizeof s->kernel, "%s", F(r, workload));
+    snprintf(s->precision, sizeof s->precision, "%s", F(r, precision));
+}
+
 static void bandwidth(const gm_plot_data *d, gm_report_figures *f)
 {
     double largest = 0;
@@ -80,25 +92,11 @@ static void bandwidth(const gm_plot_data *d, gm_report_figures *f)
     if (largest <= 0)
         return;
     f->largest_stream = (uint64_t)largest;
-    char **mem = best_stream(d, f->llc ? 4.0 * (double)f->llc : largest, 0);
-    if (mem) {
-        f->has_mem_bw = true;
-        f->mem_gbs = atof(F(mem, value));
-        f->mem_bytes = (uint64_t)atof(F(mem, bytes));
-        snprintf(f->mem_kernel, sizeof f->mem_kernel, "%s", F(mem, workload));
-        snprintf(f->mem_precision, sizeof f->mem_precision, "%s", F(mem, precision));
-        /* DDR: two transfers a clock over the whole bus. */
-        if (f->mem_clock_mhz > 0 && f->mem_bus_bits > 0)
-            f->peak_gbs = 2.0 * f->mem_clock_mhz * 1e6 * (f->mem_bus_bits / 8.0) / 1e9;
-    }
-    char **cache = f->llc ? best_stream(d, 0, (double)f->llc) : NULL;
-    if (cache) {
-        f->has_cache_bw = true;
-        f->cache_gbs = atof(F(cache, value));
-        f->cache_bytes = (uint64_t)atof(F(cache, bytes));
-        snprintf(f->cache_kernel, sizeof f->cache_kernel, "%s", F(cache, workload));
-        snprintf(f->cache_precision, sizeof f->cache_precision, "%s", F(cache, precision));
-    }
+    take_stream(d, best_stream(d, f->llc ? 4.0 * (double)f->llc : largest, 0), &f->mem);
+    /* DDR: two transfers a clock over the whole bus. */
+    if (f->mem.has && f->mem_clock_mhz > 0 && f->mem_bus_bits > 0)
+        f->peak_gbs = 2.0 * f->mem_clock_mhz * 1e6 * (f->mem_bus_bits / 8.0) / 1e9;
+    take_stream(d, f->llc ? best_stream(d, 0, (double)f->llc) : NULL, &f->cache);
 }
 
 static int pinned_transfer(const gm_plot_data *d, char **r, const char *metric)

@@ -29,6 +29,14 @@ typedef struct {
     bool fits_nothing;       /* not even batch 1 fits */
 } gm_fig_search;
 
+/* The best stream bandwidth among arrays of some sizes. */
+typedef struct {
+    bool has;
+    double gbs;
+    uint64_t bytes;
+    char kernel[32], precision[32];
+} gm_fig_stream;
+
 /* A transfer latency near a block size (pinned, host to device). */
 typedef struct {
     bool has;
@@ -50,10 +58,7 @@ typedef struct {
      * cache from arrays below it. */
     uint64_t largest_stream; /* the largest array measured (0: no stream row) */
     uint64_t llc;            /* the last-level cache (0: unknown) */
-    bool has_mem_bw, has_cache_bw;
-    double mem_gbs, cache_gbs;
-    char mem_kernel[32], mem_precision[32], cache_kernel[32], cache_precision[32];
-    uint64_t mem_bytes, cache_bytes;
+    gm_fig_stream mem, cache;
     double peak_gbs;         /* 2 x memory clock x bus width / 8 (0: unknown) */
     int mem_clock_mhz, mem_bus_bits;
     /* Pinned host<->device bandwidth at the largest block, per direction
