@@ -263,13 +263,16 @@ test: deps
 
 check: test
 
+# A reference run's files, those of its folders (stress/) too.
+REFERENCE_SUBDIRS := $(patsubst %/,%,$(wildcard results/reference/*/*/))
+REFERENCE_FILES := $(filter-out $(REFERENCE_SUBDIRS),$(wildcard results/reference/*/* results/reference/*/*/*))
 # The data files an installed gpumem reads (lib/datafile.h), relative to
 # DATADIR, and where each comes from in the source tree: profiles and
 # model presets from share/, plot scripts from plots/, the reference runs
 # of real cards (gpumem compare reference:NAME) from results/reference/.
 DATA_FILES := $(patsubst share/%,%,$(wildcard share/profiles/*.ini share/*.ini share/models/*.json)) \
-              $(wildcard plots/*.gp) $(patsubst results/%,%,$(wildcard results/reference/*/*))
-DATA_DIRS := profiles models plots $(patsubst results/%,%,$(wildcard results/reference/*)) reference
+              $(wildcard plots/*.gp) $(patsubst results/%,%,$(REFERENCE_FILES))
+DATA_DIRS := profiles models plots $(patsubst results/%,%,$(REFERENCE_SUBDIRS) $(wildcard results/reference/*)) reference
 # The documentation, relative to DOCDIR as to the source tree (README.md's
 # links into docs/ hold there too).
 DOC_FILES := README.md $(wildcard docs/*.md)

@@ -108,7 +108,8 @@ plan_out=$(cd / && "$bin" plan --workload block --model gpt2 --batch 1 --seq 128
 like "$plan_out" '^total [0-9]+' "installed gpumem plan finds the model presets from /"
 ref=$(ls -d results/reference/*/ | head -1 | xargs basename)
 (cd / && "$bin" compare "reference:$ref" "$run") >"$TEST_TMP/compare.log" 2>&1
-like "$?:$(cat "$TEST_TMP/compare.log")" "^0:BASE $ref: " "installed gpumem compare reference:$ref (from share/gpumem/reference) runs from /"
+like "$?:$(cat "$TEST_TMP/compare.log")" "^0:gpumem compare: 2 runs, a column each, against BASE $ref\\n(.|\\n)*^  largest total +[0-9.]+GiB, " \
+    "installed gpumem compare reference:$ref (from share/gpumem/reference) runs from /: the card sheet, the card's memory in its column"
 make uninstall DESTDIR="$stage" PREFIX=/usr >/dev/null 2>&1
 left=$(find "$stage" -type f | wc -l)
 is "$left" 0 "make uninstall removes every installed file"

@@ -234,9 +234,10 @@ static void print_header(FILE *f, const gm_comparison *c, int markdown)
     if (c->n_not_gated)
         fprintf(f, "%snot gated: %d test%s of one run a side without rounds\n", b, c->n_not_gated,
                 c->n_not_gated == 1 ? "" : "s");
-    if (c->gate && !c->n_gated)
-        fprintf(f, c->n_not_gated ? "" : "%sno point gated\n", b);
-    else if (!c->n_regressions)
+    if (c->gate && !c->n_gated) {
+        if (!c->n_not_gated)
+            fprintf(f, "%sno point gated\n", b);
+    } else if (!c->n_regressions)
         fprintf(f, "%sno regression\n", b);
     else {
         fprintf(f, "%s%d regression%s:\n", markdown ? "" : "", c->n_regressions, c->n_regressions == 1 ? "" : "s");
