@@ -134,7 +134,7 @@ else
 fi
 printf 'x\n' >"$TEST_TMP/a-file"
 run_gpumem compare "$h100" "$p" --out "$TEST_TMP/a-file/cmp"
-like "$RC:$ERR" "^4:gpumem compare: cannot create $TEST_TMP/a-file/cmp" "an unwritable --out: exit 4, naming it"
+like "$RC:$ERR" "^4:gpumem compare: --out: cannot create $TEST_TMP/a-file/cmp" "an unwritable --out: exit 4, naming it"
 
 # gpumem fleet: the devices of a node side by side, each judged among its own model.
 mkdir -p "$TEST_TMP/node" && cp -R "$h100" "$TEST_TMP/node/gpu-h100" && cp -R "$p" "$TEST_TMP/node/gpu-pocl"

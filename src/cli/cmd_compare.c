@@ -41,8 +41,8 @@ const gm_command gm_command_compare = {
         "--points. A run named reference:NAME is the reference run NAME of a real card kept with gpumem (gpumem "
         "info says where).",
     .exit_status = "0 success, 1 a regression under --gate, 2 bad usage or input (a missing folder, a cut or "
-        "malformed CSV) or --gate with no point it can gate, 4 the comparison could not be written (stdout, "
-        "or the --out folder)",
+        "malformed CSV) or --gate with no point it can gate, 4 the comparison could not be written (its "
+        "--out folder, or stdout)",
     .positional = GM_POSITIONAL_RUN,
 };
 
