@@ -9,7 +9,7 @@
 # A small PoCL run of every suite, made here under explicit caps, stands
 # beside the reference runs of real cards.
 . tests/lib.sh
-plan 28
+plan 29
 
 h100=results/reference/nvidia-h100-80gb-hbm3
 h200=results/reference/nvidia-h200
@@ -108,6 +108,9 @@ like "$RC $OUT" "^0 # gpumem compare\\n\\n3 runs, a column each(.|\\n)*^\\|  \\|
     "three runs side by side, as Markdown"
 run_gpumem compare "$p" "$p"
 like "$OUT" "^BASE pocl: " "runs of one device: the point-by-point report, no sheet"
+run_gpumem compare "$p" "$p" --points
+is "$RC:$ERR" "2:gpumem compare: --points follows a card sheet (runs of different devices, or --cards), and these runs are of one device: their table is point by point already" \
+    "--points with runs of one device and no --cards: exit status 2, one line"
 run_gpumem compare "$p" "$p" --cards
 like "$OUT" "^  largest total +64MiB, 100% of its 64MiB cap +64MiB, 100% of its 64MiB cap\$" "--cards: the sheet for runs of one device too"
 

@@ -14,6 +14,7 @@
  * DATADIR/reference/NAME installed).
  */
 #include "cli/commands.h"
+#include "cli/option_rules.h"
 #include "cli/option_table.h"
 #include "analysis/compare.h"
 #include "analysis/compare_output.h"
@@ -231,6 +232,11 @@ int gm_cmd_compare(int argc, char **argv)
     for (int k = 1; rc == GM_EXIT_OK && k < c.n_runs; k++)
         c.cards = c.cards || (strcmp(runs[k].device, runs[0].device) != 0 && strcmp(runs[k].device, "?") != 0
                               && strcmp(runs[0].device, "?") != 0);
+    /* An option that concerns nothing these runs make (option_rules.h). */
+    gm_ask ask = {.cards = c.cards};
+    for (int i = 0; i < n_cli && rc == GM_EXIT_OK; i++)
+        if (cli[i].opt && gm_option_rule_check(cli[i].opt, cli[i].value, GM_CMD_COMPARE, &ask, 1, err, sizeof err))
+            rc = GM_EXIT_USAGE;
     if (rc == GM_EXIT_OK && gm_compare(&c) != 0) {
         snprintf(err, sizeof err, "out of memory");
         rc = GM_EXIT_USAGE;

@@ -193,6 +193,13 @@ UNMET(data_parallel)
     return buf;
 }
 
+UNMET(card_sheet)
+{
+    (void)value;
+    return a->cards ? NULL : say(buf, len, "follows a card sheet (runs of different devices, or --cards), and these "
+                                           "runs are of one device: their table is point by point already");
+}
+
 #define B GM_CMD_BENCH
 #define P GM_CMD_PLAN
 #define S GM_CMD_STRESS
@@ -285,6 +292,8 @@ static const rule rules[] = {
     {"duration", S, .checks = "churn,soak"},
     {"fill", S, .checks = "memtest,soak"},
     {"throttle", S, .checks = "soak"},
+    /* compare */
+    {"points", GM_CMD_COMPARE, .unmet = card_sheet},
 };
 
 /* Is name one of the comma-separated list? */

@@ -19,7 +19,7 @@
 /* What a command was asked for, as the rules read it: one view of its
  * options. bench has a view per suite it runs and per profile section of
  * that suite (SUITE, SUITE.cpu, SUITE.gpu: the device's kind is not known
- * before it opens); plan and stress have one. */
+ * before it opens); plan, stress and compare have one. */
 typedef struct {
     const char *suite;          /* bench: the suite of this view; NULL for plan */
     bool whole_model;           /* plan: --model without --workload */
@@ -31,6 +31,7 @@ typedef struct {
     uint64_t data_parallel;     /* plan: --gpus / --tensor-parallel */
     unsigned offload;           /* plan: --zero-offload (a gm_offload; 0: none) */
     unsigned checks;            /* stress: bit per gm_stress_checks entry */
+    bool cards;                 /* compare: a card sheet leads (runs of different devices, or --cards) */
     const gm_shape *shape;      /* the shape: its --model (arch), --paged, roles */
 } gm_ask;
 
