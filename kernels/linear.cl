@@ -356,6 +356,59 @@ GM_KERNEL matmul_strided(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm
     }
 }
 
+/*
+ * matmul_strided_tiled: matmul_strided's product (same arguments, not
+ * GM_MM_C_INT32) for CPU devices, one work item a tile of GM_MM_TR rows
+ * by GM_MM_TC columns of one c_z: each l loads GM_MM_TR elements of a and
+ * GM_MM_TC of b for GM_MM_TR x GM_MM_TC products, where matmul_strided
+ * loads two for one. Sums in fp32 in order of l: the same results as
+ * matmul_strided, bit for bit. Items: batch x ceil(m / GM_MM_TR) x
+ * ceil(n / GM_MM_TC).
+ */
+#define GM_MM_TR 4
+#define GM_MM_TC 16
+GM_KERNEL matmul_strided_tiled(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT b,
+                               GM_GLOBAL gm_t *c, GM_GLOBAL const gm_t *r, unsigned int m, unsigned int n,
+                               unsigned int k, unsigned int batch, gm_u64 a_off, gm_u64 a_rs, gm_u64 a_cs,
+                               gm_u64 a_bs, gm_u64 b_off, gm_u64 b_rs, gm_u64 b_cs, gm_u64 b_bs, gm_u64 c_off,
+                               gm_u64 c_rs, gm_u64 c_bs, gm_u64 r_off, unsigned int flags, float sa, float sb,
+                               float sc, float sr)
+{
+    const size_t tiles_m = (m + GM_MM_TR - 1) / GM_MM_TR, tiles_n = (n + GM_MM_TC - 1) / GM_MM_TC;
+    GM_FOR_EACH(idx, (size_t)batch * tiles_m * tiles_n) {
+        const size_t j0 = idx % tiles_n * GM_MM_TC, i0 = idx / tiles_n % tiles_m * GM_MM_TR;
+        const size_t z = idx / tiles_n / tiles_m;
+        const unsigned int rows = m - i0 < GM_MM_TR ? (unsigned int)(m - i0) : GM_MM_TR;
+        const unsigned int cols = n - j0 < GM_MM_TC ? (unsigned int)(n - j0) : GM_MM_TC;
+        const size_t ai = a_off + z * a_bs + i0 * a_rs, bj = b_off + z * b_bs + j0 * b_cs;
+        float acc[GM_MM_TR][GM_MM_TC];
+        for (unsigned int i = 0; i < GM_MM_TR; i++)
+            for (unsigned int q = 0; q < GM_MM_TC; q++)
+                acc[i][q] = 0.0f;
+        for (unsigned int l = 0; l < k; l++) {
+            float av[GM_MM_TR], bv[GM_MM_TC];
+            for (unsigned int i = 0; i < GM_MM_TR; i++)
+                av[i] = i < rows ? GM_LOAD(a, ai + i * a_rs + l * a_cs, sa) : 0.0f;
+            for (unsigned int q = 0; q < GM_MM_TC; q++)
+                bv[q] = q < cols ? GM_LOAD(b, bj + l * b_rs + q * b_cs, sb) : 0.0f;
+            for (unsigned int i = 0; i < GM_MM_TR; i++)
+                for (unsigned int q = 0; q < GM_MM_TC; q++)
+                    acc[i][q] += av[i] * bv[q];
+        }
+        for (unsigned int i = 0; i < rows; i++)
+            for (unsigned int q = 0; q < cols; q++) {
+                const size_t at = z * c_bs + (i0 + i) * c_rs + j0 + q;
+                if (flags & GM_MM_C_FP32) {
+                    GM_GLOBAL float *cf = (GM_GLOBAL float *)c;
+                    cf[c_off + at] = acc[i][q] + ((flags & GM_MM_RESIDUAL) ? ((GM_GLOBAL const float *)r)[r_off + at] : 0.0f);
+                } else {
+                    GM_STORE(c, c_off + at, (flags & GM_MM_RESIDUAL) ? acc[i][q] + GM_LOAD(r, r_off + at, sr) : acc[i][q],
+                             sc);
+                }
+            }
+    }
+}
+
 /* matmul_copy: c_z = r_z over the m x n elements of each of `batch`
  * products laid out as matmul_strided's c (rows c_rs, products c_bs
  * apart), in gm_t (int8: from scale sr to sc) or, with GM_MM_C_FP32 or

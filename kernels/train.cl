@@ -126,18 +126,18 @@ GM_KERNEL train_swiglu_bwd(GM_GLOBAL const gm_t *g, GM_GLOBAL const gm_t *u, GM_
 }
 
 /* FlashAttention-2's D = rowsum(dO * O) of each query row and head:
- * delta[(b * heads + h) * seq + i], fp32. */
+ * delta[delta_off + (b * heads + h) * seq + i], fp32. */
 GM_KERNEL train_attn_delta(GM_GLOBAL const gm_t *GM_RESTRICT o, GM_GLOBAL const gm_t *GM_RESTRICT d_o,
                            GM_GLOBAL float *GM_RESTRICT delta, gm_u64 batch, gm_u64 seq, unsigned int heads,
-                           unsigned int dim)
+                           unsigned int dim, gm_u64 o_off, gm_u64 do_off, gm_u64 delta_off)
 {
     GM_FOR_EACH(r, (size_t)(batch * seq) * heads) {
         const size_t t = r / heads, h = r % heads, b = t / seq, i = t % seq;
         const size_t base = t * heads * dim + h * dim;
         float acc = 0.0f;
         for (unsigned int c = 0; c < dim; c++)
-            acc += GM_LOAD(o, base + c, 1.0f) * GM_LOAD(d_o, base + c, 1.0f);
-        delta[(b * heads + h) * seq + i] = acc;
+            acc += GM_LOAD(o, o_off + base + c, 1.0f) * GM_LOAD(d_o, do_off + base + c, 1.0f);
+        delta[delta_off + (b * heads + h) * seq + i] = acc;
     }
 }
 
@@ -147,7 +147,7 @@ GM_KERNEL train_attn_delta(GM_GLOBAL const gm_t *GM_RESTRICT o, GM_GLOBAL const 
     do {                                                                                       \
         float s_ = 0.0f;                                                                       \
         for (unsigned int c = 0; c < dim; c++)                                                 \
-            s_ += GM_LOAD(q, (qrow) + c, 1.0f) * GM_LOAD(k, (krow) + c, 1.0f);                 \
+            s_ += GM_LOAD(q, q_off + (qrow) + c, 1.0f) * GM_LOAD(k, k_off + (krow) + c, 1.0f); \
         p = exp(s_ * scale - lse[stat]);                                                       \
     } while (0)
 
@@ -157,17 +157,23 @@ GM_KERNEL train_attn_delta(GM_GLOBAL const gm_t *GM_RESTRICT o, GM_GLOBAL const 
  * P_ij = exp(scale q_i.k_j - lse_i), dP_ij = dO_i . v_j and
  * dS_ij = P_ij (dP_ij - D_i):  dq_i = scale sum_j dS_ij k_j.
  * Query head h reads K/V head h / (heads / kv_heads) (GQA); `causal`
- * keeps keys j <= i.
+ * keeps keys j <= i. Every tensor starts at its own offset (elements);
+ * the log-sum-exp of row (b, h, i) is lse[lse_off + h * lse_head + b *
+ * lse_seq + i] (the whole model keeps it head-major over a layer's
+ * tokens), D is delta[delta_off + (b * heads + h) * seq + i].
  */
 GM_KERNEL train_attn_dq(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_t *GM_RESTRICT k,
                         GM_GLOBAL const gm_t *GM_RESTRICT v, GM_GLOBAL const gm_t *GM_RESTRICT d_o,
                         GM_GLOBAL const float *GM_RESTRICT lse, GM_GLOBAL const float *GM_RESTRICT delta,
                         GM_GLOBAL gm_t *GM_RESTRICT dq, gm_u64 batch, gm_u64 seq, unsigned int heads,
-                        unsigned int kv_heads, unsigned int dim, unsigned int causal, float scale)
+                        unsigned int kv_heads, unsigned int dim, unsigned int causal, float scale, gm_u64 q_off,
+                        gm_u64 k_off, gm_u64 v_off, gm_u64 do_off, gm_u64 delta_off, gm_u64 lse_off,
+                        gm_u64 lse_head, gm_u64 lse_seq, gm_u64 dq_off)
 {
     GM_FOR_EACH(r, (size_t)(batch * seq) * heads) {
         const size_t t = r / heads, h = r % heads, b = t / seq, i = t % seq, kh = h / (heads / kv_heads);
-        const size_t qrow = t * heads * dim + h * dim, stat = (b * heads + h) * seq + i;
+        const size_t qrow = t * heads * dim + h * dim, stat = lse_off + h * lse_head + b * lse_seq + i,
+                     dstat = delta_off + (b * heads + h) * seq + i;
         const size_t last = causal ? i : (size_t)seq - 1;
         for (unsigned int c0 = 0; c0 < dim; c0 += GM_TRAIN_COLS) {
             const unsigned int cols = dim - c0 < GM_TRAIN_COLS ? dim - c0 : GM_TRAIN_COLS;
@@ -179,13 +185,13 @@ GM_KERNEL train_attn_dq(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_
                 float p, dp = 0.0f;
                 GM_ATTN_P(qrow, krow);
                 for (unsigned int c = 0; c < dim; c++)
-                    dp += GM_LOAD(d_o, qrow + c, 1.0f) * GM_LOAD(v, krow + c, 1.0f);
-                const float ds = p * (dp - delta[stat]) * scale;
+                    dp += GM_LOAD(d_o, do_off + qrow + c, 1.0f) * GM_LOAD(v, v_off + krow + c, 1.0f);
+                const float ds = p * (dp - delta[dstat]) * scale;
                 for (unsigned int c = 0; c < cols; c++)
-                    acc[c] += ds * GM_LOAD(k, krow + c0 + c, 1.0f);
+                    acc[c] += ds * GM_LOAD(k, k_off + krow + c0 + c, 1.0f);
             }
             for (unsigned int c = 0; c < cols; c++)
-                GM_STORE(dq, qrow + c0 + c, acc[c], 1.0f);
+                GM_STORE(dq, dq_off + qrow + c0 + c, acc[c], 1.0f);
         }
     }
 }
@@ -200,7 +206,9 @@ GM_KERNEL train_attn_dkv(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm
                          GM_GLOBAL const gm_t *GM_RESTRICT v, GM_GLOBAL const gm_t *GM_RESTRICT d_o,
                          GM_GLOBAL const float *GM_RESTRICT lse, GM_GLOBAL const float *GM_RESTRICT delta,
                          GM_GLOBAL gm_t *GM_RESTRICT dk, GM_GLOBAL gm_t *GM_RESTRICT dv, gm_u64 batch, gm_u64 seq,
-                         unsigned int heads, unsigned int kv_heads, unsigned int dim, unsigned int causal, float scale)
+                         unsigned int heads, unsigned int kv_heads, unsigned int dim, unsigned int causal, float scale,
+                         gm_u64 q_off, gm_u64 k_off, gm_u64 v_off, gm_u64 do_off, gm_u64 delta_off, gm_u64 lse_off,
+                         gm_u64 lse_head, gm_u64 lse_seq, gm_u64 dk_off, gm_u64 dv_off)
 {
     const size_t group = heads / kv_heads;
     GM_FOR_EACH(r, (size_t)(batch * seq) * kv_heads) {
@@ -213,21 +221,23 @@ GM_KERNEL train_attn_dkv(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm
                 ak[c] = av[c] = 0.0f;
             for (size_t h = kh * group; h < (kh + 1) * group; h++) {
                 for (size_t i = causal ? j : 0; i < (size_t)seq; i++) {
-                    const size_t qrow = (b * seq + i) * heads * dim + h * dim, stat = (b * heads + h) * seq + i;
+                    const size_t qrow = (b * seq + i) * heads * dim + h * dim;
+                    const size_t stat = lse_off + h * lse_head + b * lse_seq + i;
+                    const size_t dstat = delta_off + (b * heads + h) * seq + i;
                     float p, dp = 0.0f;
                     GM_ATTN_P(qrow, krow);
                     for (unsigned int c = 0; c < dim; c++)
-                        dp += GM_LOAD(d_o, qrow + c, 1.0f) * GM_LOAD(v, krow + c, 1.0f);
-                    const float ds = p * (dp - delta[stat]) * scale;
+                        dp += GM_LOAD(d_o, do_off + qrow + c, 1.0f) * GM_LOAD(v, v_off + krow + c, 1.0f);
+                    const float ds = p * (dp - delta[dstat]) * scale;
                     for (unsigned int c = 0; c < cols; c++) {
-                        av[c] += p * GM_LOAD(d_o, qrow + c0 + c, 1.0f);
-                        ak[c] += ds * GM_LOAD(q, qrow + c0 + c, 1.0f);
+                        av[c] += p * GM_LOAD(d_o, do_off + qrow + c0 + c, 1.0f);
+                        ak[c] += ds * GM_LOAD(q, q_off + qrow + c0 + c, 1.0f);
                     }
                 }
             }
             for (unsigned int c = 0; c < cols; c++) {
-                GM_STORE(dk, krow + c0 + c, ak[c], 1.0f);
-                GM_STORE(dv, krow + c0 + c, av[c], 1.0f);
+                GM_STORE(dk, dk_off + krow + c0 + c, ak[c], 1.0f);
+                GM_STORE(dv, dv_off + krow + c0 + c, av[c], 1.0f);
             }
         }
     }
@@ -270,17 +280,19 @@ GM_KERNEL train_xent(GM_GLOBAL const float *logits, GM_GLOBAL const gm_u32 *GM_R
  * sorts the positions by token id, stably (gm_train_embed_segments);
  * segment s covers order[seg_start[s] .. seg_start[s + 1]) of token
  * seg_token[s], summed in position order, one (segment, column) a work
- * item. With `accumulate` dE adds to what it holds.
+ * item. With `accumulate` dE adds to what it holds. dx's rows start at
+ * element dx_off.
  */
 GM_KERNEL train_embed_bwd(GM_GLOBAL const gm_t *GM_RESTRICT dx, GM_GLOBAL const gm_u32 *GM_RESTRICT order,
                           GM_GLOBAL const gm_u32 *GM_RESTRICT seg_start, GM_GLOBAL const gm_u32 *GM_RESTRICT seg_token,
-                          GM_GLOBAL gm_t *GM_RESTRICT de, gm_u64 segments, unsigned int hidden, unsigned int accumulate)
+                          GM_GLOBAL gm_t *GM_RESTRICT de, gm_u64 segments, unsigned int hidden, unsigned int accumulate,
+                          gm_u64 dx_off)
 {
     GM_FOR_EACH(idx, (size_t)segments * hidden) {
         const size_t s = idx / hidden, c = idx % hidden, dst = (size_t)seg_token[s] * hidden + c;
         float acc = accumulate ? GM_LOAD(de, dst, 1.0f) : 0.0f;
         for (gm_u32 k = seg_start[s]; k < seg_start[s + 1]; k++)
-            acc += GM_LOAD(dx, (size_t)order[k] * hidden + c, 1.0f);
+            acc += GM_LOAD(dx, dx_off + (size_t)order[k] * hidden + c, 1.0f);
         GM_STORE(de, dst, acc, 1.0f);
     }
 }

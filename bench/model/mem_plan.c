@@ -260,9 +260,10 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     n = push(out, n, "layers_saved", GM_PLAN_ACTIVATIONS, mul(layer, a->layers));
     if (o->recompute == GM_RECOMPUTE_FULL)
         /* The backward pass recomputes one layer at a time and holds all
-         * of its activations meanwhile. */
+         * of its activations meanwhile but its input, which it keeps. */
         n = push(out, n, "recomputed_layer", GM_PLAN_ACTIVATIONS,
-                 gm_layer_train_activations(a, b, s, e, o->naive, GM_RECOMPUTE_NONE, T));
+                 gm_layer_train_activations(a, b, s, e, o->naive, GM_RECOMPUTE_NONE, T)
+                     - gm_layer_train_activations(a, b, s, e, o->naive, GM_RECOMPUTE_FULL, T));
     /* Outside the layers (Korthikanti section 4.1.2): the final norm's
      * input and output, e*s*b*h each, the embedding dropout mask, and
      * the logits, kept in fp32 for the cross-entropy loss: 4*s*b*V / T. */
@@ -272,6 +273,13 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     if (a->final_softcap)
         /* Soft-capped logits (Gemma-2): tanh's output too, for its backward. */
         n = push(out, n, "logits_softcap_fp32", GM_PLAN_ACTIVATIONS, share(mul3(4, mul(s, b), a->vocab), T));
+    /* The device's step (docs/training.md): the loss's gradient in the
+     * compute precision for the head's products (fp32: in place over the
+     * logits), the backward's workspace and the token ids it uploads. */
+    if (e < 4)
+        n = push(out, n, "dlogits", GM_PLAN_ACTIVATIONS, share(mul3(e, mul(s, b), a->vocab), T));
+    n = push(out, n, "backward_workspace", GM_PLAN_WORKSPACE, gm_plan_backward_workspace(a, o, b, s));
+    n = push(out, n, "token_inputs", GM_PLAN_WORKSPACE, gm_plan_token_inputs(b, s));
     if (o->naive && o->recompute != GM_RECOMPUTE_NONE)
         /* Recomputing naive attention materialises one layer's scores. */
         n = push(out, n, "attention_scores", GM_PLAN_WORKSPACE, naive_scores);

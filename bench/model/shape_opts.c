@@ -56,7 +56,8 @@ int gm_shape_takes_value(const char *name)
     for (size_t i = 0; i < sizeof flag_opts / sizeof flag_opts[0]; i++)
         if (strcmp(name, flag_opts[i]) == 0)
             return 0;
-    if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0 || strcmp(name, "optimizer") == 0)
+    if (strcmp(name, "variant") == 0 || strcmp(name, "model") == 0 || strcmp(name, "optimizer") == 0
+        || strcmp(name, "recompute") == 0)
         return 1;
     for (size_t i = 0; i < sizeof serve_opts / sizeof serve_opts[0]; i++)
         if (strcmp(name, serve_opts[i]) == 0)
@@ -167,6 +168,16 @@ int gm_shape_set(gm_shape *s, const char *name, const char *value, char *err, si
         s->impl_pick = pick > 0 ? (unsigned)pick : GM_PICK_DEFAULT;
     } else if (strcmp(name, "model") == 0) {
         return gm_shape_load_model(s, value, err, err_len);
+    } else if (strcmp(name, "recompute") == 0) {
+        static const char *const kinds[] = {"none", "selective", "full"};   /* gm_recompute's order */
+        int kind = -1;
+        for (int i = 0; i < 3; i++)
+            kind = strcmp(value, kinds[i]) == 0 ? i : kind;
+        if (kind < 0) {
+            snprintf(err, err_len, "--recompute '%s': expected none, selective or full", value);
+            return -1;
+        }
+        s->recompute = (unsigned)kind;
     } else if (strcmp(name, "optimizer") == 0) {
         /* The device runs AdamW alone (bench/workloads/model_*.c); plan counts the others. */
         if (strcmp(value, "adamw")) {

@@ -203,7 +203,7 @@ uint64_t gm_layer_tune_activations(const gm_arch *a, const gm_plan_opts *o, uint
  * backward passes from its dx kernel to its dw kernel (4*s*b). An
  * adapter's d(x A), e*s*b*r, lives one at a time.
  */
-static uint64_t backward_workspace(const gm_arch *a, const gm_plan_opts *o, uint64_t b, uint64_t s)
+uint64_t gm_plan_backward_workspace(const gm_arch *a, const gm_plan_opts *o, uint64_t b, uint64_t s)
 {
     const uint64_t e = gm_precision_size(o->prec), T = o->tp ? o->tp : 1;
     const uint64_t sb = mul(s, b), sbh = mul(sb, a->hidden), routed = a->experts ? a->experts_per_token : 1;
@@ -213,6 +213,8 @@ static uint64_t backward_workspace(const gm_arch *a, const gm_plan_opts *o, uint
     uint64_t ws = add(add(mul(e, sbh), attn > mlp ? attn : mlp), mul(4, sb));
     return o->mode == GM_PLAN_TRAIN ? ws : add(ws, mul3(e, sb, gm_lora_rank(&o->tune)));
 }
+
+uint64_t gm_plan_token_inputs(uint64_t b, uint64_t s) { return mul(4, add(mul3(4, b, s), 1)); }
 
 /* The largest projection's weights in the compute precision: QLoRA
  * dequantises one at a time into this buffer, before the forward's
@@ -328,7 +330,7 @@ int gm_plan_tune(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
         n = push(out, n, "dlogits", GM_PLAN_ACTIVATIONS, mul(e, tv));
     if (layer)
         n = push(out, n, "recomputed_layer", GM_PLAN_ACTIVATIONS, layer);
-    n = push(out, n, "backward_workspace", GM_PLAN_WORKSPACE, backward_workspace(a, o, b, s));
+    n = push(out, n, "backward_workspace", GM_PLAN_WORKSPACE, gm_plan_backward_workspace(a, o, b, s));
     if (dequant)
         n = push(out, n, "dequant_buffer", GM_PLAN_WORKSPACE, dequant);
     if (scores)

@@ -62,6 +62,17 @@ uint64_t gm_layer_tune_activations(const gm_arch *a, const gm_plan_opts *o, uint
 
 /* The items of a LoRA or QLoRA plan, or of full fine-tuning as PyTorch's
  * autograd keeps it (o->tune.saved); the same contract as gm_plan_model. */
+/* The bytes of gpumem's backward workspace at batch b, sequence s
+ * (train_plan.c: the residual stream's gradient, the larger of the
+ * attention's and the MLP's gradients, the fp32 1/rms of each row, and
+ * for LoRA and QLoRA one adapter's d(x A)); the whole model's training
+ * step lays out its buffers in exactly this many. */
+uint64_t gm_plan_backward_workspace(const gm_arch *a, const gm_plan_opts *o, uint64_t b, uint64_t s);
+/* The bytes of the token ids a full fine-tuning step uploads: each
+ * token's target and the embedding backward's segments (gm_train_embed_
+ * segments: the sorted positions, the segments' starts and tokens), 32-bit
+ * each: 4 (4 b s + 1). */
+uint64_t gm_plan_token_inputs(uint64_t b, uint64_t s);
 int gm_plan_tune(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
 
 /* Moves the items o->tune.offload puts in host memory there (host = true)

@@ -59,6 +59,9 @@ typedef struct {
      * is 0 for the shape options alone); block runs it (bench/workloads/model_*.c). */
     gm_arch arch;
     bool train;             /* --mode train: training state and an AdamW step */
+    /* --recompute: a gm_recompute (mem_plan.h) of the whole model's training
+     * step (bench/workloads/model_backward.c); 0, none, elsewhere. */
+    unsigned recompute;
     /* --mode lora or qlora: the gm_plan_mode (0 otherwise). The device does
      * not run these steps: block answers unsupported, its tensors are
      * plan's (gm_tune_tensors). */
@@ -203,6 +206,10 @@ GM_WORKLOAD_LIST(GM_WORKLOAD_DECLARE_)
 /* Does an oom probe of workload w at shape s run only the batch's first
  * sequence (a whole model, gm_shape.probe)? */
 #define gm_probe_runs_one_sequence(w, s) ((w)->runs_whole_model && gm_shape_has_arch(s))
+/* Does a training point of w at s step AdamW over synthetic gradients
+ * (GM_TRAIN_NOTE), without a backward pass? The whole model computes its
+ * backward (bench/workloads/model_backward.c). */
+#define gm_train_synthetic(w, s) ((s)->train && !gm_probe_runs_one_sequence((w), (s)))
 /* The tokens of that sequence such a probe runs: all of them where the
  * vendor GEMM runs the model's products (gm_shape.vendor_gemm: a card's
  * vendor GEMMs run a whole sequence of thousands of tokens in under a

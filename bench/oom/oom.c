@@ -443,7 +443,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
         n += snprintf(note + n, sizeof note - (size_t)n, "; each probe allocated the whole batch and ran and "
                       "verified %s", ran);
     }
-    if (s->train && n > 0 && (size_t)n < sizeof note)
+    if (gm_train_synthetic(r, s) && n > 0 && (size_t)n < sizeof note)
         snprintf(note + n, sizeof note - (size_t)n, "; %s", GM_TRAIN_NOTE);
     struct { const char *metric, *unit; double value; } out[] = {
         {"max_batch", "batch", (double)lo},
@@ -471,7 +471,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int rc = 0;
     for (size_t i = 0; i < n_out && rc == 0; i++) {
         gm_row_single(row, out[i].metric, out[i].unit, out[i].value);
-        row->note = i == 0 ? note : i == 6 ? lost_note : s->train ? GM_TRAIN_NOTE : NULL;
+        row->note = i == 0 ? note : i == 6 ? lost_note : gm_train_synthetic(r, s) ? GM_TRAIN_NOTE : NULL;
         rc = gm_bench_emit(b, row, NULL, 0);
     }
     return rc;

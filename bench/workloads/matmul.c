@@ -25,6 +25,8 @@ gm_status gm_mm_ctx_init(gm_mm_ctx *ctx, gm_device *dev, gm_precision prec, gm_p
                                       &ctx->k_linear);
     if (rc == GM_OK)
         rc = dev->backend->kernel_get(dev, ctx->prog, "matmul_strided", &ctx->k_strided);
+    if (rc == GM_OK && ctx->chunked)
+        rc = dev->backend->kernel_get(dev, ctx->prog, "matmul_strided_tiled", &ctx->k_strided_tiled);
     if (rc == GM_OK)
         rc = dev->backend->kernel_get(dev, ctx->prog, "matmul_copy", &ctx->k_copy);
     if (rc == GM_OK && wprec == GM_INT4)
@@ -42,7 +44,7 @@ void gm_mm_ctx_release(gm_mm_ctx *ctx)
     if (!ctx->dev)
         return;
     const gm_backend *be = ctx->dev->backend;
-    gm_kernel *ks[] = {ctx->k_linear, ctx->k_strided, ctx->k_copy, ctx->k_dequant};
+    gm_kernel *ks[] = {ctx->k_linear, ctx->k_strided, ctx->k_copy, ctx->k_dequant, ctx->k_strided_tiled};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if (ks[i])
             be->kernel_release(ctx->dev, ks[i]);
@@ -175,6 +177,10 @@ static gm_status run_strided(gm_mm_ctx *ctx, const gm_mm *op)
                      gm_arg_u64(&c_rs),       gm_arg_u64(&op->c.stride), gm_arg_u64(&op->r_off),
                      gm_arg_u32(&flags),      gm_arg_f32(&op->sa),     gm_arg_f32(&op->sb),
                      gm_arg_f32(&op->sc),     gm_arg_f32(&op->sr)};
+    /* A CPU device: tiles of 4 x 16 outputs a work item (the same sums). */
+    if (ctx->k_strided_tiled && !op->c_int32)
+        return launch(ctx, ctx->k_strided_tiled, (size_t)(batch * ((op->m + 3) / 4) * ((op->n + 15) / 16)), args,
+                      (int)(sizeof args / sizeof *args));
     return launch(ctx, ctx->k_strided, (size_t)(batch * op->m * op->n), args, (int)(sizeof args / sizeof *args));
 }
 

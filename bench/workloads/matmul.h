@@ -79,6 +79,7 @@ typedef struct {
     uint64_t fused_rows;
     gm_program *prog;
     gm_kernel *k_linear, *k_strided, *k_copy, *k_dequant;
+    gm_kernel *k_strided_tiled;     /* a CPU device's matmul_strided (linear.cl) */
     char refused[256];          /* why the vendor refused the first product it did not run ("" none) */
 } gm_mm_ctx;
 

@@ -47,4 +47,9 @@ void check_norm(checker *c, int m, uint64_t layer, float **x, float **y);
 gm_status check_attention(checker *c, uint64_t l, float **q, float **o);
 void check_swiglu(checker *c, uint64_t l, float **g, float **u, float **act);
 
+/* model_train_check.c: after the replay and model_loss, the training
+ * step's loss, gradients and an AdamW step against the CPU's; leaves the
+ * gradients of the weights it ends with. */
+gm_status model_train_check(checker *c, unsigned rep);
+
 #endif

@@ -190,7 +190,7 @@ gm_status model_lm_head(model_state *st)
     return model_launch(st, st->k_lm, (size_t)(rows * st->V), args, 11);
 }
 
-static gm_status forward(model_state *st)
+gm_status model_forward_pass(model_state *st)
 {
     gm_status rc = model_embed(st);
     for (uint64_t l = 0; l < st->L && rc == GM_OK; l++)
@@ -203,7 +203,7 @@ static gm_status forward(model_state *st)
 
 /* AdamW over the weights tensor, then the LM head's (after it in the
  * gradients, master weights and moments). */
-static gm_status adamw(model_state *st)
+gm_status model_adamw(model_state *st)
 {
     st->steps++;
     float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
@@ -224,27 +224,13 @@ static gm_status adamw(model_state *st)
     return rc;
 }
 
-gm_status model_synthetic_gradients(model_state *st)
-{
-    return model_init_region(st, (loc){&st->buf[B_GRAD], 0}, st->p_total, 0, SEED_GRAD, GRAD_RANGE, 0.0f, 1.0f);
-}
-
-gm_status block_model_enqueue(void *state)
-{
-    model_state *st = state;
-    gm_status rc = GM_OK;
-    if (st->train) {
-        rc = model_synthetic_gradients(st);
-        if (rc == GM_OK)
-            rc = adamw(st);
-    }
-    return rc == GM_OK ? forward(st) : rc;
-}
-
 gm_status block_model_corrupt(void *state)
 {
     model_state *st = state;
-    /* The first logit, which the check compares with its replay. */
+    /* The first logit (training: the first of the loss's gradient), which
+     * the check compares with its replay. */
+    if (st->train && st->es < 4)
+        return gm_corrupt_bytes(st->dev, &st->buf[B_DLOGITS], 0, st->es);
     return gm_corrupt_bytes(st->dev, &st->buf[B_LOGITS], 0, 4);
 }
 

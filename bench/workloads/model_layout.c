@@ -3,6 +3,7 @@
 #include "bench/workloads/kernel_calls.h"
 #include "bench/model/mem_plan.h"
 #include "bench/model/precision_roles.h"
+#include "bench/model/train_plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -125,24 +126,46 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
         ADD(B_MASTER, "master_weights_fp32", GM_ROLE_WEIGHT, P, 4);
     ADD(B_GRAD, "gradients", GM_ROLE_WEIGHT, P, e);
     ADD(B_MOM, "adamw_moments", GM_ROLE_WEIGHT, gm_tensor_mul(&l, P, 2), 4);
-    uint64_t LT = gm_tensor_mul(&l, L, T);
+    /* Every layer's input; its other tensors for every layer, or with
+     * --recompute full for the one layer the backward recomputes (mem_plan's
+     * recomputed_layer); --recompute selective keeps no log-sum-exp (the
+     * backward recomputes it into the logits' space). */
+    uint64_t LT = gm_tensor_mul(&l, L, T), KT = s->recompute == GM_RECOMPUTE_FULL ? T : LT;
+    const char *kept = s->recompute == GM_RECOMPUTE_FULL ? "recomputed" : "saved";
+    char names[11][32];
+    static const char *const what[] = {"attn_in", "q", "k", "v", "attn_out", "lse", "mid", "mlp_in", "gate", "up",
+                                       "down_in"};
+    for (int i = 0; i < 11; i++)
+        snprintf(names[i], sizeof names[i], "%s_%s", kept, what[i]);
     ADD(B_X, "saved_x", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
-    ADD(B_AIN, "saved_attn_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
-    ADD(B_Q, "saved_q", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, ad), e);
-    ADD(B_K, "saved_k", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, kd), e);
-    ADD(B_V, "saved_v", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, kd), e);
-    ADD(B_O, "saved_attn_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, ad), e);
-    ADD(B_LSE, "saved_lse", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, a->heads), 4);
-    ADD(B_MID, "saved_mid", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
-    ADD(B_MIN, "saved_mlp_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
-    ADD(B_GATE, "saved_gate", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, I), e);
-    ADD(B_UP, "saved_up", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, I), e);
-    ADD(B_ACT, "saved_down_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, I), e);
+    ADD(B_AIN, names[0], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, h), e);
+    ADD(B_Q, names[1], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, ad), e);
+    ADD(B_K, names[2], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, kd), e);
+    ADD(B_V, names[3], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, kd), e);
+    ADD(B_O, names[4], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, ad), e);
+    if (s->recompute != GM_RECOMPUTE_SELECTIVE)
+        ADD(B_LSE, names[5], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, a->heads), 4);
+    ADD(B_MID, names[6], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, h), e);
+    ADD(B_MIN, names[7], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, h), e);
+    ADD(B_GATE, names[8], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
+    ADD(B_UP, names[9], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
+    ADD(B_ACT, names[10], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
     ADD(B_FIN, "final_norm_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
     ADD(B_FOUT, "final_norm_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
     ADD(B_LOGITS, "logits_fp32", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, V), 4);
     if (s->vendor_gemm && gm_plan_attention_by_gemm(s->prec, gm_kv_prec(s)))
         ADD(B_SCORES, "attention_score_chunk", GM_ROLE_WORKSPACE, gm_plan_attention_scratch(a, s->seq, e, 1), 1);
+    /* The backward's (mem_plan.c's items of the same names): the loss's
+     * gradient in the compute precision (fp32: in place), the workspace
+     * that model_backward.c lays its buffers out in, and the token ids. */
+    if (e < 4)
+        ADD(B_DLOGITS, "dlogits", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, V), e);
+    gm_plan_opts po = {.prec = s->prec, .mode = GM_PLAN_TRAIN, .gpus = 1, .tp = 1};
+    ADD(B_BWS, "backward_workspace", GM_ROLE_WORKSPACE, gm_plan_backward_workspace(a, &po, s->batch, s->seq), 1);
+    ADD(B_TGT, "targets", GM_ROLE_WORKSPACE, T, 4);
+    ADD(B_ORDER, "embedding_order", GM_ROLE_WORKSPACE, T, 4);
+    ADD(B_SEG_START, "embedding_segment_starts", GM_ROLE_WORKSPACE, T + 1, 4);
+    ADD(B_SEG_TOKEN, "embedding_segment_tokens", GM_ROLE_WORKSPACE, T, 4);
 #undef ADD
     return l.overflow ? -1 : n;
 }
@@ -242,11 +265,17 @@ layer_locs model_locs(model_state *st, uint64_t l)
             .mid = {&b[B_NORM], 0}, .mlp_in = {&b[B_RES], 0}, .gate = {&b[B_PHASE], 0},
             .up = {&b[B_PHASE], T * st->I}, .act = {&b[B_PHASE], 0}, .out = {&b[B_RES], 0},
             .stats = {&b[B_STATS], 0}};
+    /* --recompute full: one layer's tensors, all layers' inputs;
+     * selective: the log-sum-exp after the (max, sum) pairs in the logits'
+     * space, until the LM head or in the backward (model_backward.c). */
+    uint64_t k = st->recompute == GM_RECOMPUTE_FULL ? 0 : l;
+    loc lse = st->recompute == GM_RECOMPUTE_SELECTIVE ? (loc){&b[B_LOGITS], 2 * st->heads * T}
+                                                       : (loc){&b[B_LSE], k * st->heads * T};
     return (layer_locs){
-        .x_in = {&b[B_X], l * T * h}, .attn_in = {&b[B_AIN], l * T * h}, .q = {&b[B_Q], l * T * st->ad},
-        .o = {&b[B_O], l * T * st->ad}, .k = {&b[B_K], l * T * st->kd}, .v = {&b[B_V], l * T * st->kd},
-        .lse = {&b[B_LSE], l * st->heads * T}, .mid = {&b[B_MID], l * T * h}, .mlp_in = {&b[B_MIN], l * T * h},
-        .gate = {&b[B_GATE], l * T * st->I}, .up = {&b[B_UP], l * T * st->I}, .act = {&b[B_ACT], l * T * st->I},
+        .x_in = {&b[B_X], l * T * h}, .attn_in = {&b[B_AIN], k * T * h}, .q = {&b[B_Q], k * T * st->ad},
+        .o = {&b[B_O], k * T * st->ad}, .k = {&b[B_K], k * T * st->kd}, .v = {&b[B_V], k * T * st->kd},
+        .lse = lse, .mid = {&b[B_MID], k * T * h}, .mlp_in = {&b[B_MIN], k * T * h},
+        .gate = {&b[B_GATE], k * T * st->I}, .up = {&b[B_UP], k * T * st->I}, .act = {&b[B_ACT], k * T * st->I},
         .out = l + 1 < st->L ? (loc){&b[B_X], (l + 1) * T * h} : (loc){&b[B_FIN], 0},
         .stats = {&b[B_LOGITS], 0}};
 }
@@ -267,9 +296,11 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
     double pairs = ((double)s->seq + 1) / 2;       /* causal: keys per query */
     double head_rows = s->train ? T : (double)s->batch;
     *flops = L * (2 * T * (h * ad + 2 * h * kd + ad * h + 3 * h * I) + 4 * T * pairs * ad) + 2 * head_rows * h * V;
+    if (s->train)   /* the backward: dX and dW of every product (model_backward.c) */
+        *flops *= 3;
     /* Weights read once; KV read by every query; AdamW reads and writes the
      * moments and master weights, reads the gradients, writes the weights
-     * (and the synthetic gradients are written). */
+     * (and the backward writes the gradients; its activations not counted). */
     *bytes = wbytes + L * T * pairs * 2 * kd * ke + 4 * head_rows * V
              + (s->train ? P * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
     *tokens = T;

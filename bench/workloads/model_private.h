@@ -4,6 +4,10 @@
  *   model_layout.c   the tensor list (the memory model) and where each
  *                    weight matrix lives;
  *   model_forward.c  the forward pass, the AdamW step, the corrupt hook;
+ *   model_backward.c the training step's loss and backward pass;
+ *   model_step.c     one iteration: the forward pass or a training step;
+ *   model_train_ref.c, model_train_check.c  its double-precision
+ *                    reference and check;
  *   model_setup.c    allocation, kernels, initial values, teardown;
  *   model_check.c    reading the device back and the CPU references of
  *                    each stage;
@@ -43,22 +47,23 @@
  * kept for backward (mem_plan.c, gm_layer_train_activations: x, the norm
  * outputs and inputs, q, k, v, the attention output, its fp32 log-sum-exp
  * per row and head, gate, up and the down projection's input), the final
- * norm's input and output and the fp32 logits of every token. One
- * iteration is the AdamW step over every parameter, from the gradient
- * buffer, followed by the forward pass: the step a training loop takes
- * after the backward pass of the iteration before. The backward pass is
- * not computed: the gradients are a deterministic pattern written each
- * iteration, and every row says so (GM_TRAIN_NOTE). The attention's
- * (max, sum) pairs of one head pass through the logits buffer, which is
- * free until the LM head.
+ * norm's input and output, the fp32 logits of every token, the loss's
+ * gradient in the compute precision (fp32: in place), the backward's
+ * workspace and the token ids (model_backward.c). One iteration is a whole
+ * training step: AdamW over the gradients of the step before (set-up runs
+ * the first), the forward pass, the fused cross-entropy and the backward
+ * pass. The attention's (max, sum) pairs of one head pass through the
+ * logits buffer, which is free until the LM head.
  *
  * Checks: the iteration's output (sampled logits rows) is kept, then the
  * forward pass is replayed stage by stage, untimed, and each stage of the
  * checked layers compared on sampled token rows with a double-precision
  * recomputation from the device's own inputs; the replay's logits must
- * equal the iteration's bit for bit (the kernels are deterministic). In
- * train mode a seeded sample of parameters is checked against a CPU AdamW
- * run over the same steps.
+ * equal the iteration's bit for bit (the kernels are deterministic;
+ * training: the loss's gradient). In train mode the loss and every
+ * gradient are then checked against a double-precision step on the CPU
+ * (model_train_check.c, for models small enough) and one AdamW step on a
+ * seeded sample of parameters.
  */
 #ifndef GM_MODEL_PRIVATE_H
 #define GM_MODEL_PRIVATE_H
@@ -68,6 +73,7 @@
 #include "bench/workloads/block_private.h"
 #include "bench/workloads/kernel_calls.h"
 #include "bench/workloads/matmul.h"
+#include "bench/workloads/train_kernels.h"
 
 #define ACT BLOCK_ACT_SCALE
 #define SEED_W 401u
@@ -78,7 +84,6 @@
 #define BETA2 0.999f
 #define ADAM_EPS 1e-8f
 #define WEIGHT_DECAY 0.01f
-#define GRAD_RANGE 0.125f
 #define CHECK_ROWS 4            /* token rows per stage */
 #define CHECK_PARAMS 256        /* AdamW sample */
 #define MAX_CHECKED_LAYERS 4
@@ -99,6 +104,7 @@ enum {
     B_X, B_AIN, B_Q, B_K, B_V, B_O, B_LSE, B_MID, B_MIN, B_GATE, B_UP, B_ACT, B_FIN, B_FOUT, /* train */
     B_LOGITS,
     B_SCORES, B_DEQUANT,                                                  /* the vendor path's workspaces */
+    B_DLOGITS, B_BWS, B_TGT, B_ORDER, B_SEG_START, B_SEG_TOKEN,          /* the backward (model_backward.c) */
     N_B
 };
 
@@ -122,7 +128,7 @@ typedef struct {
     bool ours_only;                 /* "gemm-ours": that path with our kernels alone (tests) */
     uint64_t attn_rows;
     gm_mm_ctx mm;
-    gm_mm_tally tally_proj, tally_attn, tally_head;
+    gm_mm_tally tally_proj, tally_attn, tally_head, tally_bwd;
     /* The device's dense peak in the activations' precision (peak.h;
      * 0 in an oom probe, which reports no MFU) and its source. */
     double peak;
@@ -141,6 +147,13 @@ typedef struct {
     gm_kernel *k_attn, *k_softmax, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_lm4,
         *k_adamw;
     gm_kernel *k_kv, *k_scales, *k_pack;        /* block.cl: an fp8 KV cache, int4 weights */
+    /* Training: train.cl's kernels (built with GPUMEM_FAULT=train-backward's
+     * planted error where asked), the embedding's token segments and the
+     * tokens the loss counts. */
+    gm_train_kernels tk;
+    bool tk_built;
+    unsigned recompute;             /* gm_recompute: what the backward recomputes */
+    uint64_t segments, counted;
 } model_state;
 
 typedef struct {
@@ -199,7 +212,33 @@ uint64_t model_head_rows(const model_state *st);
 loc model_head_in(model_state *st);
 gm_status model_final_norm(model_state *st);
 gm_status model_lm_head(model_state *st);
-gm_status model_synthetic_gradients(model_state *st);
+/* The forward pass: embedding, layers, final norm, LM head. */
+gm_status model_forward_pass(model_state *st);
+/* One AdamW step over every parameter from the gradients (st->steps + 1). */
+gm_status model_adamw(model_state *st);
+
+/* ---- model_backward.c ---- */
+
+/* NULL where the device's training step runs shape s, else why not. */
+const char *model_train_unsupported(const gm_shape *s);
+/* Builds train.cl's kernels (GPUMEM_FAULT=train-backward: with its
+ * planted error) and uploads the targets and the embedding's segments. */
+gm_status model_train_setup(model_state *st);
+void model_train_release(model_state *st);
+/* The fused cross-entropy: dlogits (in place over the fp32 logits in an
+ * fp32 model), the loss of each row at the workspace's start (fp32). */
+gm_status model_loss(model_state *st);
+/* The backward pass after model_loss: every parameter's gradient. */
+gm_status model_backward(model_state *st);
+
+/* ---- model_train_ref.c ---- */
+
+/* The training step of st's model in double precision: w and grad hold
+ * every parameter in the model's order (model_param), tokens and targets
+ * st->run_T each (targets GM_TRAIN_IGNORE: not counted). Fills grad and
+ * returns the mean loss; -1 where host memory ran out. */
+double model_train_ref(const model_state *s, const double *w, const uint32_t *tokens, const uint32_t *targets,
+                       double *grad);
 
 /* ---- model_rows.c ---- */
 

@@ -185,68 +185,6 @@ static gm_status replay(checker *c, unsigned rep)
     return rc;
 }
 
-/* The CPU AdamW of parameter p over st->steps steps, against the device. */
-static gm_status check_adamw(checker *c, unsigned rep)
-{
-    model_state *st = c->st;
-    uint64_t x = 0x2545f4914f6cdd1dull ^ ((uint64_t)rep << 20);
-    gm_status rc = GM_OK;
-    for (int i = 0; i < CHECK_PARAMS && rc == GM_OK && c->ok; i++) {
-        uint64_t p = i == 0 ? 0 : i == 1 ? st->p_total - 1 : gm_xorshift(&x) % st->p_total;
-        bool in_lm = p >= st->p_main;
-        loc wl = in_lm ? (loc){&st->buf[B_LM], 0} : (loc){&st->buf[B_W], 0};
-        uint64_t wi = in_lm ? p - st->p_main : p;
-        /* The initial weight: the hash of matrix containing p, as stored. */
-        int m = M_LM;
-        uint64_t layer = 0;
-        if (!in_lm) {
-            uint64_t base = st->V * st->h;
-            if (p < base)
-                m = M_EMB;
-            else if (p >= base + st->L * st->per_layer)
-                m = M_FINAL;
-            else {
-                layer = (p - base) / st->per_layer;
-                uint64_t off = (p - base) % st->per_layer;
-                for (m = 0; off >= model_in(st, m) * model_out(st, m); m++)
-                    off -= model_in(st, m) * model_out(st, m);
-            }
-        }
-        (void)layer;
-        float w0 = (float)check_stored(st->p, st->add[m] + gm_hashed_value(p, SEED_W, st->range[m]), 1.0f);
-        float g = (float)check_stored(st->p, gm_hashed_value(p, SEED_GRAD, GRAD_RANGE), 1.0f);
-        float mm = 0.0f, vv = 0.0f, xw = w0;
-        for (unsigned t = 1; t <= st->steps; t++) {
-            float bc1 = 1.0f - powf(BETA1, (float)t), bc2 = 1.0f - powf(BETA2, (float)t);
-            mm = BETA1 * mm + (1.0f - BETA1) * g;
-            vv = BETA2 * vv + (1.0f - BETA2) * g * g;
-            xw = xw - LR * WEIGHT_DECAY * xw - LR * (mm / bc1) / (sqrtf(vv / bc2) + ADAM_EPS);
-            if (!st->master)
-                xw = (float)check_stored(st->p, xw, 1.0f);
-        }
-        float got[4] = {0};
-        rc = check_read(c, (loc){&st->buf[B_MOM], 0}, p, 1, 4, GM_FP32, 1.0f, &got[0]);
-        if (rc == GM_OK)
-            rc = check_read(c, (loc){&st->buf[B_MOM], 0}, st->p_total + p, 1, 4, GM_FP32, 1.0f, &got[1]);
-        if (rc == GM_OK)
-            rc = check_read(c, wl, wi, 1, st->es, st->p, 1.0f, &got[2]);
-        if (rc == GM_OK && st->master)
-            rc = check_read(c, (loc){&st->buf[B_MASTER], 0}, p, 1, 4, GM_FP32, 1.0f, &got[3]);
-        double want[4] = {mm, vv, check_stored(st->p, xw, 1.0f), xw};
-        static const char *const what[] = {"adamw_m", "adamw_v", "weight", "master_weight"};
-        for (int k = 0; k < (st->master ? 4 : 3) && rc == GM_OK && c->ok; k++) {
-            double tol = 1e-5 * fabs(want[k]) + 1e-6 * LR * st->steps + 1e-12
-                         + (k == 2 ? gm_tolerance(st->p, want[k], 1.0f) : 0.0);
-            if (!(fabs(got[k] - want[k]) <= tol)) {
-                snprintf(c->note, c->note_len, "%s of parameter %llu after %u AdamW steps: expected %.9g, got %.9g",
-                         what[k], (unsigned long long)p, st->steps, want[k], (double)got[k]);
-                c->ok = false;
-            }
-        }
-    }
-    return rc;
-}
-
 gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     model_state *st = state;
@@ -283,27 +221,34 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
         rc = gm_device_alloc(st->dev, GM_MEM_HOST, (size_t)(int4_mat / st->group * 2), &c.scales);
     if (rc == GM_OK && !have)
         rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
-    /* The iteration's logits (sampled rows) before the replay. */
+    /* The iteration's logits (training: the loss's gradient, which the
+     * fp32 model writes over them) on sampled rows, before the replay. */
     uint64_t x = 0x51ed270b27f4a7c1ull ^ rep;
     check_pick_rows(&c, model_head_rows(st), &x);
     uint64_t kept[CHECK_ROWS];
     memcpy(kept, c.rows, sizeof kept);
+    bool dl16 = st->train && st->es < 4;
+    loc out = {&st->buf[dl16 ? B_DLOGITS : B_LOGITS], 0};
+    size_t oes = dl16 ? st->es : 4;
+    gm_precision op = dl16 ? st->p : GM_FP32;
     for (int r = 0; r < CHECK_ROWS && rc == GM_OK; r++)
-        rc = check_read(&c, (loc){&st->buf[B_LOGITS], 0}, kept[r] * st->V, st->V, 4, GM_FP32, 1.0f, c.out3[r]);
-    if (rc == GM_OK && st->train)
-        rc = check_adamw(&c, rep);
+        rc = check_read(&c, out, kept[r] * st->V, st->V, oes, op, 1.0f, c.out3[r]);
     if (rc == GM_OK && c.ok)
         rc = replay(&c, rep);
+    if (rc == GM_OK && c.ok && st->train)
+        rc = model_loss(st);
     for (int r = 0; r < CHECK_ROWS && rc == GM_OK && c.ok; r++) {
-        rc = check_read(&c, (loc){&st->buf[B_LOGITS], 0}, kept[r] * st->V, st->V, 4, GM_FP32, 1.0f, c.out2[r]);
+        rc = check_read(&c, out, kept[r] * st->V, st->V, oes, op, 1.0f, c.out2[r]);
         for (uint64_t j = 0; j < st->V && rc == GM_OK && c.ok; j++)
             if (memcmp(&c.out2[r][j], &c.out3[r][j], sizeof(float)) != 0) {
-                snprintf(note, len, "logits[%llu][%llu] of the iteration (%.7g) differ from its checked replay (%.7g)",
-                         (unsigned long long)kept[r], (unsigned long long)j, (double)c.out3[r][j],
-                         (double)c.out2[r][j]);
+                snprintf(note, len, "%s[%llu][%llu] of the iteration (%.7g) differ from its checked replay (%.7g)",
+                         st->train ? "dlogits" : "logits", (unsigned long long)kept[r], (unsigned long long)j,
+                         (double)c.out3[r][j], (double)c.out2[r][j]);
                 c.ok = false;
             }
     }
+    if (rc == GM_OK && c.ok && st->train)
+        rc = model_train_check(&c, rep);
     *correct = c.ok;
     for (size_t s = 0; s < 5; s++)
         for (int r = 0; r < CHECK_ROWS; r++)

@@ -11,8 +11,11 @@ double model_flops(const model_state *st)
 {
     double T = (double)st->run_T, L = (double)st->L, h = (double)st->h;
     double layers = L * (double)st->per_layer + h;          /* and the final norm */
-    return 2.0 * layers * T + 2.0 * h * (double)st->V * (double)model_head_rows(st)
-           + 4.0 * L * (double)st->run_seq * (double)st->ad * T;
+    double forward = 2.0 * layers * T + 2.0 * h * (double)st->V * (double)model_head_rows(st)
+                     + 4.0 * L * (double)st->run_seq * (double)st->ad * T;
+    /* Training: the backward's two products for each of the forward's
+     * (dX and dW; attention's dQ and dK, dV), PaLM's 6 a parameter and token. */
+    return st->train ? 3.0 * forward : forward;
 }
 
 void block_model_describe(void *state, char *note, size_t len)
@@ -33,6 +36,12 @@ void block_model_describe(void *state, char *note, size_t len)
     else
         snprintf(head, sizeof head, "%s (ours)", st->int4_head ? "model_lm_head_int4" : "model_lm_head");
     int n = snprintf(note, len, "projections: %s; attention: %s; LM head: %s", proj, attn, head);
+    if (st->train && n > 0 && (size_t)n < len) {
+        static const char *const kept[] = {"", "; attention recomputed", "; layers recomputed"};
+        char bwd[96];
+        gm_mm_tally_describe(&st->mm, &st->tally_bwd, bwd, sizeof bwd);
+        n += snprintf(note + n, len - (size_t)n, "; backward products: %s%s", bwd, kept[st->recompute]);
+    }
     if (st->mm.refused[0] && n > 0 && (size_t)n < len)
         snprintf(note + n, len - (size_t)n, "; ours where the vendor refused: %s", st->mm.refused);
 }
@@ -47,6 +56,6 @@ bool block_model_utilization(void *state, double *flops, double *peak, char *bas
              "masking not discounted%s) over %s", *flops,
              (double)st->L * (double)st->per_layer + (double)st->h + (st->tied ? 0.0 : (double)st->h * (double)st->V),
              st->train ? "every token" : "each sequence's last token",
-             st->train ? "; forward only: the backward pass is not computed" : "", st->peak_basis);
+             st->train ? "; training: 3 x the forward's, its backward twice its products" : "", st->peak_basis);
     return st->peak > 0;
 }

@@ -27,6 +27,7 @@ void block_model_teardown(void *state)
     for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
         if (ps[i])
             st->dev->backend->program_release(st->dev, ps[i]);
+    model_train_release(st);
     gm_mm_ctx_release(&st->mm);
     free(st);
 }
@@ -65,8 +66,8 @@ static gm_status build(model_state *st)
     return rc;
 }
 
-/* Weights (and in train mode master weights, moments, gradients): every
- * tensor of the training state is written here. */
+/* Weights (and in train mode master weights and moments; the gradients
+ * are the set-up step's, model_backward.c). */
 static gm_status initialise(model_state *st)
 {
     gm_status rc = GM_OK;
@@ -93,7 +94,7 @@ static gm_status initialise(model_state *st)
                       gm_arg_u64(&n)};
         rc = model_launch(st, st->k_master, (size_t)n, a, 4);
     }
-    return rc == GM_OK ? model_synthetic_gradients(st) : rc;
+    return rc;
 }
 
 /* Does the vendor (impl) refuse the model at s? Sets why. The model's
@@ -145,6 +146,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     if (s->train && a->vocab < 2 * a->heads)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: --mode train needs a vocabulary of at least twice the "
                               "heads", a->name);
+    if (s->recompute && !s->train)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--recompute applies to --mode train");
+    if (s->train && model_train_unsupported(s))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s", a->name, model_train_unsupported(s));
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
      * kernel does not; offsets are 64-bit): the tokens an iteration runs
@@ -184,6 +189,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
     st->train = s->train;
+    st->recompute = s->train ? s->recompute : 0;
     st->master = s->train && st->es < 4;
     st->tied = a->tied;
     st->vendor = model_is_vendor(impl);
@@ -236,6 +242,15 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
         rc = build(st);
     if (rc == GM_OK)
         rc = initialise(st);
+    /* Training: the first step's gradients, for the first iteration's AdamW. */
+    if (rc == GM_OK && st->train)
+        rc = model_train_setup(st);
+    if (rc == GM_OK && st->train)
+        rc = model_forward_pass(st);
+    if (rc == GM_OK && st->train)
+        rc = model_loss(st);
+    if (rc == GM_OK && st->train)
+        rc = model_backward(st);
     if (rc == GM_OK)
         rc = dev->backend->synchronize(dev, 0);
     if (rc != GM_OK) {

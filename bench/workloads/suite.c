@@ -125,7 +125,10 @@ static gm_row base_row(const point *pt)
     row.seq_len = pt->s->seq;
     row.model_bytes = pt->model_bytes;
     row.measured_bytes = pt->measured_bytes;
-    row.note = pt->note[0] ? pt->note : pt->degraded[0] ? pt->degraded : pt->s->train ? GM_TRAIN_NOTE : NULL;
+    row.note = pt->note[0]                         ? pt->note
+               : pt->degraded[0]                   ? pt->degraded
+               : gm_train_synthetic(pt->r, pt->s) ? GM_TRAIN_NOTE
+                                                   : NULL;
     return row;
 }
 
@@ -136,7 +139,7 @@ static int emit_status(const point *pt, gm_row_status status, const char *note)
     row.unit = "ms";
     row.status = status;
     char both[400];
-    if (pt->s->train && note) {
+    if (gm_train_synthetic(pt->r, pt->s) && note) {
         snprintf(both, sizeof both, "%s; %s", note, GM_TRAIN_NOTE);
         note = both;
     }
@@ -151,7 +154,7 @@ static void compose_note(point *pt, void *state)
     char described[400] = "";
     if (pt->r->describe)
         pt->r->describe(state, described, sizeof described);
-    const char *tail = pt->degraded[0] ? pt->degraded : pt->s->train ? GM_TRAIN_NOTE : "";
+    const char *tail = pt->degraded[0] ? pt->degraded : gm_train_synthetic(pt->r, pt->s) ? GM_TRAIN_NOTE : "";
     if (described[0])
         snprintf(pt->note, sizeof pt->note, "%s%s%s", described, tail[0] ? "; " : "", tail);
 }

@@ -119,21 +119,29 @@ gm_status gm_train_attn_bwd(gm_device *dev, const gm_train_kernels *k, const gm_
     float scale = c->scale > 0 ? c->scale : 1.0f / sqrtf((float)c->dim);
     unsigned int causal = c->causal;
     uint64_t rows = c->batch * c->seq;
-    gm_arg delta[] = {gm_arg_buf(c->o),        gm_arg_buf(c->d_o),  gm_arg_buf(c->delta), gm_arg_u64(&c->batch),
-                      gm_arg_u64(&c->seq),     gm_arg_u32(&c->heads), gm_arg_u32(&c->dim)};
-    gm_status st = launch(dev, k, k->delta, rows * c->heads, delta, 7);
+    uint64_t lse_head = c->lse_head ? c->lse_head : c->seq, lse_seq = c->lse_seq ? c->lse_seq : c->heads * c->seq;
+    gm_arg delta[] = {gm_arg_buf(c->o),        gm_arg_buf(c->d_o),    gm_arg_buf(c->delta), gm_arg_u64(&c->batch),
+                      gm_arg_u64(&c->seq),     gm_arg_u32(&c->heads), gm_arg_u32(&c->dim),  gm_arg_u64(&c->o_off),
+                      gm_arg_u64(&c->do_off),  gm_arg_u64(&c->delta_off)};
+    gm_status st = launch(dev, k, k->delta, rows * c->heads, delta, 10);
     gm_arg dq[] = {gm_arg_buf(c->q),          gm_arg_buf(c->k),          gm_arg_buf(c->v),      gm_arg_buf(c->d_o),
                    gm_arg_buf(c->lse),        gm_arg_buf(c->delta),      gm_arg_buf(c->dq),     gm_arg_u64(&c->batch),
                    gm_arg_u64(&c->seq),       gm_arg_u32(&c->heads),     gm_arg_u32(&c->kv_heads),
-                   gm_arg_u32(&c->dim),       gm_arg_u32(&causal),       gm_arg_f32(&scale)};
+                   gm_arg_u32(&c->dim),       gm_arg_u32(&causal),       gm_arg_f32(&scale),    gm_arg_u64(&c->q_off),
+                   gm_arg_u64(&c->k_off),     gm_arg_u64(&c->v_off),     gm_arg_u64(&c->do_off),
+                   gm_arg_u64(&c->delta_off), gm_arg_u64(&c->lse_off),   gm_arg_u64(&lse_head), gm_arg_u64(&lse_seq),
+                   gm_arg_u64(&c->dq_off)};
     if (st == GM_OK)
-        st = launch(dev, k, k->dq, rows * c->heads, dq, 14);
+        st = launch(dev, k, k->dq, rows * c->heads, dq, 23);
     gm_arg dkv[] = {gm_arg_buf(c->q),      gm_arg_buf(c->k),      gm_arg_buf(c->v),        gm_arg_buf(c->d_o),
                     gm_arg_buf(c->lse),    gm_arg_buf(c->delta),  gm_arg_buf(c->dk),       gm_arg_buf(c->dv),
                     gm_arg_u64(&c->batch), gm_arg_u64(&c->seq),   gm_arg_u32(&c->heads),   gm_arg_u32(&c->kv_heads),
-                    gm_arg_u32(&c->dim),   gm_arg_u32(&causal),   gm_arg_f32(&scale)};
+                    gm_arg_u32(&c->dim),   gm_arg_u32(&causal),   gm_arg_f32(&scale),      gm_arg_u64(&c->q_off),
+                    gm_arg_u64(&c->k_off), gm_arg_u64(&c->v_off), gm_arg_u64(&c->do_off),  gm_arg_u64(&c->delta_off),
+                    gm_arg_u64(&c->lse_off), gm_arg_u64(&lse_head), gm_arg_u64(&lse_seq), gm_arg_u64(&c->dk_off),
+                    gm_arg_u64(&c->dv_off)};
     if (st == GM_OK)
-        st = launch(dev, k, k->dkv, rows * c->kv_heads, dkv, 15);
+        st = launch(dev, k, k->dkv, rows * c->kv_heads, dkv, 25);
     return st;
 }
 
@@ -179,12 +187,13 @@ int gm_train_embed_segments(const uint32_t *tokens, size_t n, uint32_t vocab, ui
 
 gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm_buffer *dx, const gm_buffer *order,
                              const gm_buffer *seg_start, const gm_buffer *seg_token, const gm_buffer *de,
-                             uint64_t segments, unsigned int hidden, bool accumulate)
+                             uint64_t segments, unsigned int hidden, bool accumulate, uint64_t dx_off)
 {
     unsigned int acc = accumulate;
     gm_arg args[] = {gm_arg_buf(dx), gm_arg_buf(order),     gm_arg_buf(seg_start), gm_arg_buf(seg_token),
-                     gm_arg_buf(de), gm_arg_u64(&segments), gm_arg_u32(&hidden),   gm_arg_u32(&acc)};
-    return launch(dev, k, k->embed, segments * hidden, args, 8);
+                     gm_arg_buf(de), gm_arg_u64(&segments), gm_arg_u32(&hidden),   gm_arg_u32(&acc),
+                     gm_arg_u64(&dx_off)};
+    return launch(dev, k, k->embed, segments * hidden, args, 9);
 }
 
 gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const gm_buffer *codes,

@@ -72,6 +72,12 @@ typedef struct {
     unsigned int heads, kv_heads, dim;
     bool causal;
     float scale;            /* 0: 1 / sqrt(dim) */
+    /* Where each tensor starts (elements; 0 for all: the start). The
+     * log-sum-exp of row (b, h, i) is lse[lse_off + h * lse_head + b *
+     * lse_seq + i]; lse_head 0 means seq and lse_seq 0 heads * seq (the
+     * [batch, heads, seq] layout); delta is [batch, heads, seq] from
+     * delta_off. */
+    uint64_t q_off, k_off, v_off, o_off, do_off, dq_off, dk_off, dv_off, delta_off, lse_off, lse_head, lse_seq;
 } gm_train_attn_call;
 
 /* Attention's backward: delta (fp32 [batch, heads, seq], scratch), then
@@ -92,10 +98,12 @@ gm_status gm_train_xent(gm_device *dev, const gm_train_kernels *k, const gm_buff
 int gm_train_embed_segments(const uint32_t *tokens, size_t n, uint32_t vocab, uint32_t *order, uint32_t *seg_start,
                             uint32_t *seg_token, size_t *segments);
 
-/* dE rows (hidden wide) of each segment's token += its positions' dx. */
+/* dE rows (hidden wide) of each segment's token += its positions' dx
+ * (rows of dx from element dx_off); without `accumulate` dE's rows of the
+ * segments' tokens are written, the others left as they are. */
 gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm_buffer *dx, const gm_buffer *order,
                              const gm_buffer *seg_start, const gm_buffer *seg_token, const gm_buffer *de,
-                             uint64_t segments, unsigned int hidden, bool accumulate);
+                             uint64_t segments, unsigned int hidden, bool accumulate, uint64_t dx_off);
 
 /* n NF4 weights (codes, absmax codes, code2 [256], scale2, offset) to
  * out[out_off ...] in k's precision. */

@@ -706,13 +706,16 @@ const gm_option gm_option_table[] = {
      "head width, layers, MLP width, KV heads) and block runs it whole, layer by layer", NULL,
      VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_shape},
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train, lora, qlora or several: train is "
-     "block with a whole --model holding gradients, AdamW states, master weights and activations kept for "
-     "backward, and stepping AdamW (the backward pass is not computed); lora and qlora give unsupported rows "
+     "block with a whole --model running whole training steps (forward, loss, backward, AdamW) over gradients, "
+     "AdamW states, master weights and activations kept for backward; lora and qlora give unsupported rows "
      "(gpumem plan counts them); serve is the serving engine (workload and suite serve); other workloads run "
      "inference only",
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
+    {"recompute", GM_OPTARG_ENUM, "R", B, "block --mode train", "what the training step's backward recomputes "
+     "instead of keeping: none, selective (the attention's row statistics) or full (every layer but its input)",
+     "none", VALUES(recompute_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "a whole model: a preset of share/models/, a Hugging Face "
      "config.json or a model's folder holding one; planned whole without --workload, else the workload takes "
      "its shape from it", NULL, VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = gm_apply_plan_model},

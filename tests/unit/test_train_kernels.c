@@ -322,7 +322,7 @@ static void test_embed(void **state)
         gm_train_kernels *k = &built[i];
         double *dx = randoms(n * hidden, 1), *de0 = randoms(vocab * hidden, 1), *de = malloc(vocab * hidden * 8);
         gm_buffer b[2] = {upload(k->prec, dx, n * hidden), upload(k->prec, de0, vocab * hidden)};
-        assert_int_equal(gm_train_embed_bwd(&dev, k, &b[0], &seg[0], &seg[1], &seg[2], &b[1], segs, hidden, true),
+        assert_int_equal(gm_train_embed_bwd(&dev, k, &b[0], &seg[0], &seg[1], &seg[2], &b[1], segs, hidden, true, 0),
                          GM_OK);
         gm_ref_embed_bwd(dx, tokens, de, n, hidden, vocab);
         for (size_t j = 0; j < vocab * hidden; j++)

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The whole model's training step on the OpenCL device
+# (bench/workloads/model_backward.c): the forward pass, the fused
+# cross-entropy, the backward of every stage and AdamW on the real
+# gradients, for the tiny GQA model in fp32 and bf16. The check compares
+# the loss and every parameter's gradient with a double-precision step on
+# the CPU (model_train_ref.c) and one AdamW step on a sample; a planted
+# error in SwiGLU's backward kernel (GPUMEM_FAULT=train-backward) is a
+# mismatch row naming the gradient it spoils. The tensors the step
+# allocates are plan's items (dlogits, the backward workspace and the token
+# ids among them): the harness allocates exactly them, at once, so the
+# step's peak on the device is plan's total.
+. tests/lib.sh
+plan 13
+
+model="--model tiny-llama-gqa"
+plan_total() {   # PRECISION BATCH SEQ [OPTIONS]
+    p=$1 b=$2 s=$3
+    shift 3
+    "$GPUMEM" plan $model --mode train --precision "$p" --batch "$b" --seq "$s" "$@" --format csv |
+        awk -F, '$2 == "total" { print $4 }'
+}
+
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode train \
+    --precision fp32,bf16 --batch 2 --seq 16 --reps 2 --out "$TEST_TMP/t" --quiet
+is "$RC" 0 "train fp32 and bf16: exit status 0"
+[ -n "$ERR" ] && diag "$ERR"
+csv="$TEST_TMP/t/results.csv"
+is "$(csv_count "$csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{note} !~ /synthetic/')" 2 \
+    "fp32 and bf16 steps verify: loss and gradients against the double-precision step, AdamW on a sample"
+is "$(csv_count "$csv" '$_->{metric} eq "tokens" && $_->{unit} eq "tokens/s" && $_->{status} eq "ok" && $_->{value} > 0')" 2 \
+    "each precision reports tokens/s of whole training steps"
+for p in fp32 bf16; do
+    want=$(plan_total $p 2 16)
+    is "$(csv_value "$csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)" "$want" \
+        "train $p: the step's tensors are plan's total ($want bytes)"
+done
+items=$("$GPUMEM" plan $model --mode train --precision bf16 --batch 2 --seq 16 --format csv | awk -F, '{ print $3 }')
+like "$items" "dlogits" "plan counts the loss's gradient (dlogits)"
+like "$items" "backward_workspace" "plan counts the backward's workspace"
+
+GPUMEM_FAULT=train-backward run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --mode train --precision fp32 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault" --quiet
+is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^gradient of gate \(layer \d+\)/')" 1 \
+    "a planted error in SwiGLU's backward kernel is a mismatch row naming the gate's gradient"
+GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
+    --workload block $model --mode train --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault2" --quiet
+is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^dlogits\[0\]\[0\] of the iteration/')" 1 \
+    "a corrupted gradient of the loss is a mismatch row (bf16)"
+
+# --recompute: full keeps each layer's input and recomputes the rest of a
+# layer before its backward; selective recomputes the attention's
+# log-sum-exp. Both verify, and the device's bytes drop by plan's.
+none=$(csv_value "$csv" "\$_->{metric} eq 'time' && \$_->{precision} eq 'bf16'" model_bytes)
+for r in full selective; do
+    run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode train \
+        --recompute $r --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/$r" --quiet
+    is "$(csv_count "$TEST_TMP/$r/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 1 \
+        "--recompute $r: the step verifies (gradients against the double-precision step)"
+    got=$(csv_value "$TEST_TMP/$r/results.csv" "\$_->{metric} eq 'time'" model_bytes)
+    want=$(plan_total bf16 2 16 --recompute $r)
+    is "$((none - got))" "$(($(plan_total bf16 2 16) - want))" \
+        "--recompute $r: the device holds $((none - got)) bytes less, as plan says"
+done
