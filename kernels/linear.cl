@@ -381,17 +381,32 @@ GM_KERNEL matmul_strided_tiled(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL co
         const unsigned int rows = m - i0 < GM_MM_TR ? (unsigned int)(m - i0) : GM_MM_TR;
         const unsigned int cols = n - j0 < GM_MM_TC ? (unsigned int)(n - j0) : GM_MM_TC;
         const size_t ai = a_off + z * a_bs + i0 * a_rs, bj = b_off + z * b_bs + j0 * b_cs;
-        float acc[GM_MM_TR][GM_MM_TC];
+        /* A tile past the edge reads the edge's row or column again (its
+         * sums are not stored): the loops stay whole, in registers. */
+        size_t ar[GM_MM_TR], bc[GM_MM_TC];
+#pragma unroll
         for (unsigned int i = 0; i < GM_MM_TR; i++)
+            ar[i] = ai + (i < rows ? i : rows - 1) * a_rs;
+#pragma unroll
+        for (unsigned int q = 0; q < GM_MM_TC; q++)
+            bc[q] = bj + (q < cols ? q : cols - 1) * b_cs;
+        float acc[GM_MM_TR][GM_MM_TC];
+#pragma unroll
+        for (unsigned int i = 0; i < GM_MM_TR; i++)
+#pragma unroll
             for (unsigned int q = 0; q < GM_MM_TC; q++)
                 acc[i][q] = 0.0f;
         for (unsigned int l = 0; l < k; l++) {
             float av[GM_MM_TR], bv[GM_MM_TC];
+#pragma unroll
             for (unsigned int i = 0; i < GM_MM_TR; i++)
-                av[i] = i < rows ? GM_LOAD(a, ai + i * a_rs + l * a_cs, sa) : 0.0f;
+                av[i] = GM_LOAD(a, ar[i] + l * a_cs, sa);
+#pragma unroll
             for (unsigned int q = 0; q < GM_MM_TC; q++)
-                bv[q] = q < cols ? GM_LOAD(b, bj + l * b_rs + q * b_cs, sb) : 0.0f;
+                bv[q] = GM_LOAD(b, bc[q] + l * b_rs, sb);
+#pragma unroll
             for (unsigned int i = 0; i < GM_MM_TR; i++)
+#pragma unroll
                 for (unsigned int q = 0; q < GM_MM_TC; q++)
                     acc[i][q] += av[i] * bv[q];
         }

@@ -165,9 +165,10 @@ gm_status model_lm_head(model_state *st)
 {
     uint64_t rows = model_head_rows(st);
     loc x = model_head_in(st), w = model_loc(st, M_LM, 0);
-    if (st->vendor && !st->int4_head) {
+    if ((st->vendor || st->train) && !st->int4_head) {
         /* fp32 logits of the activations' products: [rows, h] x [h, V],
-         * or the tied embedding [V, h] transposed. */
+         * or the tied embedding [V, h] transposed (training too: every
+         * token's row, where model_lm_head's column reads are slow). */
         gm_mm op = {.prec = st->p, .m = rows, .n = st->V, .k = st->h, .c_fp32 = true, .sa = ACT,
                     .sb = model_scale(st, st->tied ? M_EMB : M_LM)};
         op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};

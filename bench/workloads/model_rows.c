@@ -31,7 +31,7 @@ void block_model_describe(void *state, char *note, size_t len)
     } else {
         snprintf(attn, sizeof attn, "attention_tiled (ours)");
     }
-    if (st->vendor && !st->int4_head)
+    if ((st->vendor || st->train) && !st->int4_head)
         gm_mm_tally_describe(&st->mm, &st->tally_head, head, sizeof head);
     else
         snprintf(head, sizeof head, "%s (ours)", st->int4_head ? "model_lm_head_int4" : "model_lm_head");
