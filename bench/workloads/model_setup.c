@@ -146,8 +146,6 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     if (s->train && a->vocab < 2 * a->heads)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: --mode train needs a vocabulary of at least twice the "
                               "heads", a->name);
-    if (s->recompute && !s->train)
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--recompute applies to --mode train");
     if (s->train && model_train_unsupported(s))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s", a->name, model_train_unsupported(s));
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
