@@ -5,7 +5,7 @@
 # command exits 4 when its output cannot be written; a finished run leaves
 # no lock.
 . tests/lib.sh
-plan 95
+plan 103
 
 # expect_refusal DESCRIPTION REGEX ARGS... : exit 2, one stderr line matching REGEX
 expect_refusal() {
@@ -106,6 +106,27 @@ run_gpumem plan --model tiny-llama-gqa --mode qlora --recompute full --precision
 t=$(printf '%s\n' "$OUT" | total)
 is "$rc:$(csv_value "$TEST_TMP/qlora/results.csv" '$_->{mode} eq "qlora"' model_bytes)" "0:${t:-no total}" \
     "bench --mode qlora --checkpoint: accepted, its row's model_bytes are plan's with --recompute full"
+# --recompute: the whole model's training step on the device, and plan's
+# bytes in its lora and qlora rows (where --checkpoint means full).
+expect_refusal "bench --recompute with inference alone" \
+    "^gpumem bench: --recompute concerns --mode train, lora, qlora, and --mode is inference$" \
+    bench $L --suite workloads --workload block --model tiny-llama-gqa --recompute full
+expect_refusal "bench --recompute with linear" \
+    "^gpumem bench: --recompute concerns the workload block, and --workload is linear$" \
+    bench $L --suite workloads --workload linear --recompute selective
+expect_refusal "bench --recompute against --checkpoint" \
+    "^gpumem bench: --recompute selective disagrees with --checkpoint, which recomputes every layer of a whole model's lora and qlora rows \(--recompute full\): drop one of them$" \
+    bench $L --suite workloads --workload block --model tiny-llama-gqa --mode lora --checkpoint --recompute selective --precision fp32
+run_gpumem bench $L --backend opencl --suite workloads --workload block --model tiny-llama-gqa --mode lora \
+    --recompute selective --precision fp32 --batch 2 --seq 32 --reps 1 --out "$TEST_TMP/lora" --quiet
+rc=$RC
+run_gpumem plan --model tiny-llama-gqa --mode lora --recompute selective --precision fp32 --batch 2 --seq 32 --format csv
+t=$(printf '%s\n' "$OUT" | total)
+run_gpumem plan --model tiny-llama-gqa --mode lora --precision fp32 --batch 2 --seq 32 --format csv
+t0=$(printf '%s\n' "$OUT" | total)
+is "$rc:$(csv_value "$TEST_TMP/lora/results.csv" '$_->{mode} eq "lora"' model_bytes)" "0:${t:-no total}" \
+    "bench --mode lora --recompute selective: accepted, its row's model_bytes are plan's with --recompute selective"
+ok $([ -n "$t" ] && [ "$t" -lt "${t0:-0}" ]; echo $?) "and selective recomputation counts fewer bytes than none ($t < $t0)"
 expect_refusal "bench --model with --hidden" "^gpumem bench: --hidden shapes the workloads without a whole model" \
     bench $L --suite workloads --model gpt2 --hidden 64
 expect_refusal "bench --frag-fill without fragmentation" "^gpumem bench: --frag-fill concerns the fragmented pattern" \

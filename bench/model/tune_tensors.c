@@ -19,7 +19,8 @@ int gm_tune_tensors(const gm_shape *s, gm_tensor *out)
     o.batch = s->batch;
     o.seq = s->seq;
     o.naive = s->naive;
-    o.recompute = s->checkpoint ? GM_RECOMPUTE_FULL : GM_RECOMPUTE_NONE;
+    /* --checkpoint: every layer recomputed; else --recompute (option_rules.c: they agree). */
+    o.recompute = s->checkpoint ? GM_RECOMPUTE_FULL : (gm_recompute)s->recompute;
     gm_plan_item it[GM_PLAN_MAX_ITEMS];
     int n = gm_plan_model(&s->arch, &o, it);
     if (n < 0 || n > GM_MAX_TENSORS || gm_plan_sum(it, n) == UINT64_MAX)

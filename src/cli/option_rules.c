@@ -127,6 +127,20 @@ UNMET(needs_model)
     return has_model(a) ? NULL : say(buf, len, "concerns a whole model: add --model NAME (a preset or a config.json)");
 }
 
+/* bench --recompute: a whole model's training step recomputes it on the
+ * device; its lora and qlora rows carry plan's bytes with it, where
+ * --checkpoint means full (tune_tensors.c), so the two must agree. */
+UNMET(recomputes)
+{
+    if (needs_model(a, value, buf, len))
+        return buf;
+    if (!a->shape->checkpoint || !strcmp(value, "full"))
+        return NULL;
+    snprintf(buf, len, "%s disagrees with --checkpoint, which recomputes every layer of a whole model's lora and "
+             "qlora rows (--recompute full): drop one of them", value);
+    return buf;
+}
+
 /* bench --mode: a mode that trains (train, and lora and qlora, whose rows
  * carry plan's bytes) concerns block with a whole model alone. */
 UNMET(trains)
@@ -224,6 +238,7 @@ static const rule rules[] = {
     {"model", B, .suites = "workloads,oom,serve"},
     {"mode", B, .suites = "workloads,oom", .unmet = trains},
     {"optimizer", B, .suites = "workloads,oom", .workloads = "block", .mode = "train", .unmet = needs_model},
+    {"recompute", B, .suites = "workloads,oom", .workloads = "block", .mode = TRAINING, .unmet = recomputes},
     {"blocks", B, .suites = "swap"},
     {"kv-block-sizes", B, .suites = "swap"},
     {"swap-batch", B, .suites = "swap"},

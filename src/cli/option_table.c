@@ -713,8 +713,9 @@ const gm_option gm_option_table[] = {
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
-    {"recompute", GM_OPTARG_ENUM, "R", B, "block --mode train", "what the training step's backward recomputes "
-     "instead of keeping: none, selective (the attention's row statistics) or full (every layer but its input)",
+    {"recompute", GM_OPTARG_ENUM, "R", B, "block --mode train, lora, qlora", "what the training step's backward "
+     "recomputes instead of keeping: none, selective (the attention's row statistics) or full (every layer but its "
+     "input); lora and qlora rows carry plan's bytes with it (--checkpoint: full)",
      "none", VALUES(recompute_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "a whole model: a preset of share/models/, a Hugging Face "
      "config.json or a model's folder holding one; planned whole without --workload, else the workload takes "
