@@ -39,13 +39,17 @@ items=$("$GPUMEM" plan $model --mode train --precision bf16 --batch 2 --seq 16 -
 like "$items" "dlogits" "plan counts the loss's gradient (dlogits)"
 like "$items" "backward_workspace" "plan counts the backward's workspace"
 
-GPUMEM_FAULT=train-backward run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
-    --workload block $model --mode train --precision fp32 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault" --quiet
-is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^gradient of gate \(layer \d+\)/')" 1 \
+# train_fault FAULT PRECISION: one step under a planted error; prints
+# how many mismatch rows it wrote and the first one's note.
+train_fault() {
+    GPUMEM_FAULT=$1 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
+        --mode train --precision "$2" --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/$1" --quiet
+    m='$_->{status} eq "mismatch"'
+    echo "$(csv_count "$TEST_TMP/$1/results.csv" "$m"):$(csv_value "$TEST_TMP/$1/results.csv" "$m" note)"
+}
+like "$(train_fault train-backward fp32)" "^1:gradient of gate \(layer \d+\)" \
     "a planted error in SwiGLU's backward kernel is a mismatch row naming the gate's gradient"
-GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads \
-    --workload block $model --mode train --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/fault2" --quiet
-is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^dlogits\[0\]\[0\] of the iteration/')" 1 \
+like "$(train_fault corrupt-output bf16)" "^1:dlogits\[0\]\[0\] of the iteration" \
     "a corrupted gradient of the loss is a mismatch row (bf16)"
 
 # --recompute: full keeps each layer's input and recomputes the rest of a
