@@ -81,7 +81,7 @@ is "$(figure "$OUT" activations profile_peak)" "$((8192 * 2 * (2 * 4096 + 3 * 14
 is "$(figure "$OUT" activations logits)" "$((1024 * 128256 * (2 + 4)))" "logits: 1024 rows x V x (2 + 4) bytes"
 like "$OUT" "max_batched_tokens=8192 max_seqs=1024 block_tokens=16 max_model_len=8192" "80GiB: vLLM's defaults from 70GiB"
 # An odd total and utilization: the ceiling of a product that is no whole number.
-run_gpumem plan --model llama-3-8b --mode serve --precision bf16 --fit 85520809985 --gpu-memory-utilization 0.85
+run_gpumem plan --model llama-3-8b --mode serve --precision bf16 --fit 85520809985B --gpu-memory-utilization 0.85
 check_util 85520809985 0.85 8192
 # Below 70GiB: 2048 batched tokens and 256 sequences, bounded by max_model_len.
 run_gpumem plan --model llama-3-8b --mode serve --precision bf16 --fit 24GiB --max-model-len 4
