@@ -355,3 +355,18 @@ void block_ref_columns(const float *in, const float *w, uint64_t k, uint64_t nc,
             mag[jj] += fabs(pr);
         }
 }
+
+gm_status block_read_floats(gm_device *dev, gm_buffer *stage, size_t stage_bytes, gm_buffer *src, uint64_t off,
+                            uint64_t first, uint64_t n, size_t es, gm_precision p, float scale, float *out)
+{
+    uint64_t per = stage_bytes / es;
+    gm_status rc = GM_OK;
+    for (uint64_t done = 0; done < n && rc == GM_OK;) {
+        uint64_t k = n - done < per ? n - done : per;
+        rc = dev->backend->copy(dev, 0, stage, 0, src, (size_t)((off + first + done) * es), (size_t)(k * es), false);
+        for (uint64_t i = 0; rc == GM_OK && i < k; i++)
+            out[done + i] = es == 4 && p == GM_FP32 ? ((float *)stage->host)[i] : gm_load(p, stage->host, (size_t)i, scale);
+        done += k;
+    }
+    return rc;
+}

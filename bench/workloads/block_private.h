@@ -62,6 +62,14 @@ uint64_t block_layer_scale_bytes(const block_state *st, int w);
  * double; mag bounds the product's rounding error (the whole model's and
  * the serving engine's checks). */
 void block_ref_columns(const float *in, const float *w, uint64_t k, uint64_t nc, double *want, double *mag);
+/* Reads n elements of precision p (es bytes each, times scale) from
+ * element `first` of src, whose element 0 is element off of the buffer, as
+ * floats into out, through the
+ * host-visible staging buffer `stage` of stage_bytes, in pieces (the whole
+ * model's and the serving engine's checks). Stops at the first failed
+ * copy and returns its status. */
+gm_status block_read_floats(gm_device *dev, gm_buffer *stage, size_t stage_bytes, gm_buffer *src, uint64_t off,
+                            uint64_t first, uint64_t n, size_t es, gm_precision p, float scale, float *out);
 
 /* Enqueues layer `layer` of micro-batch (b0, nb) into activation slot
  * `slot`: the projections, attention over the KV cache, and (when

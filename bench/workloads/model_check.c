@@ -27,18 +27,7 @@ double check_stored(gm_precision p, double v, float scale)
 gm_status check_read(checker *c, loc at, uint64_t first, uint64_t n, size_t es, gm_precision p, float scale,
                             float *outp)
 {
-    model_state *st = c->st;
-    uint64_t per = c->stage_bytes / es;
-    gm_status rc = GM_OK;
-    for (uint64_t done = 0; done < n && rc == GM_OK;) {
-        uint64_t k = n - done < per ? n - done : per;
-        rc = st->dev->backend->copy(st->dev, 0, &c->stage, 0, at.buf, (size_t)((at.off + first + done) * es),
-                                    (size_t)(k * es), false);
-        for (uint64_t i = 0; rc == GM_OK && i < k; i++)
-            outp[done + i] = es == 4 && p == GM_FP32 ? ((float *)c->stage.host)[i] : gm_load(p, c->stage.host, (size_t)i, scale);
-        done += k;
-    }
-    return rc;
+    return block_read_floats(c->st->dev, &c->stage, c->stage_bytes, at.buf, at.off, first, n, es, p, scale, outp);
 }
 
 /* The sampled rows of `at` (rows `width` apart, in precision p). */

@@ -68,19 +68,8 @@ static double stored(gm_precision p, double v)
 
 static gm_status read_elems(checker *c, serve_loc at, uint64_t first, uint64_t n, gm_precision p, float *dst)
 {
-    serve_engine *e = c->e;
-    size_t es = gm_precision_size(p);
-    uint64_t per = c->stage_bytes / es;
-    gm_status rc = GM_OK;
-    for (uint64_t done = 0; done < n && rc == GM_OK;) {
-        uint64_t k = n - done < per ? n - done : per;
-        rc = e->dev->backend->copy(e->dev, 0, &c->stage, 0, at.buf, (size_t)((at.off + first + done) * es),
-                                   (size_t)(k * es), false);
-        for (uint64_t i = 0; rc == GM_OK && i < k; i++)
-            dst[done + i] = gm_load(p, c->stage.host, (size_t)i, 1.0f);
-        done += k;
-    }
-    return rc;
+    return block_read_floats(c->e->dev, &c->stage, c->stage_bytes, at.buf, at.off, first, n, gm_precision_size(p), p,
+                             1.0f, dst);
 }
 
 /* The sampled rows of `at` (rows `width` apart, in the activations' precision). */
