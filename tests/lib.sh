@@ -97,3 +97,16 @@ csv_value() {
         for (rows($file)) { if (eval $cond) { print "$_->{$col}\n"; last } die $@ if $@ }
     ' "$1" "$2" "$3"
 }
+
+# dram_array_mib MIN_MIB: a stream array size in MiB, a power of two and
+# at least MIN_MIB, that the stream suite counts as device memory on this
+# machine's CPU device: at least 4x its last-level cache (src/run/summary.c),
+# which PoCL reports as the CPU's L3 (8MiB on one machine, 32MiB on
+# another). A test that needs a device-memory figure sizes its arrays, and
+# the cap that holds them, with it.
+dram_array_mib() {
+    _llc=$("$GPUMEM" info 2>/dev/null | awk '/^ +last-level cache/ { gsub(/[(]/, "", $4); print $4; exit }')
+    _mib=$1
+    while [ "$((_mib * 1048576))" -lt "$((4 * ${_llc:-0}))" ]; do _mib=$((_mib * 2)); done
+    echo "$_mib"
+}
