@@ -212,6 +212,16 @@ int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, si
     }
     if (!strcmp(suite, "stream"))   /* every storage precision (int4, weights only, is refused by the options) */
         return 0;
+    /* LoRA and QLoRA train in fp32, fp16 or bf16 (full fine-tuning's
+     * other precisions are unsupported rows of the device's step). */
+    unsigned trains = (1u << GM_FP32) | (1u << GM_FP16) | (1u << GM_BF16);
+    for (int m = GM_PLAN_LORA; m <= GM_PLAN_QLORA; m++)
+        if ((o->modes & (1u << m)) && (o->precisions & ~trains)) {
+            snprintf(err, err_len, "--precision %s with --mode %s: fine-tuning trains in fp32, fp16 or bf16 (bf16 "
+                     "where --precision is left out)",
+                     gm_precision_name((gm_precision)__builtin_ctz(o->precisions & ~trains)), gm_plan_mode_names[m]);
+            return -1;
+        }
     for (int w = 0; gm_workloads[w]; w++) {
         if (!(o->workloads & (1u << w)))
             continue;
