@@ -4,8 +4,8 @@
  * embedding forward and backward, RMSNorm's backward, SwiGLU's backward,
  * attention's backward (FlashAttention-2's recomputation of P from the
  * saved log-sum-exp, GQA, causal), the cross-entropy over the LM head's
- * logits fused with its gradient, the embedding's backward and QLoRA's NF4
- * dequantisation. Host launches: bench/workloads/train_kernels.h; double
+ * logits fused with its gradient, the embedding's backward, QLoRA's NF4
+ * dequantisation and LoRA's scale of x A. Host launches: bench/workloads/train_kernels.h; double
  * precision references: bench/workloads/train_ref.h.
  *
  * Activations and gradients are gm_t (the variant's precision), computed
@@ -321,5 +321,16 @@ GM_KERNEL train_nf4_dequant(GM_GLOBAL const gm_u8 *GM_RESTRICT codes, GM_GLOBAL 
         const size_t block = i / 64;
         const float am = code2[absmax_q[block]] * scale2[block / 256] + offset;
         GM_STORE(out, out_off + i, nf4[nib] * am, 1.0f);
+    }
+}
+
+/*
+ * LoRA's scale (alpha / r) on x A in the forward and on d(x A) in the
+ * backward: x[x_off + i] *= scale, i < n, in place.
+ */
+GM_KERNEL train_scale(GM_GLOBAL gm_t *x, gm_u64 n, gm_u64 x_off, float scale)
+{
+    GM_FOR_EACH(i, (size_t)n) {
+        GM_STORE(x, x_off + i, GM_LOAD(x, x_off + i, 1.0f) * scale, 1.0f);
     }
 }

@@ -155,9 +155,17 @@ void check_product(checker *c, const char *what, uint64_t layer, uint64_t k, flo
         for (uint64_t jj = 0; jj < nc && c->ok; jj++) {
             uint64_t j = c->cols[jj];
             double pre = c->want[jj] + (res ? res[r][j] : 0.0), mag = c->mag[jj] + (res ? fabs(res[r][j]) : 0.0);
+            double base = pre;
+            if (c->lora_on) {
+                pre += c->lora_add[(size_t)r * nc + jj];
+                mag += c->lora_mag[(size_t)r * nc + jj];
+            }
             double want = fp32_out ? pre : check_stored(st->p, pre, ACT);
             double tol = (fp32_out ? 0.0 : 2.0 * gm_tolerance(st->p, want, ACT)) + 1.2 * (double)k * 0x1p-23 * mag
                          + 1e-30;
+            /* LoRA: x W is stored before the adapter's part is added to it. */
+            if (c->lora_on)
+                tol += 2.0 * gm_tolerance(st->p, base, ACT);
             if (kv) {
                 want = check_stored(st->kp, want, ACT);
                 tol += 2.0 * gm_tolerance(st->kp, want, ACT);
@@ -166,6 +174,53 @@ void check_product(checker *c, const char *what, uint64_t layer, uint64_t k, flo
                 check_fail(c, what, layer, c->rows[r], j, want, got[r][j]);
         }
     }
+    c->lora_on = false;
+}
+
+gm_status check_lora_term(checker *c, int m, uint64_t layer, float **in)
+{
+    model_state *st = c->st;
+    c->lora_on = model_lora_adapted(st, m);
+    if (!c->lora_on)
+        return GM_OK;
+    uint64_t k = model_in(st, m), n = model_out(st, m), r = st->rank, p = model_lora_param(st, m, layer);
+    float *a = malloc((size_t)(k * r) * sizeof *a), *b = malloc((size_t)(r * n) * sizeof *b);
+    float *xa = malloc((size_t)r * sizeof *xa);
+    gm_status rc = a && b && xa ? GM_OK : gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    loc ad = {&st->buf[B_AD], 0}, kept = model_lora_xa(st, m, layer);
+    if (rc == GM_OK)
+        rc = check_read(c, ad, p, k * r, st->es, st->p, 1.0f, a);
+    if (rc == GM_OK)
+        rc = check_read(c, ad, p + k * r, r * n, st->es, st->p, 1.0f, b);
+    for (int row = 0; row < CHECK_ROWS && rc == GM_OK && c->ok; row++) {
+        rc = check_read(c, kept, c->rows[row] * r, r, st->es, st->p, ACT, xa);
+        for (uint64_t j = 0; j < r && rc == GM_OK && c->ok; j++) {
+            double sum = 0, mag = 0;
+            for (uint64_t i = 0; i < k; i++) {
+                sum += (double)in[row][i] * a[i * r + j];
+                mag += fabs((double)in[row][i] * a[i * r + j]);
+            }
+            /* x A stored, then scaled and stored again */
+            double want = check_stored(st->p, st->lora_scale * sum, ACT);
+            double tol = 3.0 * gm_tolerance(st->p, want, ACT) + 1.2 * (double)k * 0x1p-23 * mag * st->lora_scale
+                         + 1e-30;
+            if (!(fabs(xa[j] - want) <= tol))
+                check_fail(c, "lora_xa", layer, c->rows[row], j, want, xa[j]);
+        }
+        for (uint64_t jj = 0; jj < c->n_cols && c->ok; jj++) {
+            double sum = 0, mag = 0;
+            for (uint64_t j = 0; j < r; j++) {
+                sum += (double)xa[j] * b[j * n + c->cols[jj]];
+                mag += fabs((double)xa[j] * b[j * n + c->cols[jj]]);
+            }
+            c->lora_add[(size_t)row * c->n_cols + jj] = sum;
+            c->lora_mag[(size_t)row * c->n_cols + jj] = mag;
+        }
+    }
+    free(a);
+    free(b);
+    free(xa);
+    return rc;
 }
 
 void check_norm(checker *c, int m, uint64_t layer, float **x, float **y)

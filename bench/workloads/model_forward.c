@@ -49,7 +49,8 @@ gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, lo
         op.b_scales = &st->buf[B_WS];
         op.group = (unsigned int)st->group;
     }
-    return gm_mm_run(&st->mm, &op, &st->tally_proj);
+    gm_status rc = gm_mm_run(&st->mm, &op, &st->tally_proj);
+    return rc == GM_OK ? model_lora_forward(st, m, layer, rows, x, y) : rc;
 }
 
 /* K or V (m) of `layer` into the KV cache at `to`: straight from the
@@ -152,7 +153,11 @@ gm_status model_embed(model_state *st)
 /* The rows the head computes logits for: each sequence's last token
  * (inference) or every token (train). */
 uint64_t model_head_rows(const model_state *st) { return st->train ? st->run_T : st->run_b; }
-loc model_head_in(model_state *st) { return st->train ? (loc){&st->buf[B_FOUT], 0} : (loc){&st->buf[B_NORM], 0}; }
+/* LoRA keeps no head input: the backward's workspace holds it until the loss. */
+loc model_head_in(model_state *st)
+{
+    return st->lora ? (loc){&st->buf[B_BWS], 0} : st->train ? (loc){&st->buf[B_FOUT], 0} : (loc){&st->buf[B_NORM], 0};
+}
 
 gm_status model_final_norm(model_state *st)
 {
@@ -209,6 +214,8 @@ gm_status model_adamw(model_state *st)
     st->steps++;
     float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
     float bc1 = 1.0f - powf(BETA1, (float)st->steps), bc2 = 1.0f - powf(BETA2, (float)st->steps);
+    if (st->lora)
+        return model_lora_adamw(st, bc1, bc2);
     unsigned int has_master = st->master;
     gm_buffer *master = st->master ? &st->buf[B_MASTER] : &st->buf[B_MOM];
     gm_status rc = GM_OK;

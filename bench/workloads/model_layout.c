@@ -83,6 +83,7 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     uint64_t T = gm_tensor_mul(&l, s->batch, s->seq);
     uint64_t P = gm_arch_params(a), lm = a->tied ? 0 : h * V;
     gm_precision wp = gm_weight_prec(s);
+    const bool lora = s->tune == GM_PLAN_LORA;
     int n = 0;
 #define ADD(id, name, role, elems, size)                                                                   \
     do {                                                                                                   \
@@ -102,11 +103,11 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
         lm = head ? 0 : lm;
         ADD(B_W, "weights_other", GM_ROLE_WEIGHT, other / e - lm, e);
     } else {
-        ADD(B_W, "weights", GM_ROLE_WEIGHT, P - lm, e);
+        ADD(B_W, lora ? "base_weights" : "weights", GM_ROLE_WEIGHT, P - lm, e);
     }
     if (lm)
-        ADD(B_LM, "lm_head", GM_ROLE_WEIGHT, lm, e);
-    if (!s->train) {
+        ADD(B_LM, lora ? "base_lm_head" : "lm_head", GM_ROLE_WEIGHT, lm, e);
+    if (!s->train && !lora) {
         ADD(B_KV, "kv_cache", GM_ROLE_KV_CACHE, gm_tensor_mul(&l, 2 * L, gm_tensor_mul(&l, T, kd)),
             gm_precision_size(gm_kv_prec(s)));
         ADD(B_RES, "residual", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
@@ -122,10 +123,21 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
             ADD(B_DEQUANT, "int4_dequantised", GM_ROLE_WORKSPACE, gm_plan_int4_dequant(a, e, 1), 1);
         return l.overflow ? -1 : n;
     }
+    /* LoRA: the adapters in the compute precision, their fp32 master
+     * copies (16-bit), gradients and moments (plan's with
+     * --adapter-precision the compute precision: 16 bytes a parameter,
+     * as its fp32 default) and nothing of the frozen base. */
+    uint64_t Pa = lora ? model_lora_params(s) : 0, n_ad = 0, rank = 0;
+    double alpha;
+    if (lora)
+        model_lora_matrices(s, &n_ad, &rank, &alpha);
+    if (lora)
+        ADD(B_AD, "adapters", GM_ROLE_WEIGHT, Pa, e);
     if (e < 4)
-        ADD(B_MASTER, "master_weights_fp32", GM_ROLE_WEIGHT, P, 4);
-    ADD(B_GRAD, "gradients", GM_ROLE_WEIGHT, P, e);
-    ADD(B_MOM, "adamw_moments", GM_ROLE_WEIGHT, gm_tensor_mul(&l, P, 2), 4);
+        ADD(lora ? B_AMASTER : B_MASTER, lora ? "adapter_master_fp32" : "master_weights_fp32", GM_ROLE_WEIGHT,
+            lora ? Pa : P, 4);
+    ADD(lora ? B_AGRAD : B_GRAD, lora ? "adapter_gradients" : "gradients", GM_ROLE_WEIGHT, lora ? Pa : P, e);
+    ADD(lora ? B_AMOM : B_MOM, "adamw_moments", GM_ROLE_WEIGHT, gm_tensor_mul(&l, lora ? Pa : P, 2), 4);
     /* Every layer's input; its other tensors for every layer, or with
      * --recompute full for the one layer the backward recomputes (mem_plan's
      * recomputed_layer); --recompute selective keeps no log-sum-exp (the
@@ -150,8 +162,13 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     ADD(B_GATE, names[8], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
     ADD(B_UP, names[9], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
     ADD(B_ACT, names[10], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
+    if (lora)
+        ADD(B_XA, "saved_lora_xa", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, n_ad * rank), e);
     ADD(B_FIN, "final_norm_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
-    ADD(B_FOUT, "final_norm_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
+    /* LoRA: the head does not learn, so its input is not kept: the final
+     * norm writes it into the backward's workspace, free until the loss. */
+    if (!lora)
+        ADD(B_FOUT, "final_norm_out", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
     ADD(B_LOGITS, "logits_fp32", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, V), 4);
     if (s->vendor_gemm && gm_plan_attention_by_gemm(s->prec, gm_kv_prec(s)))
         ADD(B_SCORES, "attention_score_chunk", GM_ROLE_WORKSPACE, gm_plan_attention_scratch(a, s->seq, e, 1), 1);
@@ -160,9 +177,12 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
      * that model_backward.c lays its buffers out in, and the token ids. */
     if (e < 4)
         ADD(B_DLOGITS, "dlogits", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, V), e);
-    gm_plan_opts po = {.prec = s->prec, .mode = GM_PLAN_TRAIN, .gpus = 1, .tp = 1};
+    gm_plan_opts po = {.prec = s->prec, .mode = lora ? GM_PLAN_LORA : GM_PLAN_TRAIN, .gpus = 1, .tp = 1};
+    po.tune.rank = s->lora_rank;
     ADD(B_BWS, "backward_workspace", GM_ROLE_WORKSPACE, gm_plan_backward_workspace(a, &po, s->batch, s->seq), 1);
     ADD(B_TGT, "targets", GM_ROLE_WORKSPACE, T, 4);
+    if (lora)   /* the embedding is frozen: no segments for its backward */
+        return l.overflow ? -1 : n;
     ADD(B_ORDER, "embedding_order", GM_ROLE_WORKSPACE, T, 4);
     ADD(B_SEG_START, "embedding_segment_starts", GM_ROLE_WORKSPACE, T + 1, 4);
     ADD(B_SEG_TOKEN, "embedding_segment_tokens", GM_ROLE_WORKSPACE, T, 4);
@@ -296,13 +316,20 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
     double pairs = ((double)s->seq + 1) / 2;       /* causal: keys per query */
     double head_rows = s->train ? T : (double)s->batch;
     *flops = L * (2 * T * (h * ad + 2 * h * kd + ad * h + 3 * h * I) + 4 * T * pairs * ad) + 2 * head_rows * h * V;
-    if (s->train)   /* the backward: dX and dW of every product (model_backward.c) */
+    if (s->tune == GM_PLAN_LORA) {
+        /* LoRA: the frozen base's backward is dX alone, as many FLOPs as
+         * its forward; each adapter's parameters 2 a token forward, and
+         * dX and dW backward: 6 a token. */
+        *flops = 2 * *flops + 6 * T * (double)model_lora_params(s);
+    } else if (s->train) {   /* the backward: dX and dW of every product (model_backward.c) */
         *flops *= 3;
+    }
     /* Weights read once; KV read by every query; AdamW reads and writes the
      * moments and master weights, reads the gradients, writes the weights
      * (and the backward writes the gradients; its activations not counted). */
     *bytes = wbytes + L * T * pairs * 2 * kd * ke + 4 * head_rows * V
-             + (s->train ? P * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
+             + (s->train ? P * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0)
+             + (s->tune == GM_PLAN_LORA ? (double)model_lora_params(s) * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
     *tokens = T;
 }
 

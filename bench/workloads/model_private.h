@@ -105,6 +105,7 @@ enum {
     B_LOGITS,
     B_SCORES, B_DEQUANT,                                                  /* the vendor path's workspaces */
     B_DLOGITS, B_BWS, B_TGT, B_ORDER, B_SEG_START, B_SEG_TOKEN,          /* the backward (model_backward.c) */
+    B_AD, B_AMASTER, B_AGRAD, B_AMOM, B_XA,                               /* LoRA (model_lora.c) */
     N_B
 };
 
@@ -154,6 +155,14 @@ typedef struct {
     bool tk_built;
     unsigned recompute;             /* gm_recompute: what the backward recomputes */
     uint64_t segments, counted;
+    /* --mode lora (model_lora.c): the base frozen (no gradient, no
+     * optimizer state), rank-r adapters on the matrices of lora_m (bit
+     * M_*), y = x W + (alpha / r) (x A) B; train is true too. */
+    bool lora;
+    unsigned lora_m;
+    uint64_t rank, n_adapted, lora_p;  /* rank, adapted matrices a layer, adapter parameters */
+    float lora_scale;
+    bool lora_fault;                /* GPUMEM_FAULT=lora-backward (model_lora.c) */
 } model_state;
 
 typedef struct {
@@ -235,10 +244,38 @@ gm_status model_backward(model_state *st);
 
 /* The training step of st's model in double precision: w and grad hold
  * every parameter in the model's order (model_param), tokens and targets
- * st->run_T each (targets GM_TRAIN_IGNORE: not counted). Fills grad and
- * returns the mean loss; -1 where host memory ran out. */
-double model_train_ref(const model_state *s, const double *w, const uint32_t *tokens, const uint32_t *targets,
-                       double *grad);
+ * st->run_T each (targets GM_TRAIN_IGNORE: not counted). LoRA: ad and
+ * ad_grad the adapters and their gradients (model_lora_param), NULL for
+ * full fine-tuning (grad then holds the frozen base's too, unused). Fills
+ * the gradients and returns the mean loss; -1 where host memory ran out. */
+double model_train_ref(const model_state *s, const double *w, const double *ad, const uint32_t *tokens,
+                       const uint32_t *targets, double *grad, double *ad_grad);
+
+/* ---- model_lora.c ---- */
+
+/* The adapted matrices of a layer of shape s (bit M_*), their count, the
+ * rank and alpha (--lora-targets, --lora-rank, --lora-alpha or plan's
+ * defaults). */
+unsigned model_lora_matrices(const gm_shape *s, uint64_t *count, uint64_t *rank, double *alpha);
+/* The adapters' parameters of s (every layer). */
+uint64_t model_lora_params(const gm_shape *s);
+/* Is matrix m adapted? */
+bool model_lora_adapted(const model_state *st, int m);
+/* Element of A [in, r] of matrix m of layer l in the adapters (B [r, out]
+ * follows it), the same in their gradients, master copies and moments. */
+uint64_t model_lora_param(const model_state *st, int m, uint64_t l);
+/* Where layer l's kept (alpha / r) x A of matrix m is ([T, r]). */
+loc model_lora_xa(model_state *st, int m, uint64_t l);
+/* After y = x W_m (+ r), `rows` rows: y += (alpha / r) (x A) B, keeping
+ * the scaled x A. */
+gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, loc x, loc y);
+/* The adapter's backward from dy: dB = xa^T dy, d(xa) = dy B^T into the
+ * workspace, dA = (alpha / r) x^T d(xa), and dx += (alpha / r) d(xa) A^T. */
+gm_status model_lora_backward(model_state *st, int m, uint64_t l, loc x, loc dy, loc dx);
+/* Set-up: adapters, master copies, moments. */
+gm_status model_lora_init(model_state *st);
+/* One AdamW step over the adapters (st->steps already counted). */
+gm_status model_lora_adamw(model_state *st, float bc1, float bc2);
 
 /* ---- model_rows.c ---- */
 

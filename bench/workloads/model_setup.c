@@ -82,6 +82,8 @@ static gm_status initialise(model_state *st)
         rc = model_init_matrix(st, M_LM, 0);
     if (!st->train || rc != GM_OK)
         return rc;
+    if (st->lora)
+        return model_lora_init(st);
     uint64_t n2 = 2 * st->p_total, zero_off = 0;
     float zero = 0.0f;
     gm_arg f[] = {gm_arg_buf(&st->buf[B_MOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
@@ -123,10 +125,11 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     const char *why = model_unsupported(a);
     if (why)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s is not run on the device (plan counts it)", a->name, why);
-    if (s->train && s->prec == GM_INT8)
+    const bool trains = s->train || s->tune == GM_PLAN_LORA;
+    if (trains && s->prec == GM_INT8)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int8 training is not run (plan refuses it too)");
     gm_precision wp = gm_weight_prec(s), kp = gm_kv_prec(s);
-    if (s->train && (wp != s->prec || kp != s->prec))
+    if (trains && (wp != s->prec || kp != s->prec))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train runs one precision for every role (plan "
                               "counts training so)");
     char head_why[300];
@@ -143,10 +146,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
                               "a block of the shape options, not to a whole model");
     /* Training keeps the attention's row statistics in the logits' space
      * (T * 2 * heads floats in T * vocab). */
-    if (s->train && a->vocab < 2 * a->heads)
+    if (trains && a->vocab < 2 * a->heads)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: --mode train needs a vocabulary of at least twice the "
                               "heads", a->name);
-    if (s->train && model_train_unsupported(s))
+    if (trains && model_train_unsupported(s))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s", a->name, model_train_unsupported(s));
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
@@ -186,9 +189,18 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->int4_head = st->int4 && s->int4_lm_head && !a->tied;
     st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
-    st->train = s->train;
-    st->recompute = s->train ? s->recompute : 0;
-    st->master = s->train && st->es < 4;
+    st->train = trains;
+    st->lora = s->tune == GM_PLAN_LORA;
+    st->recompute = trains ? s->recompute : 0;
+    st->master = trains && st->es < 4;
+    if (st->lora) {
+        double alpha;
+        st->lora_m = model_lora_matrices(s, &st->n_adapted, &st->rank, &alpha);
+        st->lora_scale = (float)(alpha / (double)st->rank);
+        st->lora_p = model_lora_params(s);
+        const char *fault = getenv("GPUMEM_FAULT");
+        st->lora_fault = fault && strcmp(fault, "lora-backward") == 0;
+    }
     st->tied = a->tied;
     st->vendor = model_is_vendor(impl);
     st->ours_only = ours_only;

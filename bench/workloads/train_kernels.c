@@ -24,7 +24,7 @@ gm_status gm_train_kernels_build(gm_device *dev, gm_precision p, bool chunked, b
         {"train_rope", &k->rope},         {"train_rmsnorm_dx", &k->norm_dx}, {"train_rmsnorm_dw", &k->norm_dw},
         {"train_swiglu_bwd", &k->swiglu}, {"train_attn_delta", &k->delta},   {"train_attn_dq", &k->dq},
         {"train_attn_dkv", &k->dkv},      {"train_xent", &k->xent},          {"train_embed_bwd", &k->embed},
-        {"train_nf4_dequant", &k->nf4},
+        {"train_nf4_dequant", &k->nf4},   {"train_scale", &k->scale},
     };
     for (size_t i = 0; i < sizeof train / sizeof train[0] && st == GM_OK; i++)
         st = dev->backend->kernel_get(dev, k->train, train[i].name, train[i].out);
@@ -41,7 +41,7 @@ gm_status gm_train_kernels_build(gm_device *dev, gm_precision p, bool chunked, b
 void gm_train_kernels_release(gm_device *dev, gm_train_kernels *k)
 {
     gm_kernel *all[] = {k->rope, k->norm_dx, k->norm_dw, k->swiglu, k->delta, k->dq,
-                        k->dkv,  k->xent,    k->embed,   k->nf4,    k->adamw};
+                        k->dkv,  k->xent,    k->embed,   k->nf4,    k->adamw, k->scale};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i])
             dev->backend->kernel_release(dev, all[i]);
@@ -203,6 +203,13 @@ gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const 
     gm_arg args[] = {gm_arg_buf(codes), gm_arg_buf(absmax_q), gm_arg_buf(code2), gm_arg_buf(scale2),
                      gm_arg_f32(&offset), gm_arg_buf(out),    gm_arg_u64(&n),    gm_arg_u64(&out_off)};
     return launch(dev, k, k->nf4, n, args, 8);
+}
+
+gm_status gm_train_scale(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, uint64_t n, uint64_t x_off,
+                         float scale)
+{
+    gm_arg args[] = {gm_arg_buf(x), gm_arg_u64(&n), gm_arg_u64(&x_off), gm_arg_f32(&scale)};
+    return launch(dev, k, k->scale, n, args, 4);
 }
 
 gm_status gm_train_adamw(gm_device *dev, const gm_train_kernels *k, const gm_buffer *w, const gm_buffer *g,

@@ -26,7 +26,7 @@ typedef struct {
     gm_precision prec;      /* activations and gradients: fp32, fp16 or bf16 */
     bool chunked;           /* the access pattern of CPUs */
     gm_program *train, *model;
-    gm_kernel *rope, *norm_dx, *norm_dw, *swiglu, *delta, *dq, *dkv, *xent, *embed, *nf4, *adamw;
+    gm_kernel *rope, *norm_dx, *norm_dw, *swiglu, *delta, *dq, *dkv, *xent, *embed, *nf4, *adamw, *scale;
 } gm_train_kernels;
 
 /* Builds train.cl and model.cl for precision p and gets every kernel.
@@ -110,6 +110,10 @@ gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm
 gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const gm_buffer *codes,
                                const gm_buffer *absmax_q, const gm_buffer *code2, const gm_buffer *scale2, float offset,
                                const gm_buffer *out, uint64_t n, uint64_t out_off);
+
+/* x[x_off + i] *= scale, i < n (LoRA's alpha / r). */
+gm_status gm_train_scale(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, uint64_t n, uint64_t x_off,
+                         float scale);
 
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;
