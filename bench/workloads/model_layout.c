@@ -71,6 +71,16 @@ void block_model_adapt(gm_shape *s, const char *impl)
     s->vendor_gemm = model_is_vendor(impl);
 }
 
+/* Does LoRA with the adapted matrices `adapted` (bit M_*) keep the input
+ * of m's group (q, k, v; gate, up; down) for the backward? */
+static bool lora_keeps(unsigned adapted, int m)
+{
+    unsigned group = m == M_DOWN ? 1u << M_DOWN
+                     : m == M_GATE ? (1u << M_GATE) | (1u << M_UP)
+                                   : (1u << M_Q) | (1u << M_K) | (1u << M_V);
+    return (adapted & group) != 0;
+}
+
 /* The tensor list, with each tensor's buffer index in ids. Inference: the
  * items of gm_plan_model (mem_plan.c), same bytes; train: its items split
  * into the tensors the forward pass writes. */
@@ -129,8 +139,7 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
      * as its fp32 default) and nothing of the frozen base. */
     uint64_t Pa = lora ? model_lora_params(s) : 0, n_ad = 0, rank = 0;
     double alpha;
-    if (lora)
-        model_lora_matrices(s, &n_ad, &rank, &alpha);
+    unsigned adapted = lora ? model_lora_matrices(s, &n_ad, &rank, &alpha) : ~0u;
     if (lora)
         ADD(B_AD, "adapters", GM_ROLE_WEIGHT, Pa, e);
     if (e < 4)
@@ -149,8 +158,12 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
                                        "down_in"};
     for (int i = 0; i < 11; i++)
         snprintf(names[i], sizeof names[i], "%s_%s", kept, what[i]);
+    /* LoRA: a projection's input is kept only where an adapter learns
+     * from it (mem_plan's count); else one layer's, reused. */
+    uint64_t KA = lora_keeps(adapted, M_Q) ? KT : T, KM = lora_keeps(adapted, M_GATE) ? KT : T;
+    uint64_t KD = lora_keeps(adapted, M_DOWN) ? KT : T;
     ADD(B_X, "saved_x", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, h), e);
-    ADD(B_AIN, names[0], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, h), e);
+    ADD(B_AIN, KA == T && lora ? "attn_in" : names[0], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KA, h), e);
     ADD(B_Q, names[1], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, ad), e);
     ADD(B_K, names[2], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, kd), e);
     ADD(B_V, names[3], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, kd), e);
@@ -158,10 +171,10 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     if (s->recompute != GM_RECOMPUTE_SELECTIVE)
         ADD(B_LSE, names[5], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, a->heads), 4);
     ADD(B_MID, names[6], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, h), e);
-    ADD(B_MIN, names[7], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, h), e);
+    ADD(B_MIN, KM == T && lora ? "mlp_in" : names[7], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KM, h), e);
     ADD(B_GATE, names[8], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
     ADD(B_UP, names[9], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
-    ADD(B_ACT, names[10], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
+    ADD(B_ACT, KD == T && lora ? "down_in" : names[10], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KD, I), e);
     if (lora)
         ADD(B_XA, "saved_lora_xa", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, n_ad * rank), e);
     ADD(B_FIN, "final_norm_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
@@ -291,11 +304,14 @@ layer_locs model_locs(model_state *st, uint64_t l)
     uint64_t k = st->recompute == GM_RECOMPUTE_FULL ? 0 : l;
     loc lse = st->recompute == GM_RECOMPUTE_SELECTIVE ? (loc){&b[B_LOGITS], 2 * st->heads * T}
                                                        : (loc){&b[B_LSE], k * st->heads * T};
+    unsigned adapted = st->lora ? st->lora_m : ~0u;
+    uint64_t ka = lora_keeps(adapted, M_Q) ? k : 0, km = lora_keeps(adapted, M_GATE) ? k : 0;
+    uint64_t kd = lora_keeps(adapted, M_DOWN) ? k : 0;
     return (layer_locs){
-        .x_in = {&b[B_X], l * T * h}, .attn_in = {&b[B_AIN], k * T * h}, .q = {&b[B_Q], k * T * st->ad},
+        .x_in = {&b[B_X], l * T * h}, .attn_in = {&b[B_AIN], ka * T * h}, .q = {&b[B_Q], k * T * st->ad},
         .o = {&b[B_O], k * T * st->ad}, .k = {&b[B_K], k * T * st->kd}, .v = {&b[B_V], k * T * st->kd},
-        .lse = lse, .mid = {&b[B_MID], k * T * h}, .mlp_in = {&b[B_MIN], k * T * h},
-        .gate = {&b[B_GATE], k * T * st->I}, .up = {&b[B_UP], k * T * st->I}, .act = {&b[B_ACT], k * T * st->I},
+        .lse = lse, .mid = {&b[B_MID], k * T * h}, .mlp_in = {&b[B_MIN], km * T * h},
+        .gate = {&b[B_GATE], k * T * st->I}, .up = {&b[B_UP], k * T * st->I}, .act = {&b[B_ACT], kd * T * st->I},
         .out = l + 1 < st->L ? (loc){&b[B_X], (l + 1) * T * h} : (loc){&b[B_FIN], 0},
         .stats = {&b[B_LOGITS], 0}};
 }
