@@ -303,12 +303,18 @@ GM_KERNEL train_embed_bwd(GM_GLOBAL const gm_t *GM_RESTRICT dx, GM_GLOBAL const 
  * nibble) times the absmax of its block of 64; that absmax is double
  * quantised: code2[absmax_q[i / 64]] * scale2[i / 64 / 256] + offset,
  * code2 the 256 values of the second quantisation's map. Written to
- * out[out_off + i] in the variant's precision.
+ * out[out_off + i] in the variant's precision. One matrix of many in the
+ * same buffers starts at codes[codes_off], absmax_q[absmax_off] and
+ * scale2[scale_off] (bytes, bytes, floats).
  */
 GM_KERNEL train_nf4_dequant(GM_GLOBAL const gm_u8 *GM_RESTRICT codes, GM_GLOBAL const gm_u8 *GM_RESTRICT absmax_q,
                             GM_GLOBAL const float *GM_RESTRICT code2, GM_GLOBAL const float *GM_RESTRICT scale2,
-                            float offset, GM_GLOBAL gm_t *GM_RESTRICT out, gm_u64 n, gm_u64 out_off)
+                            float offset, GM_GLOBAL gm_t *GM_RESTRICT out, gm_u64 n, gm_u64 out_off, gm_u64 codes_off,
+                            gm_u64 absmax_off, gm_u64 scale_off)
 {
+    codes += codes_off;
+    absmax_q += absmax_off;
+    scale2 += scale_off;
     /* The 16 NF4 levels: quantiles of N(0, 1) normalised to [-1, 1], with
      * an exact 0 (the QLoRA paper's appendix; bitsandbytes' table). */
     const float nf4[16] = {-1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,

@@ -88,8 +88,9 @@ static gm_status linear_bwd(model_state *st, int m, uint64_t l, loc x, loc dy, l
     loc g = {&st->buf[B_GRAD], model_param(st, m, l)};
     /* LoRA: the base is frozen (no dW); its adapter's backward after dX. */
     gm_status rc = st->lora ? GM_OK : product(st, in, out, T, x, true, dy, false, g, false);
+    loc w = rc == GM_OK && dx.buf ? model_weight(st, m, l, &rc) : model_loc(st, m, l);
     if (rc == GM_OK && dx.buf)
-        rc = product(st, T, in, out, dy, false, model_loc(st, m, l), true, dx, acc_dx);
+        rc = product(st, T, in, out, dy, false, w, true, dx, acc_dx);
     return rc == GM_OK && dx.buf ? model_lora_backward(st, m, l, x, dy, dx) : rc;
 }
 

@@ -96,7 +96,8 @@ gm_status check_fetch_columns(checker *c, int m, uint64_t layer)
     bool tied = m == M_LM && st->tied;
     int sm = tied ? M_EMB : m;
     uint64_t k = model_in(st, m), n = model_out(st, m);
-    loc at = model_loc(st, m, layer);
+    gm_status rc = GM_OK;
+    loc at = model_weight(st, m, layer, &rc);    /* NF4: dequantised as the products see it */
     float scale = model_scale(st, sm);
     uint64_t x = c->seed ^ ((uint64_t)(m + 1) << 40) ^ (layer + 1) * 0x9e3779b97f4a7c15ull;
     c->n_cols = n <= CHECK_COLS ? n : CHECK_COLS;
@@ -104,7 +105,8 @@ gm_status check_fetch_columns(checker *c, int m, uint64_t layer)
         c->cols[j] = n <= CHECK_COLS || j < EDGE_COLS ? j
                      : j < 2 * EDGE_COLS               ? n - 2 * EDGE_COLS + j
                                                        : 2 * EDGE_COLS + gm_xorshift(&x) % (n - 4 * EDGE_COLS);
-    gm_status rc = GM_OK;
+    if (rc != GM_OK)
+        return rc;
     if (model_is_int4(st, m))
         return fetch_int4_columns(c, m, layer, k, n, at);
     if (tied) {

@@ -29,6 +29,8 @@ gm_status model_init_matrix(model_state *st, int m, uint64_t layer)
     uint64_t n = model_in(st, m) * model_out(st, m);
     /* The hash runs over the parameter's index in the model (lm_head after the weights tensor). */
     uint64_t base = model_param(st, m, layer);
+    if (model_is_nf4(st, m))        /* quantised by model_nf4_init */
+        return GM_OK;
     if (model_is_int4(st, m))
         return gm_int4_init_enqueue(st->dev, st->k_scales, st->k_pack, st->chunked, at.buf, at.off, &st->buf[B_WS],
                                     model_in(st, m), model_out(st, m), st->group, base, SEED_W, st->range[m]);
@@ -37,7 +39,10 @@ gm_status model_init_matrix(model_state *st, int m, uint64_t layer)
 
 gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, loc x, loc y, const loc *r)
 {
-    loc w = model_loc(st, m, layer);
+    gm_status rc = GM_OK;
+    loc w = model_weight(st, m, layer, &rc);
+    if (rc != GM_OK)
+        return rc;
     gm_mm op = {.prec = st->p, .m = rows, .n = model_out(st, m), .k = model_in(st, m), .sa = ACT,
                 .sb = model_scale(st, m), .sc = ACT, .sr = ACT};
     op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};
@@ -49,7 +54,7 @@ gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, lo
         op.b_scales = &st->buf[B_WS];
         op.group = (unsigned int)st->group;
     }
-    gm_status rc = gm_mm_run(&st->mm, &op, &st->tally_proj);
+    rc = gm_mm_run(&st->mm, &op, &st->tally_proj);
     return rc == GM_OK ? model_lora_forward(st, m, layer, rows, x, y) : rc;
 }
 

@@ -92,8 +92,10 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     uint64_t ad = a->heads * a->head_dim, kd = a->kv_heads * a->head_dim, I = a->ffn;
     uint64_t T = gm_tensor_mul(&l, s->batch, s->seq);
     uint64_t P = gm_arch_params(a), lm = a->tied ? 0 : h * V;
-    gm_precision wp = gm_weight_prec(s);
-    const bool lora = s->tune == GM_PLAN_LORA;
+    /* QLoRA: the base's projections in NF4, whatever --weight-precision
+     * (int4 or none: option checks) says. */
+    const bool qlora = s->tune == GM_PLAN_QLORA, lora = s->tune == GM_PLAN_LORA || qlora;
+    gm_precision wp = qlora ? s->prec : gm_weight_prec(s);
     int n = 0;
 #define ADD(id, name, role, elems, size)                                                                   \
     do {                                                                                                   \
@@ -112,6 +114,16 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
         ADD(B_WS, "weight_scales_fp16", GM_ROLE_WEIGHT, scales, 1);
         lm = head ? 0 : lm;
         ADD(B_W, "weights_other", GM_ROLE_WEIGHT, other / e - lm, e);
+    } else if (qlora) {
+        /* plan's NF4 base: codes, absmax codes, their scales, the rest
+         * (embedding, norms; the head apart) in the compute precision. */
+        uint64_t codes, absmax, scales, other;
+        gm_plan_nf4_weights(a, e, &codes, &absmax, &scales, &other);
+        l.overflow |= other == UINT64_MAX;
+        ADD(B_NF4C, "base_nf4_codes", GM_ROLE_WEIGHT, codes, 1);
+        ADD(B_NF4A, "base_nf4_absmax_u8", GM_ROLE_WEIGHT, absmax, 1);
+        ADD(B_NF4S, "base_nf4_scales_fp32", GM_ROLE_WEIGHT, scales, 1);
+        ADD(B_W, "base_other", GM_ROLE_WEIGHT, other / e - lm, e);
     } else {
         ADD(B_W, lora ? "base_weights" : "weights", GM_ROLE_WEIGHT, P - lm, e);
     }
@@ -194,6 +206,14 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     po.tune.rank = s->lora_rank;
     ADD(B_BWS, "backward_workspace", GM_ROLE_WORKSPACE, gm_plan_backward_workspace(a, &po, s->batch, s->seq), 1);
     ADD(B_TGT, "targets", GM_ROLE_WORKSPACE, T, 4);
+    if (qlora) {
+        /* plan's dequant_buffer (the largest projection, one at a time)
+         * and the second quantisation's map (256 floats; plan leaves it out). */
+        uint64_t big = h * (ad > kd ? ad : kd);
+        big = big > h * I ? big : h * I;
+        ADD(B_DEQUANT, "dequant_buffer", GM_ROLE_WORKSPACE, big, e);
+        ADD(B_NF4M, "nf4_code_map", GM_ROLE_WORKSPACE, 256, 4);
+    }
     if (lora)   /* the embedding is frozen: no segments for its backward */
         return l.overflow ? -1 : n;
     ADD(B_ORDER, "embedding_order", GM_ROLE_WORKSPACE, T, 4);
@@ -269,7 +289,7 @@ loc model_loc(model_state *st, int m, uint64_t layer)
         return (loc){&st->buf[B_W4], st->L * st->int4_layer};
     if (m == M_LM && !st->tied)
         return (loc){&st->buf[B_LM], 0};
-    if (!st->int4)
+    if (!st->int4 && !st->nf4)
         return (loc){&st->buf[B_W], model_param(st, m, layer)};
     uint64_t base = st->V * st->h;
     if (m == M_EMB || m == M_LM)
@@ -278,6 +298,8 @@ loc model_loc(model_state *st, int m, uint64_t layer)
         return (loc){&st->buf[B_W], base + st->L * 2 * st->h};
     if (m == M_NORM1 || m == M_NORM2)
         return (loc){&st->buf[B_W], base + layer * 2 * st->h + (m == M_NORM2 ? st->h : 0)};
+    if (st->nf4)    /* its codes (bytes) */
+        return (loc){&st->buf[B_NF4C], model_nf4_at(st, m, layer).codes};
     uint64_t off = layer * st->int4_layer;
     for (int i = 0; i < m; i++)
         off += model_is_int4(st, i) ? model_in(st, i) * model_out(st, i) / 2 : 0;
@@ -332,8 +354,8 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
     double pairs = ((double)s->seq + 1) / 2;       /* causal: keys per query */
     double head_rows = s->train ? T : (double)s->batch;
     *flops = L * (2 * T * (h * ad + 2 * h * kd + ad * h + 3 * h * I) + 4 * T * pairs * ad) + 2 * head_rows * h * V;
-    if (s->tune == GM_PLAN_LORA) {
-        /* LoRA: the frozen base's backward is dX alone, as many FLOPs as
+    if (s->tune == GM_PLAN_LORA || s->tune == GM_PLAN_QLORA) {
+        /* LoRA and QLoRA: the frozen base's backward is dX alone, as many FLOPs as
          * its forward; each adapter's parameters 2 a token forward, and
          * dX and dW backward: 6 a token. */
         *flops = 2 * *flops + 6 * T * (double)model_lora_params(s);
@@ -345,7 +367,7 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
      * (and the backward writes the gradients; its activations not counted). */
     *bytes = wbytes + L * T * pairs * 2 * kd * ke + 4 * head_rows * V
              + (s->train ? P * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0)
-             + (s->tune == GM_PLAN_LORA ? (double)model_lora_params(s) * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
+             + (s->tune ? (double)model_lora_params(s) * (e + e + 16 + (e < 4 ? 8 : 0) + e) : 0);
     *tokens = T;
 }
 

@@ -49,7 +49,8 @@ static gm_tune_opts tune_of(const gm_shape *s)
 
 bool model_lora_runs(const gm_shape *s)
 {
-    return s->tune == GM_PLAN_LORA && gm_shape_has_arch(s) && !model_unsupported(&s->arch)
+    return (s->tune == GM_PLAN_LORA || (s->tune == GM_PLAN_QLORA && model_nf4_fits(&s->arch)))
+           && gm_shape_has_arch(s) && !model_unsupported(&s->arch)
            && s->recompute == GM_RECOMPUTE_NONE && !s->checkpoint
            && (s->prec == GM_FP32 || s->prec == GM_FP16 || s->prec == GM_BF16);
 }

@@ -106,6 +106,7 @@ enum {
     B_SCORES, B_DEQUANT,                                                  /* the vendor path's workspaces */
     B_DLOGITS, B_BWS, B_TGT, B_ORDER, B_SEG_START, B_SEG_TOKEN,          /* the backward (model_backward.c) */
     B_AD, B_AMASTER, B_AGRAD, B_AMOM, B_XA,                               /* LoRA (model_lora.c) */
+    B_NF4C, B_NF4A, B_NF4S, B_NF4M,                                       /* QLoRA's base (model_nf4.c) */
     N_B
 };
 
@@ -158,11 +159,16 @@ typedef struct {
     /* --mode lora (model_lora.c): the base frozen (no gradient, no
      * optimizer state), rank-r adapters on the matrices of lora_m (bit
      * M_*), y = x W + (alpha / r) (x A) B; train is true too. */
-    bool lora;
+    bool lora;                      /* qlora too */
     unsigned lora_m;
     uint64_t rank, n_adapted, lora_p;  /* rank, adapted matrices a layer, adapter parameters */
     float lora_scale;
     bool lora_fault;                /* GPUMEM_FAULT=lora-backward (model_lora.c) */
+    /* --mode qlora (model_nf4.c): lora too, the layers' projections in
+     * NF4 (B_NF4*), dequantised into B_DEQUANT for each product; the
+     * offset of each (layer x N_LAYER_M + matrix). */
+    bool nf4, nf4_fault;            /* nf4_fault: GPUMEM_FAULT=nf4-dequant (model_nf4.c) */
+    float *nf4_offset;
 } model_state;
 
 typedef struct {
@@ -276,6 +282,25 @@ gm_status model_lora_backward(model_state *st, int m, uint64_t l, loc x, loc dy,
 gm_status model_lora_init(model_state *st);
 /* One AdamW step over the adapters (st->steps already counted). */
 gm_status model_lora_adamw(model_state *st, float bc1, float bc2);
+
+/* ---- model_nf4.c ---- */
+
+/* Is matrix m a projection stored in NF4? */
+bool model_is_nf4(const model_state *st, int m);
+/* Where matrix m of layer l starts in the NF4 buffers. */
+gm_nf4_at model_nf4_at(const model_state *st, int m, uint64_t l);
+/* Are the projections of a whole blocks of GM_NF4_BLOCK weights? */
+bool model_nf4_fits(const gm_arch *a);
+/* Matrix m of layer l for a product: where it is, or for an NF4 one,
+ * enqueues its dequantisation into B_DEQUANT (*rc its status) and
+ * returns that. */
+loc model_weight(model_state *st, int m, uint64_t l, gm_status *rc);
+/* Set-up: the code map and every projection quantised (see the file). */
+gm_status model_nf4_init(model_state *st);
+/* Matrix m of layer l dequantised on the host from the device's codes, in
+ * double (the reference's weights). */
+gm_status model_nf4_host(model_state *st, int m, uint64_t l, double *out);
+void model_nf4_release(model_state *st);
 
 /* ---- model_rows.c ---- */
 

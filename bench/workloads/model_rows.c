@@ -46,6 +46,10 @@ void block_model_describe(void *state, char *note, size_t len)
         gm_mm_tally_describe(&st->mm, &st->tally_bwd, bwd, sizeof bwd);
         n += snprintf(note + n, len - (size_t)n, "; backward products: %s%s", bwd, kept[st->recompute]);
     }
+    if (st->lora && n > 0 && (size_t)n < len)
+        n += snprintf(note + n, len - (size_t)n, "; LoRA r %llu on %llu projections a layer, alpha/r %g%s",
+                      (unsigned long long)st->rank, (unsigned long long)st->n_adapted, (double)st->lora_scale,
+                      st->nf4 ? ", the base in NF4 dequantised for each product (train_nf4_dequant)" : "");
     if (st->mm.refused[0] && n > 0 && (size_t)n < len)
         snprintf(note + n, len - (size_t)n, "; ours where the vendor refused: %s", st->mm.refused);
 }

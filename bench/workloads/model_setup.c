@@ -28,6 +28,7 @@ void block_model_teardown(void *state)
         if (ps[i])
             st->dev->backend->program_release(st->dev, ps[i]);
     model_train_release(st);
+    model_nf4_release(st);
     gm_mm_ctx_release(&st->mm);
     free(st);
 }
@@ -82,8 +83,10 @@ static gm_status initialise(model_state *st)
         rc = model_init_matrix(st, M_LM, 0);
     if (!st->train || rc != GM_OK)
         return rc;
+    if (rc == GM_OK && st->nf4)
+        rc = model_nf4_init(st);
     if (st->lora)
-        return model_lora_init(st);
+        return rc == GM_OK ? model_lora_init(st) : rc;
     uint64_t n2 = 2 * st->p_total, zero_off = 0;
     float zero = 0.0f;
     gm_arg f[] = {gm_arg_buf(&st->buf[B_MOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
@@ -125,10 +128,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     const char *why = model_unsupported(a);
     if (why)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s is not run on the device (plan counts it)", a->name, why);
-    const bool trains = s->train || s->tune == GM_PLAN_LORA;
+    const bool qlora = s->tune == GM_PLAN_QLORA, trains = s->train || s->tune == GM_PLAN_LORA || qlora;
     if (trains && s->prec == GM_INT8)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int8 training is not run (plan refuses it too)");
-    gm_precision wp = gm_weight_prec(s), kp = gm_kv_prec(s);
+    gm_precision wp = qlora ? s->prec : gm_weight_prec(s), kp = gm_kv_prec(s);
     if (trains && (wp != s->prec || kp != s->prec))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train runs one precision for every role (plan "
                               "counts training so)");
@@ -190,7 +193,8 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
     st->train = trains;
-    st->lora = s->tune == GM_PLAN_LORA;
+    st->lora = s->tune == GM_PLAN_LORA || qlora;
+    st->nf4 = qlora;
     st->recompute = trains ? s->recompute : 0;
     st->master = trains && st->es < 4;
     if (st->lora) {
@@ -200,6 +204,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
         st->lora_p = model_lora_params(s);
         const char *fault = getenv("GPUMEM_FAULT");
         st->lora_fault = fault && strcmp(fault, "lora-backward") == 0;
+        st->nf4_fault = st->nf4 && fault && strcmp(fault, "nf4-dequant") == 0;
     }
     st->tied = a->tied;
     st->vendor = model_is_vendor(impl);

@@ -36,10 +36,35 @@ static const char *matrix_name(int m)
     return names[m];
 }
 
+/* QLoRA: every parameter in the model's order, the projections
+ * dequantised here from the device's NF4 codes, the others as stored. */
+static gm_status read_nf4_params(checker *c, double *w, float *tmp)
+{
+    model_state *st = c->st;
+    gm_status rc = GM_OK;
+    /* the layers' matrices, then (l == L) the embedding, final norm and head */
+    for (uint64_t l = 0; l <= st->L && rc == GM_OK; l++)
+        for (int m = l < st->L ? 0 : N_LAYER_M; m < (l < st->L ? N_LAYER_M : N_M) && rc == GM_OK; m++) {
+            if (m == M_LM && st->tied)
+                continue;
+            uint64_t at = model_param(st, m, l), n = model_in(st, m) * model_out(st, m);
+            if (model_is_nf4(st, m)) {
+                rc = model_nf4_host(st, m, l, w + at);
+                continue;
+            }
+            rc = check_read(c, model_loc(st, m, l), 0, n, st->es, st->p, 1.0f, tmp);
+            for (uint64_t i = 0; rc == GM_OK && i < n; i++)
+                w[at + i] = tmp[i];
+        }
+    return rc;
+}
+
 /* Every parameter of the device as doubles, in the model's order. */
 static gm_status read_params(checker *c, double *w, float *tmp)
 {
     model_state *st = c->st;
+    if (st->nf4)
+        return read_nf4_params(c, w, tmp);
     gm_status rc = check_read(c, (loc){&st->buf[B_W], 0}, 0, st->p_main, st->es, st->p, 1.0f, tmp);
     if (rc == GM_OK && !st->tied)
         rc = check_read(c, (loc){&st->buf[B_LM], 0}, 0, st->p_total - st->p_main, st->es, st->p, 1.0f,

@@ -302,9 +302,9 @@ static int run_point(point *pt)
         /* QLoRA, and LoRA where the device does not run its step
          * (model_lora.c): the row carries plan's bytes; nothing is
          * allocated for a step the device does not run. */
-        if (pt->s->tune == GM_PLAN_LORA && pt->s->recompute != GM_RECOMPUTE_NONE)
-            snprintf(note, sizeof note, "--mode lora with --recompute %s: the device's LoRA step keeps every layer's "
-                     "tensors (gpumem plan --mode lora counts its memory)",
+        if (pt->s->recompute != GM_RECOMPUTE_NONE)
+            snprintf(note, sizeof note, "--mode%s with --recompute %s: the device's LoRA step keeps every layer's "
+                     "tensors (gpumem plan counts its memory)", gm_mode_label(pt->s),
                      pt->s->recompute == GM_RECOMPUTE_FULL ? "full" : "selective");
         else
             snprintf(note, sizeof note, "--mode%s: the fine-tuning step is not run on the device (gpumem plan "

@@ -198,11 +198,13 @@ gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm
 
 gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const gm_buffer *codes,
                                const gm_buffer *absmax_q, const gm_buffer *code2, const gm_buffer *scale2, float offset,
-                               const gm_buffer *out, uint64_t n, uint64_t out_off)
+                               const gm_buffer *out, uint64_t n, uint64_t out_off, gm_nf4_at at)
 {
-    gm_arg args[] = {gm_arg_buf(codes), gm_arg_buf(absmax_q), gm_arg_buf(code2), gm_arg_buf(scale2),
-                     gm_arg_f32(&offset), gm_arg_buf(out),    gm_arg_u64(&n),    gm_arg_u64(&out_off)};
-    return launch(dev, k, k->nf4, n, args, 8);
+    gm_arg args[] = {gm_arg_buf(codes),       gm_arg_buf(absmax_q),      gm_arg_buf(code2),
+                     gm_arg_buf(scale2),      gm_arg_f32(&offset),       gm_arg_buf(out),
+                     gm_arg_u64(&n),          gm_arg_u64(&out_off),      gm_arg_u64(&at.codes),
+                     gm_arg_u64(&at.absmax),  gm_arg_u64(&at.scales)};
+    return launch(dev, k, k->nf4, n, args, 11);
 }
 
 gm_status gm_train_scale(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, uint64_t n, uint64_t x_off,

@@ -105,11 +105,17 @@ gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm
                              const gm_buffer *seg_start, const gm_buffer *seg_token, const gm_buffer *de,
                              uint64_t segments, unsigned int hidden, bool accumulate, uint64_t dx_off);
 
-/* n NF4 weights (codes, absmax codes, code2 [256], scale2, offset) to
- * out[out_off ...] in k's precision. */
+/* Where one NF4 matrix starts in its buffers: codes and absmax codes
+ * (bytes), block scales (floats); all 0 for a matrix alone. */
+typedef struct {
+    uint64_t codes, absmax, scales;
+} gm_nf4_at;
+
+/* n NF4 weights (codes, absmax codes, code2 [256], scale2, offset) from
+ * `at` to out[out_off ...] in k's precision. */
 gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const gm_buffer *codes,
                                const gm_buffer *absmax_q, const gm_buffer *code2, const gm_buffer *scale2, float offset,
-                               const gm_buffer *out, uint64_t n, uint64_t out_off);
+                               const gm_buffer *out, uint64_t n, uint64_t out_off, gm_nf4_at at);
 
 /* x[x_off + i] *= scale, i < n (LoRA's alpha / r). */
 gm_status gm_train_scale(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, uint64_t n, uint64_t x_off,

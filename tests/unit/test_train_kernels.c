@@ -346,7 +346,8 @@ static void test_nf4(void **state)
     for (int i = 0; i < COMBOS; i++) {
         gm_train_kernels *k = &built[i];
         assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n * gm_precision_size(k->prec), &b[4]), GM_OK);
-        assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], q.offset, &b[4], n, 0), GM_OK);
+        assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], q.offset, &b[4], n, 0,
+                                              (gm_nf4_at){0, 0, 0}), GM_OK);
         expect("nf4 dequantised", k, &b[4], want, n, k->prec);
         gm_device_free(&dev, &b[4]);
     }
