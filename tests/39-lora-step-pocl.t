@@ -8,15 +8,19 @@
 # adapters' backward (GPUMEM_FAULT=lora-backward: alpha / r left out) is a
 # mismatch row naming the gradient. The step's tensors (the harness
 # allocates exactly them, at once) are plan's --mode lora items within 5%.
+# QLoRA: the same adapters over a base whose projections are NF4 codes
+# (bench/workloads/model_nf4.c), dequantised for each product; the
+# reference dequantises the same codes on the host, so a planted error in
+# the device's dequantisation (GPUMEM_FAULT=nf4-dequant) is caught.
 # Bad LoRA input is one line and exit status 2.
 . tests/lib.sh
-plan 16
+plan 21
 
 model="--model tiny-llama-gqa"
 plan_total() {   # PRECISION [OPTIONS]
     p=$1
     shift
-    "$GPUMEM" plan $model --mode lora --precision "$p" --batch 2 --seq 16 "$@" --format csv |
+    "$GPUMEM" plan $model --mode "${mode:-lora}" --precision "$p" --batch 2 --seq 16 "$@" --format csv |
         awk -F, '$2 == "total" { print $4 }'
 }
 # within5 GOT WANT: "ok" where GOT is within 5% of WANT, else both
@@ -53,6 +57,24 @@ m='$_->{status} eq "mismatch"'
 like "$RC:$(csv_count "$TEST_TMP/f/results.csv" "$m"):$(csv_value "$TEST_TMP/f/results.csv" "$m" note)" \
     "^1:1:gradient of LoRA A of down \(layer 3\)" \
     "a planted error in the adapters' backward is a mismatch row naming the first adapter gradient it spoils"
+
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode qlora \
+    --precision fp32,bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/q" --quiet
+csv="$TEST_TMP/q/results.csv"
+is "$RC:$(csv_count "$csv" '$_->{metric} eq "time" && $_->{mode} eq "qlora" && $_->{status} eq "ok"')" 0:2 \
+    "fp32 and bf16 QLoRA steps verify against the double-precision step over the host's dequantised NF4 base"
+like "$(csv_value "$csv" "\$_->{metric} eq 'time'" note)" "the base in NF4 dequantised for each product" \
+    "the rows say the base was NF4"
+for p in fp32 bf16; do
+    got=$(csv_value "$csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)
+    want=$(mode=qlora plan_total $p)
+    is "$(within5 "$got" "$want")" ok "qlora $p: the step holds $got bytes, plan says $want"
+done
+GPUMEM_FAULT=nf4-dequant run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block \
+    $model --mode qlora --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/nf" --quiet
+like "$RC:$(csv_count "$TEST_TMP/nf/results.csv" "$m"):$(csv_value "$TEST_TMP/nf/results.csv" "$m" note)" \
+    "^1:1:training loss: expected [0-9.]+ \(double-precision step\), got" \
+    "a planted error in the device's NF4 dequantisation is a mismatch row (the loss off the reference's)"
 
 # bad_input ARGS...: exit status, lines on stderr and the first.
 bad_input() {

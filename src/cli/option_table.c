@@ -708,15 +708,16 @@ const gm_option gm_option_table[] = {
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train, lora, qlora or several: train is "
      "block with a whole --model running whole training steps (forward, loss, backward, AdamW) over gradients, "
      "AdamW states, master weights and activations kept for backward; lora the same step with rank-r adapters "
-     "over a frozen base (--lora-rank, --lora-alpha, --lora-targets); qlora gives unsupported rows (gpumem plan "
-     "counts them); training modes run bf16 where --precision is left out; serve is the serving engine (workload and suite serve); other workloads run "
+     "over a frozen base (--lora-rank, --lora-alpha, --lora-targets), qlora over a base in NF4; training modes run "
+     "bf16 where --precision is left out; serve is the serving engine (workload and suite serve); other workloads run "
      "inference only",
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
     {"recompute", GM_OPTARG_ENUM, "R", B, "block --mode train, lora, qlora", "what the training step's backward "
      "recomputes instead of keeping: none, selective (the attention's row statistics) or full (every layer but its "
-     "input); lora and qlora rows carry plan's bytes with it (--checkpoint: full)",
+     "input); lora and qlora steps run with none, their rows with the others unsupported, carrying plan's bytes "
+     "(--checkpoint: full)",
      "none", VALUES(recompute_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "a whole model: a preset of share/models/, a Hugging Face "
      "config.json or a model's folder holding one; planned whole without --workload, else the workload takes "
