@@ -35,13 +35,16 @@
  * with cos, sin of p * rope_theta^(-2c/dim) from the fp32 tables
  * cos_t[p * dim/2 + c], sin_t[...] (gm_train_rope_table). direction +1 is
  * the forward; -1 applies the transpose (the inverse rotation): the
- * backward, dx from dy. In place on x[x_off + t * heads * dim ...].
+ * backward, dx from dy. In place on x[x_off + t * heads * dim ...]; the
+ * tables start at cos_t[cos_off] and sin_t[sin_off].
  */
-GM_KERNEL train_rope(GM_GLOBAL gm_t *x, GM_GLOBAL const float *GM_RESTRICT cos_t,
-                     GM_GLOBAL const float *GM_RESTRICT sin_t, gm_u64 tokens, unsigned int heads, unsigned int dim,
-                     gm_u64 seq, gm_u64 pos0, gm_u64 x_off, float direction)
+GM_KERNEL train_rope(GM_GLOBAL gm_t *x, GM_GLOBAL const float *cos_t, GM_GLOBAL const float *sin_t, gm_u64 tokens,
+                     unsigned int heads, unsigned int dim, gm_u64 seq, gm_u64 pos0, gm_u64 x_off, float direction,
+                     gm_u64 cos_off, gm_u64 sin_off)
 {
     const size_t pairs = dim / 2;
+    cos_t += cos_off;
+    sin_t += sin_off;
     GM_FOR_EACH(idx, (size_t)tokens * heads * pairs) {
         const size_t c = idx % pairs, row = idx / pairs, t = row / heads;
         const size_t p = (size_t)(pos0 + t % seq);

@@ -140,6 +140,11 @@ static gm_status layer_backward(model_state *st, uint64_t l)
                                 .lse_seq = st->seq};
         rc = gm_train_attn_bwd(st->dev, &st->tk, &a);
     }
+    /* dq and dk of the rotated q and k: rotated back */
+    if (rc == GM_OK)
+        rc = model_rope(st, dq, (unsigned int)st->heads, -1.0f);
+    if (rc == GM_OK)
+        rc = model_rope(st, dk, (unsigned int)st->kv_heads, -1.0f);
     if (rc == GM_OK)
         rc = linear_bwd(st, M_Q, l, c.attn_in, dq, da, false);
     if (rc == GM_OK)
@@ -213,6 +218,13 @@ gm_status model_backward(model_state *st)
     return rc;
 }
 
+gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction)
+{
+    uint64_t half = st->d / 2;
+    return gm_train_rope(st->dev, &st->tk, x.buf, &st->buf[B_ROPE], &st->buf[B_ROPE], st->run_T, heads,
+                         (unsigned int)st->d, st->run_seq, 0, x.off, direction, 0, st->seq * half);
+}
+
 /* n 32-bit values to the start of dst. */
 static gm_status upload(model_state *st, gm_buffer *dst, const uint32_t *v, size_t n)
 {
@@ -255,6 +267,16 @@ gm_status model_train_setup(model_state *st)
     }
     if (rc == GM_OK)
         rc = upload(st, &st->buf[B_TGT], targets, n);
+    /* The rotary tables: cos, then sin, of seq positions x head_dim / 2. */
+    size_t tab = (size_t)(st->seq * (st->d / 2));
+    float *tables = rc == GM_OK ? malloc(2 * tab * sizeof *tables + 4) : NULL;
+    if (rc == GM_OK && !tables)
+        rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    if (rc == GM_OK) {
+        gm_train_rope_table(st->a.rope_theta, (unsigned int)st->d, (size_t)st->seq, tables, tables + tab);
+        rc = upload(st, &st->buf[B_ROPE], (const uint32_t *)(const void *)tables, 2 * tab);
+    }
+    free(tables);
     if (rc == GM_OK && !st->lora)       /* LoRA: the embedding is frozen */
         rc = upload(st, &st->buf[B_ORDER], order, n);
     if (rc == GM_OK && !st->lora)

@@ -23,6 +23,11 @@ typedef struct {
      * column], and its magnitude (check_lora_term). */
     double *lora_add, *lora_mag;
     bool lora_on;
+    /* Training's q and k (check_fetch_columns): the next check_product
+     * rotates each checked column with its partner's (partner[jj], the
+     * index of column cols[jj] +- head_dim / 2 among the checked ones). */
+    bool rope_on;
+    uint64_t *partner;
     uint64_t rows[CHECK_ROWS];
     char *note;
     size_t note_len;

@@ -102,6 +102,10 @@ gm_status model_stage(model_state *st, uint64_t l, int s)
         rc = model_linear(st, M_Q, l, T, c.attn_in, c.q, NULL);
         if (rc == GM_OK)
             rc = kv_projection(st, M_K, l, c.attn_in, c.k);
+        if (rc == GM_OK && st->train)      /* the rotary embedding on q and k */
+            rc = model_rope(st, c.q, (unsigned int)st->heads, 1.0f);
+        if (rc == GM_OK && st->train)
+            rc = model_rope(st, c.k, (unsigned int)st->kv_heads, 1.0f);
         return rc == GM_OK ? kv_projection(st, M_V, l, c.attn_in, c.v) : rc;
     case S_ATTN: {
         if (st->attn_gemm)

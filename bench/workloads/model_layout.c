@@ -206,6 +206,8 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     po.tune.rank = s->lora_rank;
     ADD(B_BWS, "backward_workspace", GM_ROLE_WORKSPACE, gm_plan_backward_workspace(a, &po, s->batch, s->seq), 1);
     ADD(B_TGT, "targets", GM_ROLE_WORKSPACE, T, 4);
+    /* plan's rope_tables: fp32 cos and sin of each position */
+    ADD(B_ROPE, "rope_tables", GM_ROLE_WORKSPACE, gm_plan_rope_tables(a, s->seq), 1);
     if (qlora) {
         /* plan's dequant_buffer (the largest projection, one at a time)
          * and the second quantisation's map (256 floats; plan leaves it out). */

@@ -21,7 +21,10 @@
  *               o = causal softmax(q k^T / sqrt(d)) v;  mid = x + o Wo;
  *               n = RMSNorm(mid) w2;  x = mid + (silu(n Wg) * (n Wu)) Wd
  *   logits = RMSNorm(x) wf  W_lm  (fp32; W_lm the embedding when tied)
- * Rotary position embeddings are not applied (they move no memory).
+ * Rotary position embeddings: the training step (train, lora, qlora)
+ * rotates q and k after their projections (train.cl's train_rope, Hugging
+ * Face's rotate_half, rope_theta from the config) and dq, dk back before
+ * theirs; inference applies none (they move no memory).
  *
  * Precisions per role (inference): one for every tensor, or fp16/bf16
  * activations with int4 weights and/or an fp8 KV cache. int4 weights are
@@ -107,6 +110,7 @@ enum {
     B_DLOGITS, B_BWS, B_TGT, B_ORDER, B_SEG_START, B_SEG_TOKEN,          /* the backward (model_backward.c) */
     B_AD, B_AMASTER, B_AGRAD, B_AMOM, B_XA,                               /* LoRA (model_lora.c) */
     B_NF4C, B_NF4A, B_NF4S, B_NF4M,                                       /* QLoRA's base (model_nf4.c) */
+    B_ROPE,                                                               /* training: fp32 cos, sin tables */
     N_B
 };
 
@@ -245,6 +249,9 @@ void model_train_release(model_state *st);
 gm_status model_loss(model_state *st);
 /* The backward pass after model_loss: every parameter's gradient. */
 gm_status model_backward(model_state *st);
+/* Training: rotates q (heads) or k (kv heads) rows of T tokens at `x` by
+ * their positions (direction +1), or their gradients back (-1). */
+gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction);
 
 /* ---- model_train_ref.c ---- */
 

@@ -219,6 +219,7 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
             have = (sets[s][r] = malloc((size_t)wide * sizeof(float))) && have;
     c.w = malloc((size_t)mat * sizeof(float));
     c.cols = malloc(CHECK_COLS * sizeof *c.cols);
+    c.partner = malloc(CHECK_COLS * sizeof *c.partner);
     c.column = malloc((size_t)wide * sizeof(float));
     c.kseq = malloc((size_t)(st->seq * st->kd) * sizeof(float));
     c.vseq = malloc((size_t)(st->seq * st->kd) * sizeof(float));
@@ -226,7 +227,7 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
     c.mag = malloc((size_t)wide * sizeof(double));
     c.lora_add = malloc(CHECK_ROWS * CHECK_COLS * sizeof(double));
     c.lora_mag = malloc(CHECK_ROWS * CHECK_COLS * sizeof(double));
-    have = have && c.w && c.cols && c.column && c.kseq && c.vseq && c.want && c.mag && c.lora_add && c.lora_mag;
+    have = have && c.w && c.cols && c.partner && c.column && c.kseq && c.vseq && c.want && c.mag && c.lora_add && c.lora_mag;
     if (rc == GM_OK && st->int4)
         rc = gm_device_alloc(st->dev, GM_MEM_HOST, (size_t)(int4_mat / 2), &c.codes);
     if (rc == GM_OK && st->int4)
@@ -267,6 +268,7 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
             free(sets[s][r]);
     free(c.w);
     free(c.cols);
+    free(c.partner);
     free(c.column);
     free(c.kseq);
     free(c.vseq);

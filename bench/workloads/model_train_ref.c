@@ -114,6 +114,15 @@ double model_train_ref(const model_state *s, const double *w, const double *ad_w
     double *dv = alloc(&pool, T * kd), *loss = alloc(&pool, T), *dwn = alloc(&pool, h);
     double *xa = alloc(&pool, xa_n * L * N_LAYER_M), *dxa = alloc(&pool, xa_n);
 #define XA(m) (xa + (l * N_LAYER_M + (size_t)(m)) * xa_n)
+    /* The rotary tables the device uses (model_backward.c's set-up). */
+    size_t tab = s->run_seq * (s->d / 2);
+    float *cos_t = malloc((2 * tab + 1) * sizeof *cos_t), *sin_t = cos_t + tab;
+    if (!cos_t) {
+        free(kl);
+        free(mem);
+        return -1.0;
+    }
+    gm_train_rope_table(s->a.rope_theta, (unsigned)s->d, s->run_seq, cos_t, sin_t);
     gm_ref_attn_shape as = {s->run_b, s->run_seq, (unsigned)s->heads, (unsigned)s->kv_heads, (unsigned)s->d, true, 0};
     const double eps = RMS_EPS;
 #define AT(m) model_param(s, (m), l)
@@ -127,6 +136,9 @@ double model_train_ref(const model_state *s, const double *w, const double *ad_w
         lora_fwd(s, ad_w, M_Q, l, c->a, c->q, XA(M_Q));
         mm(c->a, w + AT(M_K), c->k, T, h, kd, false);
         lora_fwd(s, ad_w, M_K, l, c->a, c->k, XA(M_K));
+        /* the rotary embedding on q and k (model_rope) */
+        gm_ref_rope(c->q, c->q, cos_t, sin_t, T, (unsigned)s->heads, (unsigned)s->d, s->run_seq, 0, 1.0);
+        gm_ref_rope(c->k, c->k, cos_t, sin_t, T, (unsigned)s->kv_heads, (unsigned)s->d, s->run_seq, 0, 1.0);
         mm(c->a, w + AT(M_V), c->v, T, h, kd, false);
         lora_fwd(s, ad_w, M_V, l, c->a, c->v, XA(M_V));
         gm_ref_attn(&as, c->q, c->k, c->v, c->o, c->lse);
@@ -191,6 +203,8 @@ double model_train_ref(const model_state *s, const double *w, const double *ad_w
         mm_bwd(c->o, w + AT(M_O), dr, grad + AT(M_O), d_o, T, ad, h, false);
         lora_bwd(s, ad_w, ad_grad, M_O, l, c->o, XA(M_O), dr, d_o, dxa);
         gm_ref_attn_bwd(&as, c->q, c->k, c->v, c->o, d_o, c->lse, dq, dk, dv);
+        gm_ref_rope(dq, dq, cos_t, sin_t, T, (unsigned)s->heads, (unsigned)s->d, s->run_seq, 0, -1.0);
+        gm_ref_rope(dk, dk, cos_t, sin_t, T, (unsigned)s->kv_heads, (unsigned)s->d, s->run_seq, 0, -1.0);
         mm_bwd(c->a, w + AT(M_Q), dq, grad + AT(M_Q), dn, T, h, ad, false);
         lora_bwd(s, ad_w, ad_grad, M_Q, l, c->a, XA(M_Q), dq, dn, dxa);
         mm_bwd(c->a, w + AT(M_K), dk, grad + AT(M_K), dn, T, h, kd, true);
@@ -207,6 +221,7 @@ double model_train_ref(const model_state *s, const double *w, const double *ad_w
             g_emb[(size_t)tokens[t] * h + i] += dr[t * h + i];
 #undef AT
 #undef XA
+    free(cos_t);
     free(kl);
     free(mem);
     return mean;

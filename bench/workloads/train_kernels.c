@@ -77,12 +77,12 @@ void gm_train_rope_table(double theta, unsigned int dim, size_t positions, float
 
 gm_status gm_train_rope(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, const gm_buffer *cos_t,
                         const gm_buffer *sin_t, uint64_t tokens, unsigned int heads, unsigned int dim, uint64_t seq,
-                        uint64_t pos0, uint64_t x_off, float direction)
+                        uint64_t pos0, uint64_t x_off, float direction, uint64_t cos_off, uint64_t sin_off)
 {
     gm_arg args[] = {gm_arg_buf(x),       gm_arg_buf(cos_t),  gm_arg_buf(sin_t),  gm_arg_u64(&tokens),
                      gm_arg_u32(&heads),  gm_arg_u32(&dim),   gm_arg_u64(&seq),   gm_arg_u64(&pos0),
-                     gm_arg_u64(&x_off),  gm_arg_f32(&direction)};
-    return launch(dev, k, k->rope, tokens * heads * (dim / 2), args, 10);
+                     gm_arg_u64(&x_off),  gm_arg_f32(&direction), gm_arg_u64(&cos_off), gm_arg_u64(&sin_off)};
+    return launch(dev, k, k->rope, tokens * heads * (dim / 2), args, 12);
 }
 
 gm_status gm_train_rmsnorm_bwd(gm_device *dev, const gm_train_kernels *k, const gm_train_norm_call *c)

@@ -44,10 +44,11 @@ void gm_train_rope_table(double theta, unsigned int dim, size_t positions, float
 
 /* Rotates x in place (direction +1: the forward; -1: the backward, dx
  * from dy): tokens rows of heads x dim at element x_off, token t at
- * position pos0 + t % seq of tables holding at least that many. */
+ * position pos0 + t % seq of tables holding at least that many, from
+ * element cos_off of cos_t and sin_off of sin_t. */
 gm_status gm_train_rope(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, const gm_buffer *cos_t,
                         const gm_buffer *sin_t, uint64_t tokens, unsigned int heads, unsigned int dim, uint64_t seq,
-                        uint64_t pos0, uint64_t x_off, float direction);
+                        uint64_t pos0, uint64_t x_off, float direction, uint64_t cos_off, uint64_t sin_off);
 
 typedef struct {
     const gm_buffer *x, *w, *dy, *dx, *rstd, *dw;   /* dw: NULL when the weight does not learn */

@@ -157,7 +157,7 @@ static void test_rope(void **state)
             double *x = randoms(n, 2), *want = malloc(n * sizeof *want);
             gm_buffer d = upload(k->prec, x, n);
             assert_int_equal(gm_train_rope(&dev, k, &d, &tables[0], &tables[1], tokens, heads, dim, seq, pos0, 0,
-                                           (float)dir), GM_OK);
+                                           (float)dir, 0, 0), GM_OK);
             gm_ref_rope(x, want, cs, sn, tokens, heads, dim, seq, pos0, dir);
             expect(dir > 0 ? "rope forward" : "rope backward", k, &d, want, n, k->prec);
             gm_device_free(&dev, &d);
