@@ -218,13 +218,6 @@ gm_status model_backward(model_state *st)
     return rc;
 }
 
-gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction)
-{
-    uint64_t half = st->d / 2;
-    return gm_train_rope(st->dev, &st->tk, x.buf, &st->buf[B_ROPE], &st->buf[B_ROPE], st->run_T, heads,
-                         (unsigned int)st->d, st->run_seq, 0, x.off, direction, 0, st->seq * half);
-}
-
 /* n 32-bit values to the start of dst. */
 static gm_status upload(model_state *st, gm_buffer *dst, const uint32_t *v, size_t n)
 {

@@ -90,6 +90,13 @@ static gm_status rmsnorm(model_state *st, int m, uint64_t layer, uint64_t rows, 
     return st->dev->backend->launch(st->dev, 0, st->k_norm, (size_t)rows * 256, 256, args, 14);
 }
 
+gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction)
+{
+    uint64_t half = st->d / 2;
+    return gm_train_rope(st->dev, &st->tk, x.buf, &st->buf[B_ROPE], &st->buf[B_ROPE], st->run_T, heads,
+                         (unsigned int)st->d, st->run_seq, 0, x.off, direction, 0, st->seq * half);
+}
+
 gm_status model_stage(model_state *st, uint64_t l, int s)
 {
     layer_locs c = model_locs(st, l);
@@ -216,6 +223,20 @@ gm_status model_forward_pass(model_state *st)
     return rc == GM_OK ? model_lm_head(st) : rc;
 }
 
+/* LoRA: one AdamW step over the adapters (st->steps already counted). */
+static gm_status lora_adamw(model_state *st, float bc1, float bc2)
+{
+    float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
+    unsigned int has_master = st->master;
+    uint64_t n = st->lora_p, p_off = 0;
+    gm_buffer *master = st->master ? &st->buf[B_AMASTER] : &st->buf[B_AMOM];
+    gm_arg args[] = {gm_arg_buf(&st->buf[B_AD]), gm_arg_buf(&st->buf[B_AGRAD]), gm_arg_buf(master),
+                     gm_arg_buf(&st->buf[B_AMOM]), gm_arg_u64(&n), gm_arg_u64(&p_off), gm_arg_u64(&n),
+                     gm_arg_u32(&has_master), gm_arg_f32(&lr), gm_arg_f32(&b1), gm_arg_f32(&b2), gm_arg_f32(&eps),
+                     gm_arg_f32(&wd), gm_arg_f32(&bc1), gm_arg_f32(&bc2)};
+    return model_launch(st, st->k_adamw, (size_t)n, args, 15);
+}
+
 /* AdamW over the weights tensor, then the LM head's (after it in the
  * gradients, master weights and moments). */
 gm_status model_adamw(model_state *st)
@@ -224,7 +245,7 @@ gm_status model_adamw(model_state *st)
     float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
     float bc1 = 1.0f - powf(BETA1, (float)st->steps), bc2 = 1.0f - powf(BETA2, (float)st->steps);
     if (st->lora)
-        return model_lora_adamw(st, bc1, bc2);
+        return lora_adamw(st, bc1, bc2);
     unsigned int has_master = st->master;
     gm_buffer *master = st->master ? &st->buf[B_MASTER] : &st->buf[B_MOM];
     gm_status rc = GM_OK;

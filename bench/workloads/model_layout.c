@@ -373,3 +373,115 @@ void block_model_work(const gm_shape *s, double *flops, double *bytes, double *t
     *tokens = T;
 }
 
+
+/* ---- LoRA's adapters and QLoRA's NF4 base: where they are ---- */
+
+/* The gm_lora_target of matrix m, or -1. */
+static int target_of(int m)
+{
+    switch (m) {
+    case M_Q: return GM_LORA_Q;
+    case M_K: return GM_LORA_K;
+    case M_V: return GM_LORA_V;
+    case M_O: return GM_LORA_O;
+    case M_GATE: return GM_LORA_GATE;
+    case M_UP: return GM_LORA_UP;
+    case M_DOWN: return GM_LORA_DOWN;
+    default: return -1;
+    }
+}
+
+static gm_tune_opts tune_of(const gm_shape *s)
+{
+    gm_tune_opts t = {0};
+    t.rank = s->lora_rank;
+    t.alpha = s->lora_alpha;
+    t.targets = s->lora_targets;
+    return t;
+}
+
+bool model_lora_runs(const gm_shape *s)
+{
+    return (s->tune == GM_PLAN_LORA || (s->tune == GM_PLAN_QLORA && model_nf4_fits(&s->arch)))
+           && gm_shape_has_arch(s) && !model_unsupported(&s->arch)
+           && s->recompute == GM_RECOMPUTE_NONE && !s->checkpoint
+           && (s->prec == GM_FP32 || s->prec == GM_FP16 || s->prec == GM_BF16);
+}
+
+static unsigned matrices_of(const gm_arch *a, const gm_tune_opts *t, uint64_t *count)
+{
+    unsigned targets = gm_lora_targets(a, t), mask = 0;
+    *count = 0;
+    for (int m = 0; m < N_LAYER_M; m++)
+        if (target_of(m) >= 0 && (targets & (1u << target_of(m)))) {
+            mask |= 1u << m;
+            ++*count;
+        }
+    return mask;
+}
+
+unsigned model_lora_matrices(const gm_shape *s, uint64_t *count, uint64_t *rank, double *alpha)
+{
+    gm_tune_opts t = tune_of(s);
+    *rank = gm_lora_rank(&t);
+    *alpha = gm_lora_alpha(&t);
+    return matrices_of(&s->arch, &t, count);
+}
+
+uint64_t model_lora_params(const gm_shape *s)
+{
+    gm_tune_opts t = tune_of(s);
+    return gm_lora_params(&s->arch, &t);
+}
+
+bool model_lora_adapted(const model_state *st, int m) { return st->lora && m < N_LAYER_M && (st->lora_m >> m & 1u); }
+
+uint64_t model_lora_param(const model_state *st, int m, uint64_t l)
+{
+    uint64_t per = 0, at = 0;
+    for (int i = 0; i < N_LAYER_M; i++) {
+        if (!model_lora_adapted(st, i))
+            continue;
+        if (i == m)
+            at = per;
+        per += st->rank * (model_in(st, i) + model_out(st, i));
+    }
+    return l * per + at;
+}
+
+loc model_lora_xa(model_state *st, int m, uint64_t l)
+{
+    uint64_t idx = 0;
+    for (int i = 0; i < m; i++)
+        idx += model_lora_adapted(st, i);
+    return (loc){&st->buf[B_XA], (l * st->n_adapted + idx) * st->T * st->rank};
+}
+
+bool model_is_nf4(const model_state *st, int m)
+{
+    return st->nf4 && m < N_LAYER_M && m != M_NORM1 && m != M_NORM2;
+}
+
+gm_nf4_at model_nf4_at(const model_state *st, int m, uint64_t l)
+{
+    gm_nf4_at at = {0, 0, 0};
+    for (uint64_t j = 0; j <= l; j++)
+        for (int i = 0; i < N_LAYER_M; i++) {
+            if (j == l && i == m)
+                return at;
+            if (!model_is_nf4(st, i))
+                continue;
+            uint64_t n = model_in(st, i) * model_out(st, i), blocks = n / GM_NF4_BLOCK;
+            at.codes += n / 2;
+            at.absmax += blocks;
+            at.scales += (blocks + GM_NF4_SCALE_BLOCK - 1) / GM_NF4_SCALE_BLOCK;
+        }
+    return at;
+}
+
+bool model_nf4_fits(const gm_arch *a)
+{
+    uint64_t ad = a->heads * a->head_dim, kd = a->kv_heads * a->head_dim;
+    return (a->hidden * ad) % GM_NF4_BLOCK == 0 && (a->hidden * kd) % GM_NF4_BLOCK == 0
+           && (a->hidden * a->ffn) % GM_NF4_BLOCK == 0;
+}

@@ -9,6 +9,9 @@
  *   model_train_ref.c, model_train_check.c  its double-precision
  *                    reference and check;
  *   model_setup.c    allocation, kernels, initial values, teardown;
+ *   model_lora.c     LoRA's adapters in the forward and backward (their
+ *                    place: model_layout.c);
+ *   model_nf4.c, model_nf4_setup.c  QLoRA's NF4 base;
  *   model_check.c    reading the device back and the CPU references of
  *                    each stage;
  *   model_replay.c   the check: the stage-by-stage replay and AdamW.
@@ -233,6 +236,9 @@ gm_status model_final_norm(model_state *st);
 gm_status model_lm_head(model_state *st);
 /* The forward pass: embedding, layers, final norm, LM head. */
 gm_status model_forward_pass(model_state *st);
+/* Training: rotates q (heads) or k (kv heads) rows of T tokens at `x` by
+ * their positions (direction +1), or their gradients back (-1). */
+gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction);
 /* One AdamW step over every parameter from the gradients (st->steps + 1). */
 gm_status model_adamw(model_state *st);
 
@@ -249,9 +255,6 @@ void model_train_release(model_state *st);
 gm_status model_loss(model_state *st);
 /* The backward pass after model_loss: every parameter's gradient. */
 gm_status model_backward(model_state *st);
-/* Training: rotates q (heads) or k (kv heads) rows of T tokens at `x` by
- * their positions (direction +1), or their gradients back (-1). */
-gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction);
 
 /* ---- model_train_ref.c ---- */
 
@@ -285,10 +288,6 @@ gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, 
 /* The adapter's backward from dy: dB = xa^T dy, d(xa) = dy B^T into the
  * workspace, dA = (alpha / r) x^T d(xa), and dx += (alpha / r) d(xa) A^T. */
 gm_status model_lora_backward(model_state *st, int m, uint64_t l, loc x, loc dy, loc dx);
-/* Set-up: adapters, master copies, moments. */
-gm_status model_lora_init(model_state *st);
-/* One AdamW step over the adapters (st->steps already counted). */
-gm_status model_lora_adamw(model_state *st, float bc1, float bc2);
 
 /* ---- model_nf4.c ---- */
 
@@ -302,7 +301,9 @@ bool model_nf4_fits(const gm_arch *a);
  * enqueues its dequantisation into B_DEQUANT (*rc its status) and
  * returns that. */
 loc model_weight(model_state *st, int m, uint64_t l, gm_status *rc);
-/* Set-up: the code map and every projection quantised (see the file). */
+/* The second quantisation's map: 256 ascending values over [-1, 1]. */
+void model_nf4_code_map(float *code2);
+/* Set-up (model_nf4_setup.c): the code map and every projection quantised. */
 gm_status model_nf4_init(model_state *st);
 /* Matrix m of layer l dequantised on the host from the device's codes, in
  * double (the reference's weights). */

@@ -67,6 +67,37 @@ static gm_status build(model_state *st)
     return rc;
 }
 
+#define SEED_LORA_A 613u
+#define SEED_LORA_B 617u
+
+/* LoRA: adapters (A as the base's projections, B in a small seeded range:
+ * model_lora.c), master copies and moments. */
+static gm_status lora_init(model_state *st)
+{
+    gm_status rc = GM_OK;
+    float rb = 0.25f * ldexpf(1.0f, -(int)lround(0.5 * log2((double)st->rank)));
+    for (uint64_t l = 0; l < st->L && rc == GM_OK; l++)
+        for (int m = 0; m < N_LAYER_M && rc == GM_OK; m++) {
+            if (!model_lora_adapted(st, m))
+                continue;
+            uint64_t in = model_in(st, m), out = model_out(st, m), p = model_lora_param(st, m, l);
+            rc = model_init_region(st, (loc){&st->buf[B_AD], p}, in * st->rank, p, SEED_LORA_A, st->range[m], 0.0f,
+                                   1.0f);
+            if (rc == GM_OK)
+                rc = model_init_region(st, (loc){&st->buf[B_AD], p + in * st->rank}, st->rank * out, p, SEED_LORA_B,
+                                       rb, 0.0f, 1.0f);
+        }
+    uint64_t n2 = 2 * st->lora_p, zero_off = 0, n = st->lora_p;
+    float zero = 0.0f;
+    gm_arg f[] = {gm_arg_buf(&st->buf[B_AMOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
+    if (rc == GM_OK)
+        rc = model_launch(st, st->k_fill, (size_t)n2, f, 4);
+    gm_arg c[] = {gm_arg_buf(&st->buf[B_AD]), gm_arg_buf(&st->buf[B_AMASTER]), gm_arg_u64(&zero_off), gm_arg_u64(&n)};
+    if (rc == GM_OK && st->master)
+        rc = model_launch(st, st->k_master, (size_t)n, c, 4);
+    return rc;
+}
+
 /* Weights (and in train mode master weights and moments; the gradients
  * are the set-up step's, model_backward.c). */
 static gm_status initialise(model_state *st)
@@ -86,7 +117,7 @@ static gm_status initialise(model_state *st)
     if (rc == GM_OK && st->nf4)
         rc = model_nf4_init(st);
     if (st->lora)
-        return rc == GM_OK ? model_lora_init(st) : rc;
+        return rc == GM_OK ? lora_init(st) : rc;
     uint64_t n2 = 2 * st->p_total, zero_off = 0;
     float zero = 0.0f;
     gm_arg f[] = {gm_arg_buf(&st->buf[B_MOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
