@@ -14,7 +14,7 @@
 # the device's dequantisation (GPUMEM_FAULT=nf4-dequant) is caught.
 # Bad LoRA input is one line and exit status 2.
 . tests/lib.sh
-plan 21
+plan 22
 
 model="--model tiny-llama-gqa"
 plan_total() {   # PRECISION [OPTIONS]
@@ -90,6 +90,9 @@ like "$(bad_input --model tiny-gpt2 --mode lora --lora-targets q,gate)" \
 like "$(bad_input $model --mode qlora --weight-precision bf16)" \
     "^2:1:gpumem bench: --weight-precision bf16 with --mode qlora: QLoRA's frozen base is 4-bit" \
     "QLoRA over a 16-bit base: one line, exit 2"
+like "$(bad_input $model --mode lora --weight-precision int4)" \
+    "^2:1:gpumem bench: --weight-precision int4 with --mode lora: LoRA's frozen base is in --precision" \
+    "LoRA over an int4 base: one line pointing to qlora, exit 2"
 like "$(bad_input $model --mode lora --precision bf16,int8)" \
     "^2:1:gpumem bench: --precision int8 with --mode lora: fine-tuning trains in fp32, fp16 or bf16" \
     "LoRA in int8: one line naming --precision, exit 2"

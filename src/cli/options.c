@@ -226,6 +226,11 @@ int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, si
         po.tune.targets = o->shape.lora_targets;
         if ((o->modes & (1u << m)) && gm_plan_tune_check(&o->shape.arch, &po, err, err_len))
             return -1;
+        if (m == GM_PLAN_LORA && (o->modes & (1u << m)) && o->shape.weight_prec) {
+            snprintf(err, err_len, "--weight-precision %s with --mode lora: LoRA's frozen base is in --precision "
+                     "(a 4-bit base is --mode qlora)", gm_precision_name((gm_precision)(o->shape.weight_prec - 1)));
+            return -1;
+        }
     }
     /* LoRA and QLoRA train in fp32, fp16 or bf16 (full fine-tuning's
      * other precisions are unsupported rows of the device's step). */
