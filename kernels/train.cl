@@ -4,8 +4,8 @@
  * embedding forward and backward, RMSNorm's backward, SwiGLU's backward,
  * attention's backward (FlashAttention-2's recomputation of P from the
  * saved log-sum-exp, GQA, causal), the cross-entropy over the LM head's
- * logits fused with its gradient, the embedding's backward and QLoRA's NF4
- * dequantisation. Host launches: bench/workloads/train_kernels.h; double
+ * logits fused with its gradient, the embedding's backward, QLoRA's NF4
+ * dequantisation and LoRA's scale of x A. Host launches: bench/workloads/train_kernels.h; double
  * precision references: bench/workloads/train_ref.h.
  *
  * Activations and gradients are gm_t (the variant's precision), computed
@@ -35,13 +35,16 @@
  * with cos, sin of p * rope_theta^(-2c/dim) from the fp32 tables
  * cos_t[p * dim/2 + c], sin_t[...] (gm_train_rope_table). direction +1 is
  * the forward; -1 applies the transpose (the inverse rotation): the
- * backward, dx from dy. In place on x[x_off + t * heads * dim ...].
+ * backward, dx from dy. In place on x[x_off + t * heads * dim ...]; the
+ * tables start at cos_t[cos_off] and sin_t[sin_off].
  */
-GM_KERNEL train_rope(GM_GLOBAL gm_t *x, GM_GLOBAL const float *GM_RESTRICT cos_t,
-                     GM_GLOBAL const float *GM_RESTRICT sin_t, gm_u64 tokens, unsigned int heads, unsigned int dim,
-                     gm_u64 seq, gm_u64 pos0, gm_u64 x_off, float direction)
+GM_KERNEL train_rope(GM_GLOBAL gm_t *x, GM_GLOBAL const float *cos_t, GM_GLOBAL const float *sin_t, gm_u64 tokens,
+                     unsigned int heads, unsigned int dim, gm_u64 seq, gm_u64 pos0, gm_u64 x_off, float direction,
+                     gm_u64 cos_off, gm_u64 sin_off)
 {
     const size_t pairs = dim / 2;
+    cos_t += cos_off;
+    sin_t += sin_off;
     GM_FOR_EACH(idx, (size_t)tokens * heads * pairs) {
         const size_t c = idx % pairs, row = idx / pairs, t = row / heads;
         const size_t p = (size_t)(pos0 + t % seq);
@@ -303,12 +306,18 @@ GM_KERNEL train_embed_bwd(GM_GLOBAL const gm_t *GM_RESTRICT dx, GM_GLOBAL const 
  * nibble) times the absmax of its block of 64; that absmax is double
  * quantised: code2[absmax_q[i / 64]] * scale2[i / 64 / 256] + offset,
  * code2 the 256 values of the second quantisation's map. Written to
- * out[out_off + i] in the variant's precision.
+ * out[out_off + i] in the variant's precision. One matrix of many in the
+ * same buffers starts at codes[codes_off], absmax_q[absmax_off] and
+ * scale2[scale_off] (bytes, bytes, floats).
  */
 GM_KERNEL train_nf4_dequant(GM_GLOBAL const gm_u8 *GM_RESTRICT codes, GM_GLOBAL const gm_u8 *GM_RESTRICT absmax_q,
                             GM_GLOBAL const float *GM_RESTRICT code2, GM_GLOBAL const float *GM_RESTRICT scale2,
-                            float offset, GM_GLOBAL gm_t *GM_RESTRICT out, gm_u64 n, gm_u64 out_off)
+                            float offset, GM_GLOBAL gm_t *GM_RESTRICT out, gm_u64 n, gm_u64 out_off, gm_u64 codes_off,
+                            gm_u64 absmax_off, gm_u64 scale_off)
 {
+    codes += codes_off;
+    absmax_q += absmax_off;
+    scale2 += scale_off;
     /* The 16 NF4 levels: quantiles of N(0, 1) normalised to [-1, 1], with
      * an exact 0 (the QLoRA paper's appendix; bitsandbytes' table). */
     const float nf4[16] = {-1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
@@ -321,5 +330,16 @@ GM_KERNEL train_nf4_dequant(GM_GLOBAL const gm_u8 *GM_RESTRICT codes, GM_GLOBAL 
         const size_t block = i / 64;
         const float am = code2[absmax_q[block]] * scale2[block / 256] + offset;
         GM_STORE(out, out_off + i, nf4[nib] * am, 1.0f);
+    }
+}
+
+/*
+ * LoRA's scale (alpha / r) on x A in the forward and on d(x A) in the
+ * backward: x[x_off + i] *= scale, i < n, in place.
+ */
+GM_KERNEL train_scale(GM_GLOBAL gm_t *x, gm_u64 n, gm_u64 x_off, float scale)
+{
+    GM_FOR_EACH(i, (size_t)n) {
+        GM_STORE(x, x_off + i, GM_LOAD(x, x_off + i, 1.0f) * scale, 1.0f);
     }
 }

@@ -22,6 +22,7 @@ typedef struct {
     uint64_t ffn;           /* I: the MLP's intermediate size (per expert) */
     uint64_t vocab;         /* V */
     uint64_t positions;     /* learned position embeddings (0: rotary, none) */
+    double rope_theta;      /* rotary embedding's base (config rope_theta; 10000, LlamaConfig's, where absent) */
     uint64_t context;       /* the longest sequence the model takes: the config's
                              * max_position_embeddings (GPT-2: n_positions), or
                              * its family's default where absent */

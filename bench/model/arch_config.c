@@ -43,6 +43,22 @@ static int get_uint(reader *r, const char *key, uint64_t dflt, uint64_t *out)
     return 0;
 }
 
+/* A positive number under `key`, dflt when absent or null. */
+static int get_positive(reader *r, const char *key, double dflt, double *out)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_number(v) || !(json_number_value(v) > 0)) {
+        snprintf(r->err, r->err_len, "%s: field '%s': expected a number above 0", r->path, key);
+        return -1;
+    }
+    *out = json_number_value(v);
+    return 0;
+}
+
 /* A boolean under `key`, dflt when absent. */
 static int get_bool(reader *r, const char *key, bool dflt, bool *out)
 {
@@ -158,7 +174,8 @@ static int parse_llama(reader *r, gm_arch *a, const char *type)
         get_uint(r, "vocab_size", 0, &a->vocab) || get_uint(r, "num_key_value_heads", a->heads, &a->kv_heads) ||
         get_uint(r, "head_dim", gemma2 ? 256 : a->hidden / a->heads ? a->hidden / a->heads : 1, &a->head_dim) ||
         get_bool(r, "tie_word_embeddings", gemma, &a->tied) || (gemma2 && parse_gemma2(r, a)) ||
-        get_uint(r, "max_position_embeddings", context, &a->context))
+        get_uint(r, "max_position_embeddings", context, &a->context) ||
+        get_positive(r, "rope_theta", 10000.0, &a->rope_theta))
         return -1;
     /* LlamaConfig: attention_bias (q, k, v, o) and mlp_bias, both false by
      * default. Qwen2 has q, k, v biases and none on o_proj. */

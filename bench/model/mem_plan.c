@@ -280,6 +280,8 @@ int gm_plan_model(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
         n = push(out, n, "dlogits", GM_PLAN_ACTIVATIONS, share(mul3(e, mul(s, b), a->vocab), T));
     n = push(out, n, "backward_workspace", GM_PLAN_WORKSPACE, gm_plan_backward_workspace(a, o, b, s));
     n = push(out, n, "token_inputs", GM_PLAN_WORKSPACE, gm_plan_token_inputs(b, s));
+    if (gm_plan_rope_tables(a, s))
+        n = push(out, n, "rope_tables", GM_PLAN_WORKSPACE, gm_plan_rope_tables(a, s));
     if (o->naive && o->recompute != GM_RECOMPUTE_NONE)
         /* Recomputing naive attention materialises one layer's scores. */
         n = push(out, n, "attention_scores", GM_PLAN_WORKSPACE, naive_scores);

@@ -216,6 +216,11 @@ uint64_t gm_plan_backward_workspace(const gm_arch *a, const gm_plan_opts *o, uin
 
 uint64_t gm_plan_token_inputs(uint64_t b, uint64_t s) { return mul(4, add(mul3(4, b, s), 1)); }
 
+uint64_t gm_plan_rope_tables(const gm_arch *a, uint64_t s)
+{
+    return a->positions ? 0 : mul3(4, s, a->head_dim / 2 * 2);
+}
+
 /* The largest projection's weights in the compute precision: QLoRA
  * dequantises one at a time into this buffer, before the forward's
  * product and again before the backward's (as bitsandbytes' MatMul4Bit). */
@@ -331,6 +336,11 @@ int gm_plan_tune(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     if (layer)
         n = push(out, n, "recomputed_layer", GM_PLAN_ACTIVATIONS, layer);
     n = push(out, n, "backward_workspace", GM_PLAN_WORKSPACE, gm_plan_backward_workspace(a, o, b, s));
+    /* Each token's target (the frozen embedding needs no segments) and
+     * the rotary tables. */
+    n = push(out, n, "targets", GM_PLAN_WORKSPACE, mul(4, tokens));
+    if (gm_plan_rope_tables(a, s))
+        n = push(out, n, "rope_tables", GM_PLAN_WORKSPACE, gm_plan_rope_tables(a, s));
     if (dequant)
         n = push(out, n, "dequant_buffer", GM_PLAN_WORKSPACE, dequant);
     if (scores)

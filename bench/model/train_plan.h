@@ -73,6 +73,10 @@ uint64_t gm_plan_backward_workspace(const gm_arch *a, const gm_plan_opts *o, uin
  * segments: the sorted positions, the segments' starts and tokens), 32-bit
  * each: 4 (4 b s + 1). */
 uint64_t gm_plan_token_inputs(uint64_t b, uint64_t s);
+/* The fp32 rotary tables of the device's training step at sequence s:
+ * cos and sin of s positions x head_dim / 2, 4 s head_dim bytes (0 for
+ * learned positions). */
+uint64_t gm_plan_rope_tables(const gm_arch *a, uint64_t s);
 int gm_plan_tune(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out);
 
 /* Moves the items o->tune.offload puts in host memory there (host = true)

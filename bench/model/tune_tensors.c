@@ -19,6 +19,9 @@ int gm_tune_tensors(const gm_shape *s, gm_tensor *out)
     o.batch = s->batch;
     o.seq = s->seq;
     o.naive = s->naive;
+    o.tune.rank = s->lora_rank;
+    o.tune.alpha = s->lora_alpha;
+    o.tune.targets = s->lora_targets;
     /* --checkpoint: every layer recomputed; else --recompute (option_rules.c: they agree). */
     o.recompute = s->checkpoint ? GM_RECOMPUTE_FULL : (gm_recompute)s->recompute;
     gm_plan_item it[GM_PLAN_MAX_ITEMS];

@@ -62,10 +62,16 @@ typedef struct {
     /* --recompute: a gm_recompute (mem_plan.h) of the whole model's training
      * step (bench/workloads/model_backward.c); 0, none, elsewhere. */
     unsigned recompute;
-    /* --mode lora or qlora: the gm_plan_mode (0 otherwise). The device does
-     * not run these steps: block answers unsupported, its tensors are
+    /* --mode lora or qlora: the gm_plan_mode (0 otherwise). The device
+     * runs LoRA's step on a whole model it runs (bench/workloads/
+     * model_lora.c); elsewhere block answers unsupported, its tensors
      * plan's (gm_tune_tensors). */
     unsigned tune;
+    /* --lora-rank, --lora-alpha, --lora-targets (bit gm_lora_target);
+     * 0: plan's defaults (bench/model/train_plan.h). */
+    uint64_t lora_rank;
+    double lora_alpha;
+    unsigned lora_targets;
     /* An oom probe (bench/oom/probe.h): every tensor of the batch is allocated
      * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
      * verifies the batch's first sequence only, and of it with our kernels

@@ -6,6 +6,7 @@
  */
 #include "bench/workloads/block_private.h"
 #include "bench/workloads/block_model.h"
+#include "bench/model/mem_plan.h"
 
 static bool is_model(const void *state) { return state && *(const bool *)state; }
 
@@ -24,14 +25,18 @@ static void block_adapt_any(gm_shape *s, const char *impl)
 
 static int block_tensors(const gm_shape *s, gm_tensor *out)
 {
-    if (s->tune && gm_shape_has_arch(s))
+    if (s->tune && gm_shape_has_arch(s) && !model_lora_runs(s))
         return gm_tune_tensors(s, out);
     return gm_shape_has_arch(s) ? block_model_tensors(s, out) : block_tensors_shape(s, out);
 }
 
 static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
-    if (s->tune)
+    if (s->tune && gm_shape_has_arch(s) && s->recompute != GM_RECOMPUTE_NONE)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode%s with --recompute %s: the device's LoRA step "
+                              "keeps every layer's tensors (gpumem plan counts its memory)", gm_mode_label(s),
+                              s->recompute == GM_RECOMPUTE_FULL ? "full" : "selective");
+    if (s->tune && !model_lora_runs(s))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode %s: the fine-tuning step is not run on the device "
                               "(gpumem plan --mode %s counts its memory)", gm_mode_label(s) + 1, gm_mode_label(s) + 1);
     if (gm_shape_has_arch(s))

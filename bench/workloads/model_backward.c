@@ -86,10 +86,12 @@ static gm_status linear_bwd(model_state *st, int m, uint64_t l, loc x, loc dy, l
 {
     uint64_t T = st->run_T, in = model_in(st, m), out = model_out(st, m);
     loc g = {&st->buf[B_GRAD], model_param(st, m, l)};
-    gm_status rc = product(st, in, out, T, x, true, dy, false, g, false);
+    /* LoRA: the base is frozen (no dW); its adapter's backward after dX. */
+    gm_status rc = st->lora ? GM_OK : product(st, in, out, T, x, true, dy, false, g, false);
+    loc w = rc == GM_OK && dx.buf ? model_weight(st, m, l, &rc) : model_loc(st, m, l);
     if (rc == GM_OK && dx.buf)
-        rc = product(st, T, in, out, dy, false, model_loc(st, m, l), true, dx, acc_dx);
-    return rc;
+        rc = product(st, T, in, out, dy, false, w, true, dx, acc_dx);
+    return rc == GM_OK && dx.buf ? model_lora_backward(st, m, l, x, dy, dx) : rc;
 }
 
 /* RMSNorm m's backward from dy: dR = (dR +) dx, the weight's gradient. */
@@ -97,7 +99,8 @@ static gm_status norm_bwd(model_state *st, int m, uint64_t l, loc x, loc dy, boo
 {
     loc w = model_loc(st, m, l);
     gm_buffer *ws = &st->buf[B_BWS];
-    gm_train_norm_call c = {.x = x.buf, .w = w.buf, .dy = dy.buf, .dx = ws, .rstd = ws, .dw = &st->buf[B_GRAD],
+    gm_train_norm_call c = {.x = x.buf, .w = w.buf, .dy = dy.buf, .dx = ws, .rstd = ws,
+                            .dw = st->lora ? NULL : &st->buf[B_GRAD],
                             .rows = st->run_T, .width = (unsigned int)st->h, .eps = RMS_EPS, .accumulate_dx = acc,
                             .x_off = x.off, .w_off = w.off, .dy_off = dy.off, .dx_off = layout(st).dr,
                             .dw_off = model_param(st, m, l)};
@@ -137,6 +140,11 @@ static gm_status layer_backward(model_state *st, uint64_t l)
                                 .lse_seq = st->seq};
         rc = gm_train_attn_bwd(st->dev, &st->tk, &a);
     }
+    /* dq and dk of the rotated q and k: rotated back */
+    if (rc == GM_OK)
+        rc = model_rope(st, dq, (unsigned int)st->heads, -1.0f);
+    if (rc == GM_OK)
+        rc = model_rope(st, dk, (unsigned int)st->kv_heads, -1.0f);
     if (rc == GM_OK)
         rc = linear_bwd(st, M_Q, l, c.attn_in, dq, da, false);
     if (rc == GM_OK)
@@ -162,7 +170,9 @@ static gm_status head_backward(model_state *st)
     loc df = {&st->buf[B_BWS], layout(st).dp}, wl = model_loc(st, M_LM, 0);
     loc g = {&st->buf[B_GRAD], model_param(st, M_LM, 0)};
     gm_status rc;
-    if (st->tied) {      /* the head is E^T: dE = dlogits^T f, dF = dlogits E */
+    if (st->lora) {      /* frozen: dF alone */
+        rc = product(st, T, h, V, dl, false, wl, !st->tied, df, false);
+    } else if (st->tied) {      /* the head is E^T: dE = dlogits^T f, dF = dlogits E */
         rc = product(st, V, h, T, dl, true, f, false, g, false);
         if (rc == GM_OK)
             rc = product(st, T, h, V, dl, false, wl, false, df, false);
@@ -196,6 +206,8 @@ gm_status model_backward(model_state *st)
         if (rc == GM_OK)
             rc = layer_backward(st, l);
     }
+    if (st->lora)       /* the embedding is frozen */
+        return rc;
     loc g = {&st->buf[B_GRAD], 0};
     if (rc == GM_OK && !st->tied)       /* rows of tokens that do not occur stay 0 */
         rc = model_init_region(st, g, st->V * st->h, 0, SEED_GRAD, 0.0f, 0.0f, 1.0f);
@@ -248,11 +260,21 @@ gm_status model_train_setup(model_state *st)
     }
     if (rc == GM_OK)
         rc = upload(st, &st->buf[B_TGT], targets, n);
-    if (rc == GM_OK)
+    /* The rotary tables: cos, then sin, of seq positions x head_dim / 2. */
+    size_t tab = (size_t)(st->seq * (st->d / 2));
+    float *tables = rc == GM_OK ? malloc(2 * tab * sizeof *tables + 4) : NULL;
+    if (rc == GM_OK && !tables)
+        rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    if (rc == GM_OK) {
+        gm_train_rope_table(st->a.rope_theta, (unsigned int)st->d, (size_t)st->seq, tables, tables + tab);
+        rc = upload(st, &st->buf[B_ROPE], (const uint32_t *)(const void *)tables, 2 * tab);
+    }
+    free(tables);
+    if (rc == GM_OK && !st->lora)       /* LoRA: the embedding is frozen */
         rc = upload(st, &st->buf[B_ORDER], order, n);
-    if (rc == GM_OK)
+    if (rc == GM_OK && !st->lora)
         rc = upload(st, &st->buf[B_SEG_START], start, segments + 1);
-    if (rc == GM_OK)
+    if (rc == GM_OK && !st->lora)
         rc = upload(st, &st->buf[B_SEG_TOKEN], seg_token, segments);
     free(tokens);
     free(targets);

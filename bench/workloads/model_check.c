@@ -96,15 +96,27 @@ gm_status check_fetch_columns(checker *c, int m, uint64_t layer)
     bool tied = m == M_LM && st->tied;
     int sm = tied ? M_EMB : m;
     uint64_t k = model_in(st, m), n = model_out(st, m);
-    loc at = model_loc(st, m, layer);
+    gm_status rc = GM_OK;
+    loc at = model_weight(st, m, layer, &rc);    /* NF4: dequantised as the products see it */
     float scale = model_scale(st, sm);
     uint64_t x = c->seed ^ ((uint64_t)(m + 1) << 40) ^ (layer + 1) * 0x9e3779b97f4a7c15ull;
     c->n_cols = n <= CHECK_COLS ? n : CHECK_COLS;
-    for (uint64_t j = 0; j < c->n_cols; j++)
+    /* Training rotates q and k (model_rope): each checked column comes
+     * with its partner in the rotation (c +- head_dim / 2 in its head). */
+    c->rope_on = st->train && (m == M_Q || m == M_K);
+    uint64_t picks = c->rope_on && n > CHECK_COLS ? c->n_cols / 2 : c->n_cols, half = st->d / 2;
+    for (uint64_t j = 0; j < picks; j++)
         c->cols[j] = n <= CHECK_COLS || j < EDGE_COLS ? j
                      : j < 2 * EDGE_COLS               ? n - 2 * EDGE_COLS + j
                                                        : 2 * EDGE_COLS + gm_xorshift(&x) % (n - 4 * EDGE_COLS);
-    gm_status rc = GM_OK;
+    for (uint64_t j = 0; c->rope_on && j < c->n_cols; j++) {
+        if (picks < c->n_cols && j >= picks)
+            c->cols[j] = c->cols[j - picks] % st->d < half ? c->cols[j - picks] + half : c->cols[j - picks] - half;
+        c->partner[j] = picks < c->n_cols ? (j < picks ? j + picks : j - picks)
+                        : c->cols[j] % st->d < half ? j + half : j - half;
+    }
+    if (rc != GM_OK)
+        return rc;
     if (model_is_int4(st, m))
         return fetch_int4_columns(c, m, layer, k, n, at);
     if (tied) {
@@ -149,15 +161,43 @@ void check_product(checker *c, const char *what, uint64_t layer, uint64_t k, flo
                           float **got, bool fp32_out, bool kv)
 {
     model_state *st = c->st;
-    uint64_t nc = c->n_cols;
+    uint64_t nc = c->n_cols, half = st->d / 2;
+    double *stored = malloc(nc * sizeof *stored), *tols = malloc(nc * sizeof *tols);
+    if (!stored || !tols) {
+        snprintf(c->note, c->note_len, "out of host memory for the check of %s", what);
+        c->ok = false;
+    }
     for (int r = 0; r < CHECK_ROWS && c->ok; r++) {
         block_ref_columns(in[r], c->w, k, nc, c->want, c->mag);
-        for (uint64_t jj = 0; jj < nc && c->ok; jj++) {
+        /* what the product stores in each checked column, and its tolerance */
+        for (uint64_t jj = 0; jj < nc; jj++) {
             uint64_t j = c->cols[jj];
             double pre = c->want[jj] + (res ? res[r][j] : 0.0), mag = c->mag[jj] + (res ? fabs(res[r][j]) : 0.0);
-            double want = fp32_out ? pre : check_stored(st->p, pre, ACT);
-            double tol = (fp32_out ? 0.0 : 2.0 * gm_tolerance(st->p, want, ACT)) + 1.2 * (double)k * 0x1p-23 * mag
-                         + 1e-30;
+            double base = pre;
+            if (c->lora_on) {
+                pre += c->lora_add[(size_t)r * nc + jj];
+                mag += c->lora_mag[(size_t)r * nc + jj];
+            }
+            stored[jj] = fp32_out ? pre : check_stored(st->p, pre, ACT);
+            tols[jj] = (fp32_out ? 0.0 : 2.0 * gm_tolerance(st->p, stored[jj], ACT)) + 1.2 * (double)k * 0x1p-23 * mag
+                       + 1e-30;
+            /* LoRA: x W is stored before the adapter's part is added to it. */
+            if (c->lora_on)
+                tols[jj] += 2.0 * gm_tolerance(st->p, base, ACT);
+        }
+        for (uint64_t jj = 0; jj < nc && c->ok; jj++) {
+            uint64_t j = c->cols[jj];
+            double want = stored[jj], tol = tols[jj];
+            if (c->rope_on) {
+                /* The rotary embedding of the stored pair (model_rope), as
+                 * gm_train_rope_table rounds its tables. */
+                uint64_t ch = j % st->d, pos = c->rows[r] % st->run_seq, q = c->partner[jj];
+                double angle = (double)pos * pow(st->a.rope_theta, -2.0 * (double)(ch % half) / (double)st->d);
+                double cs = (float)cos(angle), sn = (float)sin(angle);
+                double y = ch < half ? stored[jj] * cs - stored[q] * sn : stored[jj] * cs + stored[q] * sn;
+                want = check_stored(st->p, y, ACT);
+                tol = fabs(cs) * tols[jj] + fabs(sn) * tols[q] + 2.0 * gm_tolerance(st->p, want, ACT) + 1e-30;
+            }
             if (kv) {
                 want = check_stored(st->kp, want, ACT);
                 tol += 2.0 * gm_tolerance(st->kp, want, ACT);
@@ -166,6 +206,56 @@ void check_product(checker *c, const char *what, uint64_t layer, uint64_t k, flo
                 check_fail(c, what, layer, c->rows[r], j, want, got[r][j]);
         }
     }
+    free(stored);
+    free(tols);
+    c->lora_on = false;
+    c->rope_on = false;
+}
+
+gm_status check_lora_term(checker *c, int m, uint64_t layer, float **in)
+{
+    model_state *st = c->st;
+    c->lora_on = model_lora_adapted(st, m);
+    if (!c->lora_on)
+        return GM_OK;
+    uint64_t k = model_in(st, m), n = model_out(st, m), r = st->rank, p = model_lora_param(st, m, layer);
+    float *a = malloc((size_t)(k * r) * sizeof *a), *b = malloc((size_t)(r * n) * sizeof *b);
+    float *xa = malloc((size_t)r * sizeof *xa);
+    gm_status rc = a && b && xa ? GM_OK : gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    loc ad = {&st->buf[B_AD], 0}, kept = model_lora_xa(st, m, layer);
+    if (rc == GM_OK)
+        rc = check_read(c, ad, p, k * r, st->es, st->p, 1.0f, a);
+    if (rc == GM_OK)
+        rc = check_read(c, ad, p + k * r, r * n, st->es, st->p, 1.0f, b);
+    for (int row = 0; row < CHECK_ROWS && rc == GM_OK && c->ok; row++) {
+        rc = check_read(c, kept, c->rows[row] * r, r, st->es, st->p, ACT, xa);
+        for (uint64_t j = 0; j < r && rc == GM_OK && c->ok; j++) {
+            double sum = 0, mag = 0;
+            for (uint64_t i = 0; i < k; i++) {
+                sum += (double)in[row][i] * a[i * r + j];
+                mag += fabs((double)in[row][i] * a[i * r + j]);
+            }
+            /* x A stored, then scaled and stored again */
+            double want = check_stored(st->p, st->lora_scale * sum, ACT);
+            double tol = 3.0 * gm_tolerance(st->p, want, ACT) + 1.2 * (double)k * 0x1p-23 * mag * st->lora_scale
+                         + 1e-30;
+            if (!(fabs(xa[j] - want) <= tol))
+                check_fail(c, "lora_xa", layer, c->rows[row], j, want, xa[j]);
+        }
+        for (uint64_t jj = 0; jj < c->n_cols && c->ok; jj++) {
+            double sum = 0, mag = 0;
+            for (uint64_t j = 0; j < r; j++) {
+                sum += (double)xa[j] * b[j * n + c->cols[jj]];
+                mag += fabs((double)xa[j] * b[j * n + c->cols[jj]]);
+            }
+            c->lora_add[(size_t)row * c->n_cols + jj] = sum;
+            c->lora_mag[(size_t)row * c->n_cols + jj] = mag;
+        }
+    }
+    free(a);
+    free(b);
+    free(xa);
+    return rc;
 }
 
 void check_norm(checker *c, int m, uint64_t layer, float **x, float **y)

@@ -19,6 +19,15 @@ typedef struct {
     float *kseq, *vseq;
     double *want, *mag;
     gm_buffer codes, scales;        /* int4: one matrix as the device holds it */
+    /* LoRA: the adapter's part of the next check_product, [row][checked
+     * column], and its magnitude (check_lora_term). */
+    double *lora_add, *lora_mag;
+    bool lora_on;
+    /* Training's q and k (check_fetch_columns): the next check_product
+     * rotates each checked column with its partner's (partner[jj], the
+     * index of column cols[jj] +- head_dim / 2 among the checked ones). */
+    bool rope_on;
+    uint64_t *partner;
     uint64_t rows[CHECK_ROWS];
     char *note;
     size_t note_len;
@@ -38,6 +47,11 @@ gm_status check_read_rows(checker *c, loc at, uint64_t width, float **outp);
 /* A norm's weights, or the checked columns of matrix m, into c->w. */
 gm_status check_fetch_norm(checker *c, int m, uint64_t layer);
 gm_status check_fetch_columns(checker *c, int m, uint64_t layer);
+/* LoRA: where matrix m of `layer` is adapted, its kept (alpha / r) x A
+ * on the sampled rows against the CPU's from their inputs `in` and A,
+ * and (after check_fetch_columns) the adapter's part (x A) B of each
+ * checked column, which the next check_product adds. */
+gm_status check_lora_term(checker *c, int m, uint64_t layer, float **in);
 /* Notes a difference and returns false. */
 bool check_fail(checker *c, const char *what, uint64_t layer, uint64_t t, uint64_t j, double want, double got);
 /* The CPU references of a product, a norm, attention and SwiGLU on the sampled rows. */

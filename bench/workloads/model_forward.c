@@ -29,6 +29,8 @@ gm_status model_init_matrix(model_state *st, int m, uint64_t layer)
     uint64_t n = model_in(st, m) * model_out(st, m);
     /* The hash runs over the parameter's index in the model (lm_head after the weights tensor). */
     uint64_t base = model_param(st, m, layer);
+    if (model_is_nf4(st, m))        /* quantised by model_nf4_init */
+        return GM_OK;
     if (model_is_int4(st, m))
         return gm_int4_init_enqueue(st->dev, st->k_scales, st->k_pack, st->chunked, at.buf, at.off, &st->buf[B_WS],
                                     model_in(st, m), model_out(st, m), st->group, base, SEED_W, st->range[m]);
@@ -37,7 +39,10 @@ gm_status model_init_matrix(model_state *st, int m, uint64_t layer)
 
 gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, loc x, loc y, const loc *r)
 {
-    loc w = model_loc(st, m, layer);
+    gm_status rc = GM_OK;
+    loc w = model_weight(st, m, layer, &rc);
+    if (rc != GM_OK)
+        return rc;
     gm_mm op = {.prec = st->p, .m = rows, .n = model_out(st, m), .k = model_in(st, m), .sa = ACT,
                 .sb = model_scale(st, m), .sc = ACT, .sr = ACT};
     op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};
@@ -49,7 +54,8 @@ gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, lo
         op.b_scales = &st->buf[B_WS];
         op.group = (unsigned int)st->group;
     }
-    return gm_mm_run(&st->mm, &op, &st->tally_proj);
+    rc = gm_mm_run(&st->mm, &op, &st->tally_proj);
+    return rc == GM_OK ? model_lora_forward(st, m, layer, rows, x, y) : rc;
 }
 
 /* K or V (m) of `layer` into the KV cache at `to`: straight from the
@@ -84,6 +90,13 @@ static gm_status rmsnorm(model_state *st, int m, uint64_t layer, uint64_t rows, 
     return st->dev->backend->launch(st->dev, 0, st->k_norm, (size_t)rows * 256, 256, args, 14);
 }
 
+gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction)
+{
+    uint64_t half = st->d / 2;
+    return gm_train_rope(st->dev, &st->tk, x.buf, &st->buf[B_ROPE], &st->buf[B_ROPE], st->run_T, heads,
+                         (unsigned int)st->d, st->run_seq, 0, x.off, direction, 0, st->seq * half);
+}
+
 gm_status model_stage(model_state *st, uint64_t l, int s)
 {
     layer_locs c = model_locs(st, l);
@@ -96,6 +109,10 @@ gm_status model_stage(model_state *st, uint64_t l, int s)
         rc = model_linear(st, M_Q, l, T, c.attn_in, c.q, NULL);
         if (rc == GM_OK)
             rc = kv_projection(st, M_K, l, c.attn_in, c.k);
+        if (rc == GM_OK && st->train)      /* the rotary embedding on q and k */
+            rc = model_rope(st, c.q, (unsigned int)st->heads, 1.0f);
+        if (rc == GM_OK && st->train)
+            rc = model_rope(st, c.k, (unsigned int)st->kv_heads, 1.0f);
         return rc == GM_OK ? kv_projection(st, M_V, l, c.attn_in, c.v) : rc;
     case S_ATTN: {
         if (st->attn_gemm)
@@ -152,7 +169,11 @@ gm_status model_embed(model_state *st)
 /* The rows the head computes logits for: each sequence's last token
  * (inference) or every token (train). */
 uint64_t model_head_rows(const model_state *st) { return st->train ? st->run_T : st->run_b; }
-loc model_head_in(model_state *st) { return st->train ? (loc){&st->buf[B_FOUT], 0} : (loc){&st->buf[B_NORM], 0}; }
+/* LoRA keeps no head input: the backward's workspace holds it until the loss. */
+loc model_head_in(model_state *st)
+{
+    return st->lora ? (loc){&st->buf[B_BWS], 0} : st->train ? (loc){&st->buf[B_FOUT], 0} : (loc){&st->buf[B_NORM], 0};
+}
 
 gm_status model_final_norm(model_state *st)
 {
@@ -202,6 +223,20 @@ gm_status model_forward_pass(model_state *st)
     return rc == GM_OK ? model_lm_head(st) : rc;
 }
 
+/* LoRA: one AdamW step over the adapters (st->steps already counted). */
+static gm_status lora_adamw(model_state *st, float bc1, float bc2)
+{
+    float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
+    unsigned int has_master = st->master;
+    uint64_t n = st->lora_p, p_off = 0;
+    gm_buffer *master = st->master ? &st->buf[B_AMASTER] : &st->buf[B_AMOM];
+    gm_arg args[] = {gm_arg_buf(&st->buf[B_AD]), gm_arg_buf(&st->buf[B_AGRAD]), gm_arg_buf(master),
+                     gm_arg_buf(&st->buf[B_AMOM]), gm_arg_u64(&n), gm_arg_u64(&p_off), gm_arg_u64(&n),
+                     gm_arg_u32(&has_master), gm_arg_f32(&lr), gm_arg_f32(&b1), gm_arg_f32(&b2), gm_arg_f32(&eps),
+                     gm_arg_f32(&wd), gm_arg_f32(&bc1), gm_arg_f32(&bc2)};
+    return model_launch(st, st->k_adamw, (size_t)n, args, 15);
+}
+
 /* AdamW over the weights tensor, then the LM head's (after it in the
  * gradients, master weights and moments). */
 gm_status model_adamw(model_state *st)
@@ -209,6 +244,8 @@ gm_status model_adamw(model_state *st)
     st->steps++;
     float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
     float bc1 = 1.0f - powf(BETA1, (float)st->steps), bc2 = 1.0f - powf(BETA2, (float)st->steps);
+    if (st->lora)
+        return lora_adamw(st, bc1, bc2);
     unsigned int has_master = st->master;
     gm_buffer *master = st->master ? &st->buf[B_MASTER] : &st->buf[B_MOM];
     gm_status rc = GM_OK;

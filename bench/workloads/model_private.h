@@ -9,6 +9,9 @@
  *   model_train_ref.c, model_train_check.c  its double-precision
  *                    reference and check;
  *   model_setup.c    allocation, kernels, initial values, teardown;
+ *   model_lora.c     LoRA's adapters in the forward and backward (their
+ *                    place: model_layout.c);
+ *   model_nf4.c, model_nf4_setup.c  QLoRA's NF4 base;
  *   model_check.c    reading the device back and the CPU references of
  *                    each stage;
  *   model_replay.c   the check: the stage-by-stage replay and AdamW.
@@ -21,7 +24,10 @@
  *               o = causal softmax(q k^T / sqrt(d)) v;  mid = x + o Wo;
  *               n = RMSNorm(mid) w2;  x = mid + (silu(n Wg) * (n Wu)) Wd
  *   logits = RMSNorm(x) wf  W_lm  (fp32; W_lm the embedding when tied)
- * Rotary position embeddings are not applied (they move no memory).
+ * Rotary position embeddings: the training step (train, lora, qlora)
+ * rotates q and k after their projections (train.cl's train_rope, Hugging
+ * Face's rotate_half, rope_theta from the config) and dq, dk back before
+ * theirs; inference applies none (they move no memory).
  *
  * Precisions per role (inference): one for every tensor, or fp16/bf16
  * activations with int4 weights and/or an fp8 KV cache. int4 weights are
@@ -105,6 +111,9 @@ enum {
     B_LOGITS,
     B_SCORES, B_DEQUANT,                                                  /* the vendor path's workspaces */
     B_DLOGITS, B_BWS, B_TGT, B_ORDER, B_SEG_START, B_SEG_TOKEN,          /* the backward (model_backward.c) */
+    B_AD, B_AMASTER, B_AGRAD, B_AMOM, B_XA,                               /* LoRA (model_lora.c) */
+    B_NF4C, B_NF4A, B_NF4S, B_NF4M,                                       /* QLoRA's base (model_nf4.c) */
+    B_ROPE,                                                               /* training: fp32 cos, sin tables */
     N_B
 };
 
@@ -154,6 +163,19 @@ typedef struct {
     bool tk_built;
     unsigned recompute;             /* gm_recompute: what the backward recomputes */
     uint64_t segments, counted;
+    /* --mode lora (model_lora.c): the base frozen (no gradient, no
+     * optimizer state), rank-r adapters on the matrices of lora_m (bit
+     * M_*), y = x W + (alpha / r) (x A) B; train is true too. */
+    bool lora;                      /* qlora too */
+    unsigned lora_m;
+    uint64_t rank, n_adapted, lora_p;  /* rank, adapted matrices a layer, adapter parameters */
+    float lora_scale;
+    bool lora_fault;                /* GPUMEM_FAULT=lora-backward (model_lora.c) */
+    /* --mode qlora (model_nf4.c): lora too, the layers' projections in
+     * NF4 (B_NF4*), dequantised into B_DEQUANT for each product; the
+     * offset of each (layer x N_LAYER_M + matrix). */
+    bool nf4, nf4_fault;            /* nf4_fault: GPUMEM_FAULT=nf4-dequant (model_nf4.c) */
+    float *nf4_offset;
 } model_state;
 
 typedef struct {
@@ -214,6 +236,9 @@ gm_status model_final_norm(model_state *st);
 gm_status model_lm_head(model_state *st);
 /* The forward pass: embedding, layers, final norm, LM head. */
 gm_status model_forward_pass(model_state *st);
+/* Training: rotates q (heads) or k (kv heads) rows of T tokens at `x` by
+ * their positions (direction +1), or their gradients back (-1). */
+gm_status model_rope(model_state *st, loc x, unsigned int heads, float direction);
 /* One AdamW step over every parameter from the gradients (st->steps + 1). */
 gm_status model_adamw(model_state *st);
 
@@ -235,10 +260,55 @@ gm_status model_backward(model_state *st);
 
 /* The training step of st's model in double precision: w and grad hold
  * every parameter in the model's order (model_param), tokens and targets
- * st->run_T each (targets GM_TRAIN_IGNORE: not counted). Fills grad and
- * returns the mean loss; -1 where host memory ran out. */
-double model_train_ref(const model_state *s, const double *w, const uint32_t *tokens, const uint32_t *targets,
-                       double *grad);
+ * st->run_T each (targets GM_TRAIN_IGNORE: not counted). LoRA: ad and
+ * ad_grad the adapters and their gradients (model_lora_param), NULL for
+ * full fine-tuning (grad then holds the frozen base's too, unused). Fills
+ * the gradients and returns the mean loss; -1 where host memory ran out. */
+double model_train_ref(const model_state *s, const double *w, const double *ad, const uint32_t *tokens,
+                       const uint32_t *targets, double *grad, double *ad_grad);
+
+/* ---- model_lora.c ---- */
+
+/* The adapted matrices of a layer of shape s (bit M_*), their count, the
+ * rank and alpha (--lora-targets, --lora-rank, --lora-alpha or plan's
+ * defaults). */
+unsigned model_lora_matrices(const gm_shape *s, uint64_t *count, uint64_t *rank, double *alpha);
+/* The adapters' parameters of s (every layer). */
+uint64_t model_lora_params(const gm_shape *s);
+/* Is matrix m adapted? */
+bool model_lora_adapted(const model_state *st, int m);
+/* Element of A [in, r] of matrix m of layer l in the adapters (B [r, out]
+ * follows it), the same in their gradients, master copies and moments. */
+uint64_t model_lora_param(const model_state *st, int m, uint64_t l);
+/* Where layer l's kept (alpha / r) x A of matrix m is ([T, r]). */
+loc model_lora_xa(model_state *st, int m, uint64_t l);
+/* After y = x W_m (+ r), `rows` rows: y += (alpha / r) (x A) B, keeping
+ * the scaled x A. */
+gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, loc x, loc y);
+/* The adapter's backward from dy: dB = xa^T dy, d(xa) = dy B^T into the
+ * workspace, dA = (alpha / r) x^T d(xa), and dx += (alpha / r) d(xa) A^T. */
+gm_status model_lora_backward(model_state *st, int m, uint64_t l, loc x, loc dy, loc dx);
+
+/* ---- model_nf4.c ---- */
+
+/* Is matrix m a projection stored in NF4? */
+bool model_is_nf4(const model_state *st, int m);
+/* Where matrix m of layer l starts in the NF4 buffers. */
+gm_nf4_at model_nf4_at(const model_state *st, int m, uint64_t l);
+/* Are the projections of a whole blocks of GM_NF4_BLOCK weights? */
+bool model_nf4_fits(const gm_arch *a);
+/* Matrix m of layer l for a product: where it is, or for an NF4 one,
+ * enqueues its dequantisation into B_DEQUANT (*rc its status) and
+ * returns that. */
+loc model_weight(model_state *st, int m, uint64_t l, gm_status *rc);
+/* The second quantisation's map: 256 ascending values over [-1, 1]. */
+void model_nf4_code_map(float *code2);
+/* Set-up (model_nf4_setup.c): the code map and every projection quantised. */
+gm_status model_nf4_init(model_state *st);
+/* Matrix m of layer l dequantised on the host from the device's codes, in
+ * double (the reference's weights). */
+gm_status model_nf4_host(model_state *st, int m, uint64_t l, double *out);
+void model_nf4_release(model_state *st);
 
 /* ---- model_rows.c ---- */
 

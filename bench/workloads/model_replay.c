@@ -60,6 +60,8 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
             rc = check_read_rows_in(c, outs[i], model_out(st, ms[i]), i ? st->kp : st->p, c->out);
             if (rc == GM_OK)
                 rc = check_fetch_columns(c, ms[i], l);
+            if (rc == GM_OK)
+                rc = check_lora_term(c, ms[i], l, c->in);
             if (rc == GM_OK && c->ok)
                 check_product(c, names[i], l, h, c->in, NULL, c->out, false, i && st->kp != st->p);
         }
@@ -75,6 +77,8 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         if (rc == GM_OK)
             rc = check_fetch_columns(c, M_O, l);
         if (rc == GM_OK)
+            rc = check_lora_term(c, M_O, l, c->in);
+        if (rc == GM_OK && c->ok)
             check_product(c, "attn_resid", l, st->ad, c->in, c->in2, c->out, false, false);
         break;
     case S_NORM2:
@@ -89,11 +93,15 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         if (rc == GM_OK)
             rc = check_fetch_columns(c, M_GATE, l);
         if (rc == GM_OK)
+            rc = check_lora_term(c, M_GATE, l, c->in);
+        if (rc == GM_OK && c->ok)
             check_product(c, "gate", l, h, c->in, NULL, c->out, false, false);
         if (rc == GM_OK && c->ok)
             rc = check_read_rows(c, lc.up, st->I, c->out);
         if (rc == GM_OK && c->ok)
             rc = check_fetch_columns(c, M_UP, l);
+        if (rc == GM_OK && c->ok)
+            rc = check_lora_term(c, M_UP, l, c->in);
         if (rc == GM_OK && c->ok)
             check_product(c, "up", l, h, c->in, NULL, c->out, false, false);
         break;
@@ -107,6 +115,8 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         if (rc == GM_OK)
             rc = check_fetch_columns(c, M_DOWN, l);
         if (rc == GM_OK)
+            rc = check_lora_term(c, M_DOWN, l, c->in);
+        if (rc == GM_OK && c->ok)
             check_product(c, "block_output", l, st->I, c->in, c->in2, c->out, false, false);
         break;
     }
@@ -209,12 +219,15 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
             have = (sets[s][r] = malloc((size_t)wide * sizeof(float))) && have;
     c.w = malloc((size_t)mat * sizeof(float));
     c.cols = malloc(CHECK_COLS * sizeof *c.cols);
+    c.partner = malloc(CHECK_COLS * sizeof *c.partner);
     c.column = malloc((size_t)wide * sizeof(float));
     c.kseq = malloc((size_t)(st->seq * st->kd) * sizeof(float));
     c.vseq = malloc((size_t)(st->seq * st->kd) * sizeof(float));
     c.want = malloc((size_t)(wide > st->seq ? wide : st->seq) * sizeof(double));
     c.mag = malloc((size_t)wide * sizeof(double));
-    have = have && c.w && c.cols && c.column && c.kseq && c.vseq && c.want && c.mag;
+    c.lora_add = malloc(CHECK_ROWS * CHECK_COLS * sizeof(double));
+    c.lora_mag = malloc(CHECK_ROWS * CHECK_COLS * sizeof(double));
+    have = have && c.w && c.cols && c.partner && c.column && c.kseq && c.vseq && c.want && c.mag && c.lora_add && c.lora_mag;
     if (rc == GM_OK && st->int4)
         rc = gm_device_alloc(st->dev, GM_MEM_HOST, (size_t)(int4_mat / 2), &c.codes);
     if (rc == GM_OK && st->int4)
@@ -255,11 +268,14 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
             free(sets[s][r]);
     free(c.w);
     free(c.cols);
+    free(c.partner);
     free(c.column);
     free(c.kseq);
     free(c.vseq);
     free(c.want);
     free(c.mag);
+    free(c.lora_add);
+    free(c.lora_mag);
     gm_device_free(st->dev, &c.codes);
     gm_device_free(st->dev, &c.scales);
     gm_device_free(st->dev, &c.stage);

@@ -15,6 +15,10 @@ double model_flops(const model_state *st)
                      + 4.0 * L * (double)st->run_seq * (double)st->ad * T;
     /* Training: the backward's two products for each of the forward's
      * (dX and dW; attention's dQ and dK, dV), PaLM's 6 a parameter and token. */
+    /* LoRA: the frozen base's backward is dX alone (as many as its
+     * forward), the adapters' 6 a parameter and token (model_lora.c). */
+    if (st->lora)
+        return 2.0 * forward + 6.0 * T * (double)st->lora_p;
     return st->train ? 3.0 * forward : forward;
 }
 
@@ -42,6 +46,10 @@ void block_model_describe(void *state, char *note, size_t len)
         gm_mm_tally_describe(&st->mm, &st->tally_bwd, bwd, sizeof bwd);
         n += snprintf(note + n, len - (size_t)n, "; backward products: %s%s", bwd, kept[st->recompute]);
     }
+    if (st->lora && n > 0 && (size_t)n < len)
+        n += snprintf(note + n, len - (size_t)n, "; LoRA r %llu on %llu projections a layer, alpha/r %g%s",
+                      (unsigned long long)st->rank, (unsigned long long)st->n_adapted, (double)st->lora_scale,
+                      st->nf4 ? ", the base in NF4 dequantised for each product (train_nf4_dequant)" : "");
     if (st->mm.refused[0] && n > 0 && (size_t)n < len)
         snprintf(note + n, len - (size_t)n, "; ours where the vendor refused: %s", st->mm.refused);
 }
@@ -56,6 +64,9 @@ bool block_model_utilization(void *state, double *flops, double *peak, char *bas
              "masking not discounted%s) over %s", *flops,
              (double)st->L * (double)st->per_layer + (double)st->h + (st->tied ? 0.0 : (double)st->h * (double)st->V),
              st->train ? "every token" : "each sequence's last token",
-             st->train ? "; training: 3 x the forward's, its backward twice its products" : "", st->peak_basis);
+             st->lora    ? "; LoRA: 2 x the forward's, the frozen base's backward its dX alone, and 6 a token for "
+                           "each adapter parameter"
+             : st->train ? "; training: 3 x the forward's, its backward twice its products"
+                         : "", st->peak_basis);
     return st->peak > 0;
 }

@@ -28,6 +28,7 @@ void block_model_teardown(void *state)
         if (ps[i])
             st->dev->backend->program_release(st->dev, ps[i]);
     model_train_release(st);
+    model_nf4_release(st);
     gm_mm_ctx_release(&st->mm);
     free(st);
 }
@@ -66,6 +67,37 @@ static gm_status build(model_state *st)
     return rc;
 }
 
+#define SEED_LORA_A 613u
+#define SEED_LORA_B 617u
+
+/* LoRA: adapters (A as the base's projections, B in a small seeded range:
+ * model_lora.c), master copies and moments. */
+static gm_status lora_init(model_state *st)
+{
+    gm_status rc = GM_OK;
+    float rb = 0.25f * ldexpf(1.0f, -(int)lround(0.5 * log2((double)st->rank)));
+    for (uint64_t l = 0; l < st->L && rc == GM_OK; l++)
+        for (int m = 0; m < N_LAYER_M && rc == GM_OK; m++) {
+            if (!model_lora_adapted(st, m))
+                continue;
+            uint64_t in = model_in(st, m), out = model_out(st, m), p = model_lora_param(st, m, l);
+            rc = model_init_region(st, (loc){&st->buf[B_AD], p}, in * st->rank, p, SEED_LORA_A, st->range[m], 0.0f,
+                                   1.0f);
+            if (rc == GM_OK)
+                rc = model_init_region(st, (loc){&st->buf[B_AD], p + in * st->rank}, st->rank * out, p, SEED_LORA_B,
+                                       rb, 0.0f, 1.0f);
+        }
+    uint64_t n2 = 2 * st->lora_p, zero_off = 0, n = st->lora_p;
+    float zero = 0.0f;
+    gm_arg f[] = {gm_arg_buf(&st->buf[B_AMOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
+    if (rc == GM_OK)
+        rc = model_launch(st, st->k_fill, (size_t)n2, f, 4);
+    gm_arg c[] = {gm_arg_buf(&st->buf[B_AD]), gm_arg_buf(&st->buf[B_AMASTER]), gm_arg_u64(&zero_off), gm_arg_u64(&n)};
+    if (rc == GM_OK && st->master)
+        rc = model_launch(st, st->k_master, (size_t)n, c, 4);
+    return rc;
+}
+
 /* Weights (and in train mode master weights and moments; the gradients
  * are the set-up step's, model_backward.c). */
 static gm_status initialise(model_state *st)
@@ -82,6 +114,10 @@ static gm_status initialise(model_state *st)
         rc = model_init_matrix(st, M_LM, 0);
     if (!st->train || rc != GM_OK)
         return rc;
+    if (rc == GM_OK && st->nf4)
+        rc = model_nf4_init(st);
+    if (st->lora)
+        return rc == GM_OK ? lora_init(st) : rc;
     uint64_t n2 = 2 * st->p_total, zero_off = 0;
     float zero = 0.0f;
     gm_arg f[] = {gm_arg_buf(&st->buf[B_MOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
@@ -123,10 +159,11 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     const char *why = model_unsupported(a);
     if (why)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s is not run on the device (plan counts it)", a->name, why);
-    if (s->train && s->prec == GM_INT8)
+    const bool qlora = s->tune == GM_PLAN_QLORA, trains = s->train || s->tune == GM_PLAN_LORA || qlora;
+    if (trains && s->prec == GM_INT8)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int8 training is not run (plan refuses it too)");
-    gm_precision wp = gm_weight_prec(s), kp = gm_kv_prec(s);
-    if (s->train && (wp != s->prec || kp != s->prec))
+    gm_precision wp = qlora ? s->prec : gm_weight_prec(s), kp = gm_kv_prec(s);
+    if (trains && (wp != s->prec || kp != s->prec))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode train runs one precision for every role (plan "
                               "counts training so)");
     char head_why[300];
@@ -143,10 +180,10 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
                               "a block of the shape options, not to a whole model");
     /* Training keeps the attention's row statistics in the logits' space
      * (T * 2 * heads floats in T * vocab). */
-    if (s->train && a->vocab < 2 * a->heads)
+    if (trains && a->vocab < 2 * a->heads)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: --mode train needs a vocabulary of at least twice the "
                               "heads", a->name);
-    if (s->train && model_train_unsupported(s))
+    if (trains && model_train_unsupported(s))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s", a->name, model_train_unsupported(s));
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
@@ -186,9 +223,20 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->int4_head = st->int4 && s->int4_lm_head && !a->tied;
     st->group = group;
     st->chunked = gm_device_prefers_chunked(dev);
-    st->train = s->train;
-    st->recompute = s->train ? s->recompute : 0;
-    st->master = s->train && st->es < 4;
+    st->train = trains;
+    st->lora = s->tune == GM_PLAN_LORA || qlora;
+    st->nf4 = qlora;
+    st->recompute = trains ? s->recompute : 0;
+    st->master = trains && st->es < 4;
+    if (st->lora) {
+        double alpha;
+        st->lora_m = model_lora_matrices(s, &st->n_adapted, &st->rank, &alpha);
+        st->lora_scale = (float)(alpha / (double)st->rank);
+        st->lora_p = model_lora_params(s);
+        const char *fault = getenv("GPUMEM_FAULT");
+        st->lora_fault = fault && strcmp(fault, "lora-backward") == 0;
+        st->nf4_fault = st->nf4 && fault && strcmp(fault, "nf4-dequant") == 0;
+    }
     st->tied = a->tied;
     st->vendor = model_is_vendor(impl);
     st->ours_only = ours_only;

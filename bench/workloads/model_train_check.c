@@ -36,10 +36,35 @@ static const char *matrix_name(int m)
     return names[m];
 }
 
+/* QLoRA: every parameter in the model's order, the projections
+ * dequantised here from the device's NF4 codes, the others as stored. */
+static gm_status read_nf4_params(checker *c, double *w, float *tmp)
+{
+    model_state *st = c->st;
+    gm_status rc = GM_OK;
+    /* the layers' matrices, then (l == L) the embedding, final norm and head */
+    for (uint64_t l = 0; l <= st->L && rc == GM_OK; l++)
+        for (int m = l < st->L ? 0 : N_LAYER_M; m < (l < st->L ? N_LAYER_M : N_M) && rc == GM_OK; m++) {
+            if (m == M_LM && st->tied)
+                continue;
+            uint64_t at = model_param(st, m, l), n = model_in(st, m) * model_out(st, m);
+            if (model_is_nf4(st, m)) {
+                rc = model_nf4_host(st, m, l, w + at);
+                continue;
+            }
+            rc = check_read(c, model_loc(st, m, l), 0, n, st->es, st->p, 1.0f, tmp);
+            for (uint64_t i = 0; rc == GM_OK && i < n; i++)
+                w[at + i] = tmp[i];
+        }
+    return rc;
+}
+
 /* Every parameter of the device as doubles, in the model's order. */
 static gm_status read_params(checker *c, double *w, float *tmp)
 {
     model_state *st = c->st;
+    if (st->nf4)
+        return read_nf4_params(c, w, tmp);
     gm_status rc = check_read(c, (loc){&st->buf[B_W], 0}, 0, st->p_main, st->es, st->p, 1.0f, tmp);
     if (rc == GM_OK && !st->tied)
         rc = check_read(c, (loc){&st->buf[B_LM], 0}, 0, st->p_total - st->p_main, st->es, st->p, 1.0f,
@@ -78,6 +103,33 @@ static uint64_t pack_embedding_rows(checker *c, float *got, double *want)
     return c->ok ? kept : 0;
 }
 
+/* LoRA: each adapter's A and B gradients against the reference's, in the
+ * backward's order (the first off names the stage that went wrong). */
+static void check_adapter_gradients(checker *c, const float *got, const double *want, double rel, double abs)
+{
+    model_state *st = c->st;
+    static const int order[] = {M_DOWN, M_UP, M_GATE, M_O, M_V, M_K, M_Q};
+    for (uint64_t l = st->L; l-- > 0 && c->ok;)
+        for (int i = 0; i < 7 && c->ok; i++) {
+            int m = order[i];
+            if (!model_lora_adapted(st, m))
+                continue;
+            uint64_t p = model_lora_param(st, m, l), na = model_in(st, m) * st->rank;
+            for (int part = 0; part < 2 && c->ok; part++) {
+                uint64_t at = part ? p + na : p, len = part ? st->rank * model_out(st, m) : na;
+                gm_ref_diff d;
+                gm_ref_compare(got + at, want + at, (size_t)len, rel, abs, &d);
+                if (d.off > (st->p == GM_FP32 ? 0 : len / 1000)) {
+                    snprintf(c->note, c->note_len, "gradient of LoRA %s of %s (layer %llu): %zu of %llu elements off "
+                             "the double-precision step, worst [%zu] expected %.6g got %.6g (rms %.3g)",
+                             part ? "B" : "A", matrix_name(m), (unsigned long long)l, d.off, (unsigned long long)len,
+                             d.worst_at, want[at + d.worst_at], (double)got[at + d.worst_at], d.rms);
+                    c->ok = false;
+                }
+            }
+        }
+}
+
 /* The device's loss and gradients (grads in tmp) against the reference. */
 static gm_status check_gradients(checker *c, double device_loss)
 {
@@ -95,9 +147,23 @@ static gm_status check_gradients(checker *c, double device_loss)
         memcpy(targets, c->stage.host, n * 4);
         for (size_t t = 0; t < n; t++)
             tokens[t] = check_host_token(t, (uint32_t)st->V);
-        rc = check_read(c, (loc){&st->buf[B_GRAD], 0}, 0, P, st->es, st->p, 1.0f, got);
+        if (!st->lora)
+            rc = check_read(c, (loc){&st->buf[B_GRAD], 0}, 0, P, st->es, st->p, 1.0f, got);
     }
-    double loss = rc == GM_OK ? model_train_ref(st, w, tokens, targets, want) : 0.0;
+    /* LoRA: the adapters and their gradients besides (the base's
+     * gradients the reference computes are not the device's). */
+    size_t Pa = st->lora ? (size_t)st->lora_p : 0;
+    double *ad = Pa ? malloc(Pa * sizeof *ad) : NULL, *ad_want = Pa ? calloc(Pa, sizeof *ad_want) : NULL;
+    float *ad_got = Pa ? malloc(Pa * sizeof *ad_got) : NULL;
+    if (rc == GM_OK && Pa && !(ad && ad_want && ad_got))
+        rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    if (rc == GM_OK && Pa)
+        rc = check_read(c, (loc){&st->buf[B_AD], 0}, 0, Pa, st->es, st->p, 1.0f, ad_got);
+    for (size_t i = 0; rc == GM_OK && i < Pa; i++)
+        ad[i] = ad_got[i];
+    if (rc == GM_OK && Pa)
+        rc = check_read(c, (loc){&st->buf[B_AGRAD], 0}, 0, Pa, st->es, st->p, 1.0f, ad_got);
+    double loss = rc == GM_OK ? model_train_ref(st, w, ad, tokens, targets, want, ad_want) : 0.0;
     if (rc == GM_OK && loss < 0)
         rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
     double rel, abs;
@@ -110,7 +176,9 @@ static gm_status check_gradients(checker *c, double device_loss)
     /* In the backward's order, so that the first gradient off names the
      * stage that went wrong (the error flows on to every one after it). */
     static const int layer_order[] = {M_DOWN, M_UP, M_GATE, M_NORM2, M_O, M_V, M_K, M_Q, M_NORM1};
-    uint64_t n_checks = 2 + st->L * N_LAYER_M + 1;
+    if (st->lora)
+        check_adapter_gradients(c, ad_got, ad_want, rel, abs);
+    uint64_t n_checks = st->lora ? 0 : 2 + st->L * N_LAYER_M + 1;
     for (uint64_t i = 0; i < n_checks && rc == GM_OK && c->ok; i++) {
         uint64_t l = i < 2 || i + 1 == n_checks ? 0 : st->L - 1 - (i - 2) / N_LAYER_M;
         int m = i == 0 ? M_LM : i == 1 ? M_FINAL : i + 1 == n_checks ? M_EMB : layer_order[(i - 2) % N_LAYER_M];
@@ -137,6 +205,9 @@ static gm_status check_gradients(checker *c, double device_loss)
     free(got);
     free(tokens);
     free(targets);
+    free(ad);
+    free(ad_want);
+    free(ad_got);
     return rc;
 }
 
@@ -147,27 +218,31 @@ static gm_status check_adamw_step(checker *c, unsigned rep)
     uint64_t x = 0x2545f4914f6cdd1dull ^ ((uint64_t)rep << 20), idx[CHECK_PARAMS];
     /* before: weight, gradient, m, v, master; after: weight, m, v, master */
     float before[CHECK_PARAMS][5] = {{0}}, after[CHECK_PARAMS][4] = {{0}};
+    /* LoRA: the adapters' step (the base does not move). */
+    const uint64_t np = st->lora ? st->lora_p : st->p_total;
+    const int grad = st->lora ? B_AGRAD : B_GRAD, mom = st->lora ? B_AMOM : B_MOM,
+              mst = st->lora ? B_AMASTER : B_MASTER;
     gm_status rc = GM_OK;
     for (int pass = 0; pass < 2 && rc == GM_OK; pass++) {
         if (pass == 1)
             rc = model_adamw(st);
         for (int i = 0; i < CHECK_PARAMS && rc == GM_OK; i++) {
-            uint64_t p = pass ? idx[i] : i == 0 ? 0 : i == 1 ? st->p_total - 1 : gm_xorshift(&x) % st->p_total;
+            uint64_t p = pass ? idx[i] : i == 0 ? 0 : i == 1 ? np - 1 : gm_xorshift(&x) % np;
             idx[i] = p;
-            bool in_lm = p >= st->p_main;
-            loc wl = in_lm ? (loc){&st->buf[B_LM], 0} : (loc){&st->buf[B_W], 0};
+            bool in_lm = !st->lora && p >= st->p_main;
+            loc wl = in_lm ? (loc){&st->buf[B_LM], 0} : (loc){&st->buf[st->lora ? B_AD : B_W], 0};
             uint64_t wi = in_lm ? p - st->p_main : p;
             float *o = pass ? after[i] : before[i];
             float *mv = pass ? &o[1] : &o[2], *master = pass ? &o[3] : &o[4];
             rc = check_read(c, wl, wi, 1, st->es, st->p, 1.0f, &o[0]);
             if (rc == GM_OK && !pass)
-                rc = check_read(c, (loc){&st->buf[B_GRAD], 0}, p, 1, st->es, st->p, 1.0f, &o[1]);
+                rc = check_read(c, (loc){&st->buf[grad], 0}, p, 1, st->es, st->p, 1.0f, &o[1]);
             if (rc == GM_OK)
-                rc = check_read(c, (loc){&st->buf[B_MOM], 0}, p, 1, 4, GM_FP32, 1.0f, &mv[0]);
+                rc = check_read(c, (loc){&st->buf[mom], 0}, p, 1, 4, GM_FP32, 1.0f, &mv[0]);
             if (rc == GM_OK)
-                rc = check_read(c, (loc){&st->buf[B_MOM], 0}, st->p_total + p, 1, 4, GM_FP32, 1.0f, &mv[1]);
+                rc = check_read(c, (loc){&st->buf[mom], 0}, np + p, 1, 4, GM_FP32, 1.0f, &mv[1]);
             if (rc == GM_OK && st->master)
-                rc = check_read(c, (loc){&st->buf[B_MASTER], 0}, p, 1, 4, GM_FP32, 1.0f, master);
+                rc = check_read(c, (loc){&st->buf[mst], 0}, p, 1, 4, GM_FP32, 1.0f, master);
         }
     }
     for (int i = 0; i < CHECK_PARAMS && rc == GM_OK && c->ok; i++) {
@@ -180,8 +255,8 @@ static gm_status check_adamw_step(checker *c, unsigned rep)
              * move the update by that fraction of LR. */
             double tol = 1e-5 * fabs(want[k]) + 2e-5 * LR + 1e-12 + (k == 0 ? gm_tolerance(st->p, want[k], 1.0f) : 0.0);
             if (!(fabs(after[i][k] - want[k]) <= tol)) {
-                snprintf(c->note, c->note_len, "%s of parameter %llu after AdamW step %u: expected %.9g, got %.9g",
-                         what[k], (unsigned long long)idx[i], st->steps, want[k], (double)after[i][k]);
+                snprintf(c->note, c->note_len, "%s of %sparameter %llu after AdamW step %u: expected %.9g, got %.9g",
+                         what[k], st->lora ? "adapter " : "", (unsigned long long)idx[i], st->steps, want[k], (double)after[i][k]);
                 c->ok = false;
             }
         }

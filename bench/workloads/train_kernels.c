@@ -24,7 +24,7 @@ gm_status gm_train_kernels_build(gm_device *dev, gm_precision p, bool chunked, b
         {"train_rope", &k->rope},         {"train_rmsnorm_dx", &k->norm_dx}, {"train_rmsnorm_dw", &k->norm_dw},
         {"train_swiglu_bwd", &k->swiglu}, {"train_attn_delta", &k->delta},   {"train_attn_dq", &k->dq},
         {"train_attn_dkv", &k->dkv},      {"train_xent", &k->xent},          {"train_embed_bwd", &k->embed},
-        {"train_nf4_dequant", &k->nf4},
+        {"train_nf4_dequant", &k->nf4},   {"train_scale", &k->scale},
     };
     for (size_t i = 0; i < sizeof train / sizeof train[0] && st == GM_OK; i++)
         st = dev->backend->kernel_get(dev, k->train, train[i].name, train[i].out);
@@ -41,7 +41,7 @@ gm_status gm_train_kernels_build(gm_device *dev, gm_precision p, bool chunked, b
 void gm_train_kernels_release(gm_device *dev, gm_train_kernels *k)
 {
     gm_kernel *all[] = {k->rope, k->norm_dx, k->norm_dw, k->swiglu, k->delta, k->dq,
-                        k->dkv,  k->xent,    k->embed,   k->nf4,    k->adamw};
+                        k->dkv,  k->xent,    k->embed,   k->nf4,    k->adamw, k->scale};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i])
             dev->backend->kernel_release(dev, all[i]);
@@ -77,12 +77,12 @@ void gm_train_rope_table(double theta, unsigned int dim, size_t positions, float
 
 gm_status gm_train_rope(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, const gm_buffer *cos_t,
                         const gm_buffer *sin_t, uint64_t tokens, unsigned int heads, unsigned int dim, uint64_t seq,
-                        uint64_t pos0, uint64_t x_off, float direction)
+                        uint64_t pos0, uint64_t x_off, float direction, uint64_t cos_off, uint64_t sin_off)
 {
     gm_arg args[] = {gm_arg_buf(x),       gm_arg_buf(cos_t),  gm_arg_buf(sin_t),  gm_arg_u64(&tokens),
                      gm_arg_u32(&heads),  gm_arg_u32(&dim),   gm_arg_u64(&seq),   gm_arg_u64(&pos0),
-                     gm_arg_u64(&x_off),  gm_arg_f32(&direction)};
-    return launch(dev, k, k->rope, tokens * heads * (dim / 2), args, 10);
+                     gm_arg_u64(&x_off),  gm_arg_f32(&direction), gm_arg_u64(&cos_off), gm_arg_u64(&sin_off)};
+    return launch(dev, k, k->rope, tokens * heads * (dim / 2), args, 12);
 }
 
 gm_status gm_train_rmsnorm_bwd(gm_device *dev, const gm_train_kernels *k, const gm_train_norm_call *c)
@@ -198,11 +198,20 @@ gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm
 
 gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const gm_buffer *codes,
                                const gm_buffer *absmax_q, const gm_buffer *code2, const gm_buffer *scale2, float offset,
-                               const gm_buffer *out, uint64_t n, uint64_t out_off)
+                               const gm_buffer *out, uint64_t n, uint64_t out_off, gm_nf4_at at)
 {
-    gm_arg args[] = {gm_arg_buf(codes), gm_arg_buf(absmax_q), gm_arg_buf(code2), gm_arg_buf(scale2),
-                     gm_arg_f32(&offset), gm_arg_buf(out),    gm_arg_u64(&n),    gm_arg_u64(&out_off)};
-    return launch(dev, k, k->nf4, n, args, 8);
+    gm_arg args[] = {gm_arg_buf(codes),       gm_arg_buf(absmax_q),      gm_arg_buf(code2),
+                     gm_arg_buf(scale2),      gm_arg_f32(&offset),       gm_arg_buf(out),
+                     gm_arg_u64(&n),          gm_arg_u64(&out_off),      gm_arg_u64(&at.codes),
+                     gm_arg_u64(&at.absmax),  gm_arg_u64(&at.scales)};
+    return launch(dev, k, k->nf4, n, args, 11);
+}
+
+gm_status gm_train_scale(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, uint64_t n, uint64_t x_off,
+                         float scale)
+{
+    gm_arg args[] = {gm_arg_buf(x), gm_arg_u64(&n), gm_arg_u64(&x_off), gm_arg_f32(&scale)};
+    return launch(dev, k, k->scale, n, args, 4);
 }
 
 gm_status gm_train_adamw(gm_device *dev, const gm_train_kernels *k, const gm_buffer *w, const gm_buffer *g,

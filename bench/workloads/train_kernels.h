@@ -26,7 +26,7 @@ typedef struct {
     gm_precision prec;      /* activations and gradients: fp32, fp16 or bf16 */
     bool chunked;           /* the access pattern of CPUs */
     gm_program *train, *model;
-    gm_kernel *rope, *norm_dx, *norm_dw, *swiglu, *delta, *dq, *dkv, *xent, *embed, *nf4, *adamw;
+    gm_kernel *rope, *norm_dx, *norm_dw, *swiglu, *delta, *dq, *dkv, *xent, *embed, *nf4, *adamw, *scale;
 } gm_train_kernels;
 
 /* Builds train.cl and model.cl for precision p and gets every kernel.
@@ -44,10 +44,11 @@ void gm_train_rope_table(double theta, unsigned int dim, size_t positions, float
 
 /* Rotates x in place (direction +1: the forward; -1: the backward, dx
  * from dy): tokens rows of heads x dim at element x_off, token t at
- * position pos0 + t % seq of tables holding at least that many. */
+ * position pos0 + t % seq of tables holding at least that many, from
+ * element cos_off of cos_t and sin_off of sin_t. */
 gm_status gm_train_rope(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, const gm_buffer *cos_t,
                         const gm_buffer *sin_t, uint64_t tokens, unsigned int heads, unsigned int dim, uint64_t seq,
-                        uint64_t pos0, uint64_t x_off, float direction);
+                        uint64_t pos0, uint64_t x_off, float direction, uint64_t cos_off, uint64_t sin_off);
 
 typedef struct {
     const gm_buffer *x, *w, *dy, *dx, *rstd, *dw;   /* dw: NULL when the weight does not learn */
@@ -105,11 +106,21 @@ gm_status gm_train_embed_bwd(gm_device *dev, const gm_train_kernels *k, const gm
                              const gm_buffer *seg_start, const gm_buffer *seg_token, const gm_buffer *de,
                              uint64_t segments, unsigned int hidden, bool accumulate, uint64_t dx_off);
 
-/* n NF4 weights (codes, absmax codes, code2 [256], scale2, offset) to
- * out[out_off ...] in k's precision. */
+/* Where one NF4 matrix starts in its buffers: codes and absmax codes
+ * (bytes), block scales (floats); all 0 for a matrix alone. */
+typedef struct {
+    uint64_t codes, absmax, scales;
+} gm_nf4_at;
+
+/* n NF4 weights (codes, absmax codes, code2 [256], scale2, offset) from
+ * `at` to out[out_off ...] in k's precision. */
 gm_status gm_train_nf4_dequant(gm_device *dev, const gm_train_kernels *k, const gm_buffer *codes,
                                const gm_buffer *absmax_q, const gm_buffer *code2, const gm_buffer *scale2, float offset,
-                               const gm_buffer *out, uint64_t n, uint64_t out_off);
+                               const gm_buffer *out, uint64_t n, uint64_t out_off, gm_nf4_at at);
+
+/* x[x_off + i] *= scale, i < n (LoRA's alpha / r). */
+gm_status gm_train_scale(gm_device *dev, const gm_train_kernels *k, const gm_buffer *x, uint64_t n, uint64_t x_off,
+                         float scale);
 
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;

@@ -110,12 +110,27 @@ int gm_bench_options(int argc, char **argv, const char *suite, gm_bench_opts *o,
         return 2;
     }
     snprintf(o->profile, sizeof o->profile, "%s", profile);
+    bool precision = false;
     for (int i = 0; i < n; i++) {
         if (gm_opts_set(o, cli[i].opt->name, cli[i].value, err, sizeof err) != 0) {
             fprintf(stderr, "gpumem bench: %s\n", err);
             return 2;
         }
+        precision |= strcmp(cli[i].opt->name, "precision") == 0;
     }
+    /* Fine-tuning trains in fp32, fp16 or bf16: where the command line
+     * names no --precision, a run whose every mode trains runs bf16, and
+     * one with lora or qlora among other modes leaves out the default
+     * list's (or the profile's) other precisions (int8 trains nothing);
+     * a --precision given is checked by gm_roles_check_opts. */
+    unsigned trains = 0, tunes = (1u << GM_PLAN_LORA) | (1u << GM_PLAN_QLORA);
+    unsigned trainable = (1u << GM_FP32) | (1u << GM_FP16) | (1u << GM_BF16);
+    for (int m = 0; m < GM_PLAN_MODE_COUNT; m++)
+        trains |= gm_plan_trains((gm_plan_mode)m) && m != GM_PLAN_SERVE ? 1u << m : 0u;
+    if (!precision && o->modes && !(o->modes & ~trains))
+        o->precisions = 1u << GM_BF16;
+    else if (!precision && (o->modes & tunes) && (o->precisions & trainable))
+        o->precisions &= trainable;
     return 0;
 }
 

@@ -153,8 +153,11 @@ APPLY(gm_apply_plan_number)
  * modes each concerns: option_rules.c. */
 APPLY(gm_apply_plan_tune)
 {
-    gm_model_plan_args *m = &d->plan->whole;
-    gm_tune_opts *t = &m->plan.tune;
+    /* bench takes LoRA's three into every point's shape (the device's
+     * LoRA step, bench/workloads/model_lora.c). */
+    gm_tune_opts bench_tune = {0};
+    gm_model_plan_args *m = d->plan ? &d->plan->whole : NULL;
+    gm_tune_opts *t = m ? &m->plan.tune : &bench_tune;
     char why[160];
     const char *name = opt->name;
     if (!strcmp(name, "lora-rank")) {
@@ -171,6 +174,8 @@ APPLY(gm_apply_plan_tune)
     } else if (!strcmp(name, "lora-targets")) {
         if (gm_option_parse_names(opt, v, &t->targets, err, err_len))
             return -1;
+    } else if (!m) {
+        return -1;
     } else if (!strcmp(name, "host-memory")) {
         if (gm_parse_size(v, &m->host_bytes, why, sizeof why) != 0 || m->host_bytes == 0) {
             snprintf(err, err_len, "--%s '%s': expected a size such as 512GiB", name, v);
@@ -187,6 +192,15 @@ APPLY(gm_apply_plan_tune)
             t->offload = (gm_offload)i;
         else
             t->saved = (gm_saved)i;
+    }
+    if (!m) {
+        gm_shape *sh = &d->bench->shape;
+        if (!strcmp(name, "lora-rank"))
+            sh->lora_rank = t->rank;
+        else if (!strcmp(name, "lora-alpha"))
+            sh->lora_alpha = t->alpha;
+        else
+            sh->lora_targets = t->targets;
     }
     return 0;
 }

@@ -707,15 +707,17 @@ const gm_option gm_option_table[] = {
      VALUES(gm_model_preset_names), .files = GM_FILES_ANY, .apply = apply_shape},
     {"mode", GM_OPTARG_LIST, "LIST", B, "workloads, oom", "inference, train, lora, qlora or several: train is "
      "block with a whole --model running whole training steps (forward, loss, backward, AdamW) over gradients, "
-     "AdamW states, master weights and activations kept for backward; lora and qlora give unsupported rows "
-     "(gpumem plan counts them); serve is the serving engine (workload and suite serve); other workloads run "
+     "AdamW states, master weights and activations kept for backward; lora the same step with rank-r adapters "
+     "over a frozen base (--lora-rank, --lora-alpha, --lora-targets), qlora over a base in NF4; training modes run "
+     "bf16 where --precision is left out; serve is the serving engine (workload and suite serve); other workloads run "
      "inference only",
      "inference", VALUES(mode_values), .apply = apply_modes},
     {"optimizer", GM_OPTARG_ENUM, "O", B, "block --mode train", "the optimizer the device steps", "adamw",
      VALUES(bench_optimizer_values), .apply = apply_shape},
     {"recompute", GM_OPTARG_ENUM, "R", B, "block --mode train, lora, qlora", "what the training step's backward "
      "recomputes instead of keeping: none, selective (the attention's row statistics) or full (every layer but its "
-     "input); lora and qlora rows carry plan's bytes with it (--checkpoint: full)",
+     "input); lora and qlora steps run with none, their rows with the others unsupported, carrying plan's bytes "
+     "(--checkpoint: full)",
      "none", VALUES(recompute_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "a whole model: a preset of share/models/, a Hugging Face "
      "config.json or a model's folder holding one; planned whole without --workload, else the workload takes "
@@ -850,11 +852,11 @@ const gm_option gm_option_table[] = {
      "--batch that fit in SIZE (24GiB, 78.7GiB), in the usable memory a run folder measured (RUN), or in the best "
      "device's free memory (device)", NULL,
      .apply = gm_apply_plan_fit},
-    {"lora-rank", GM_OPTARG_NUMBER, "R", P, "model lora, qlora", "the adapters' rank (at most each adapted "
+    {"lora-rank", GM_OPTARG_NUMBER, "R", B | P, "model lora, qlora", "the adapters' rank (at most each adapted "
      "projection's smaller width)", "16", NUM(1, 1u << 20), .apply = gm_apply_plan_tune},
-    {"lora-alpha", GM_OPTARG_REAL, "A", P, "model lora, qlora", "adapters add (alpha / rank) x A B (no bytes: "
+    {"lora-alpha", GM_OPTARG_REAL, "A", B | P, "model lora, qlora", "adapters add (alpha / rank) x A B (no bytes: "
      "the step's scale)", "2 x rank", .apply = gm_apply_plan_tune},
-    {"lora-targets", GM_OPTARG_LIST, "LIST", P, "model lora, qlora", "the projections with an adapter (all "
+    {"lora-targets", GM_OPTARG_LIST, "LIST", B | P, "model lora, qlora", "the projections with an adapter (all "
      "linear ones, as QLoRA and PEFT's all-linear; q,v: LoRA's paper)", "all the model has",
      VALUES(gm_lora_target_values), .apply = gm_apply_plan_tune},
     {"adapter-precision", GM_OPTARG_ENUM, "P", P, "model lora, qlora", "the adapters' weights and gradients "

@@ -4,6 +4,7 @@
 #include "bench/bench.h"
 #include "bench/model/mem_plan.h"
 #include "bench/model/precision_roles.h"
+#include "bench/model/train_plan.h"
 #include "cli/option_table.h"
 #include "cli/profile_text.h"
 #include "lib/precision.h"
@@ -212,6 +213,35 @@ int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, si
     }
     if (!strcmp(suite, "stream"))   /* every storage precision (int4, weights only, is refused by the options) */
         return 0;
+    /* LoRA's options against the model, as plan checks them: a rank above
+     * an adapted projection's width, targets it lacks, QLoRA over a base
+     * that is not 4-bit. */
+    for (int m = GM_PLAN_LORA; m <= GM_PLAN_QLORA && gm_shape_has_arch(&o->shape); m++) {
+        gm_plan_opts po;
+        gm_plan_opts_init(&po);
+        po.mode = (gm_plan_mode)m;
+        po.weight_prec = o->shape.weight_prec;
+        po.tune.rank = o->shape.lora_rank;
+        po.tune.alpha = o->shape.lora_alpha;
+        po.tune.targets = o->shape.lora_targets;
+        if ((o->modes & (1u << m)) && gm_plan_tune_check(&o->shape.arch, &po, err, err_len))
+            return -1;
+        if (m == GM_PLAN_LORA && (o->modes & (1u << m)) && o->shape.weight_prec) {
+            snprintf(err, err_len, "--weight-precision %s with --mode lora: LoRA's frozen base is in --precision "
+                     "(a 4-bit base is --mode qlora)", gm_precision_name((gm_precision)(o->shape.weight_prec - 1)));
+            return -1;
+        }
+    }
+    /* LoRA and QLoRA train in fp32, fp16 or bf16 (full fine-tuning's
+     * other precisions are unsupported rows of the device's step). */
+    unsigned trains = (1u << GM_FP32) | (1u << GM_FP16) | (1u << GM_BF16);
+    for (int m = GM_PLAN_LORA; m <= GM_PLAN_QLORA; m++)
+        if ((o->modes & (1u << m)) && (o->precisions & ~trains)) {
+            snprintf(err, err_len, "--precision %s with --mode %s: fine-tuning trains in fp32, fp16 or bf16 (bf16 "
+                     "where --precision is left out)",
+                     gm_precision_name((gm_precision)__builtin_ctz(o->precisions & ~trains)), gm_plan_mode_names[m]);
+            return -1;
+        }
     for (int w = 0; gm_workloads[w]; w++) {
         if (!(o->workloads & (1u << w)))
             continue;

@@ -157,7 +157,7 @@ static void test_rope(void **state)
             double *x = randoms(n, 2), *want = malloc(n * sizeof *want);
             gm_buffer d = upload(k->prec, x, n);
             assert_int_equal(gm_train_rope(&dev, k, &d, &tables[0], &tables[1], tokens, heads, dim, seq, pos0, 0,
-                                           (float)dir), GM_OK);
+                                           (float)dir, 0, 0), GM_OK);
             gm_ref_rope(x, want, cs, sn, tokens, heads, dim, seq, pos0, dir);
             expect(dir > 0 ? "rope forward" : "rope backward", k, &d, want, n, k->prec);
             gm_device_free(&dev, &d);
@@ -346,7 +346,8 @@ static void test_nf4(void **state)
     for (int i = 0; i < COMBOS; i++) {
         gm_train_kernels *k = &built[i];
         assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n * gm_precision_size(k->prec), &b[4]), GM_OK);
-        assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], q.offset, &b[4], n, 0), GM_OK);
+        assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], q.offset, &b[4], n, 0,
+                                              (gm_nf4_at){0, 0, 0}), GM_OK);
         expect("nf4 dequantised", k, &b[4], want, n, k->prec);
         gm_device_free(&dev, &b[4]);
     }

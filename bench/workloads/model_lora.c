@@ -1,0 +1,69 @@
+/*
+ * LoRA on the whole model's training step (bench/workloads/model_private.h):
+ * Hu et al. 2021, section 4.1. Each adapted projection W [in, out] of a
+ * layer gains A [in, r] and B [r, out], and its output is
+ *   y = x W + (alpha / r) (x A) B
+ * with W frozen (no gradient, no optimizer state: the base's norms,
+ * embedding and LM head too). The forward keeps xa = (alpha / r) x A, [T,
+ * r] (mem_plan's "each adapter's x A"); the backward, from dy:
+ *   dB = xa^T dy,  d(xa) = dy B^T (the workspace's last e T r bytes),
+ *   dA = (alpha / r) x^T d(xa),  dx += (alpha / r) d(xa) A^T.
+ * Adapters, their gradients, fp32 master copies (16-bit) and AdamW moments
+ * are in the order of the layers, then of the matrices q, k, v, o, gate,
+ * up, down, A before B (where: model_layout.c). A is initialised as the
+ * base's projections are; B with a small seeded range rather than LoRA's
+ * zeros, so that the first step's dA and the adapters' part of the output
+ * are not zero and the check sees them (model_setup.c; their AdamW step:
+ * model_forward.c).
+ */
+#include "bench/workloads/model_private.h"
+#include "bench/model/train_plan.h"
+
+
+/* c (rows x cols) = op(a) op(b) (+ c where acc), on the backward's tally or the projections'. */
+static gm_status product(model_state *st, uint64_t rows, uint64_t cols, uint64_t k, loc a, bool ta, loc b, bool tb,
+                         loc c, bool acc, bool backward)
+{
+    gm_mm op = {.prec = st->p, .m = rows, .n = cols, .k = k};
+    op.a = (gm_mm_operand){a.buf, a.off, 0, 0, ta};
+    op.b = (gm_mm_operand){b.buf, b.off, 0, 0, tb};
+    op.c = (gm_mm_operand){c.buf, c.off, 0, 0, false};
+    if (acc) {
+        op.r = c.buf;
+        op.r_off = c.off;
+    }
+    return gm_mm_run(&st->mm, &op, backward ? &st->tally_bwd : &st->tally_proj);
+}
+
+gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, loc x, loc y)
+{
+    if (!model_lora_adapted(st, m))
+        return GM_OK;
+    uint64_t in = model_in(st, m), out = model_out(st, m), r = st->rank, p = model_lora_param(st, m, l);
+    loc a = {&st->buf[B_AD], p}, b = {&st->buf[B_AD], p + in * r}, xa = model_lora_xa(st, m, l);
+    gm_status rc = product(st, rows, r, in, x, false, a, false, xa, false, false);
+    if (rc == GM_OK)
+        rc = gm_train_scale(st->dev, &st->tk, xa.buf, rows * r, xa.off, st->lora_scale);
+    return rc == GM_OK ? product(st, rows, out, r, xa, false, b, false, y, true, false) : rc;
+}
+
+gm_status model_lora_backward(model_state *st, int m, uint64_t l, loc x, loc dy, loc dx)
+{
+    if (!model_lora_adapted(st, m))
+        return GM_OK;
+    gm_plan_opts po = {.prec = st->p, .mode = GM_PLAN_TRAIN, .gpus = 1, .tp = 1};
+    uint64_t T = st->run_T, in = model_in(st, m), out = model_out(st, m), r = st->rank, p = model_lora_param(st, m, l);
+    loc a = {&st->buf[B_AD], p}, b = {&st->buf[B_AD], p + in * r}, xa = model_lora_xa(st, m, l);
+    loc ga = {&st->buf[B_AGRAD], p}, gb = {&st->buf[B_AGRAD], p + in * r};
+    loc dxa = {&st->buf[B_BWS], gm_plan_backward_workspace(&st->a, &po, st->b, st->seq) / st->es};
+    gm_status rc = product(st, r, out, T, xa, true, dy, false, gb, false, true);
+    if (rc == GM_OK)
+        rc = product(st, T, r, out, dy, false, b, true, dxa, false, true);
+    /* GPUMEM_FAULT=lora-backward (tests): the planted error of forgetting
+     * alpha / r in the backward; the check must catch it. */
+    if (rc == GM_OK && !st->lora_fault)
+        rc = gm_train_scale(st->dev, &st->tk, dxa.buf, T * r, dxa.off, st->lora_scale);
+    if (rc == GM_OK)
+        rc = product(st, in, r, T, x, true, dxa, false, ga, false, true);
+    return rc == GM_OK ? product(st, T, in, r, dxa, false, a, true, dx, true, true) : rc;
+}
