@@ -122,14 +122,20 @@ static void test_roles(void **state)
 static void test_tied_head(void **state)
 {
     (void)state;
-    FILE *f = fopen("build/tests/tied.json", "w");
+    /* A config.json of its own in the temporary folder, whatever the build's. */
+    const char *tmp = getenv("TMPDIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/gm-tied-XXXXXX.json", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
     assert_non_null(f);
     fprintf(f, "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128, "
                "\"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"num_key_value_heads\": 2, "
                "\"vocab_size\": 256, \"tie_word_embeddings\": true}\n");
     fclose(f);
-    run("build/tests/tied.json", GM_BF16, 0, 0, false, 2, 12, "gemm-ours", false);
-    remove("build/tests/tied.json");
+    run(path, GM_BF16, 0, 0, false, 2, 12, "gemm-ours", false);
+    remove(path);
 }
 
 /* Queries in several chunks of a sequence, the last one shorter (5, 5,
