@@ -314,7 +314,21 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
 
 /* SwiGLU of gate_up_proj's rows [gate | up] (`width` each, at gu_off):
  * act[r][j] = silu(gate) * up, silu(v) = v / (1 + e^-v), into the rows of
- * `width` at act_off (Shazeer 2020; vLLM's SiluAndMul). */
+ * `width` at act_off (Shazeer 2020; vLLM's SiluAndMul). CPUs: a work item
+ * a run of whole rows, so that no index is divided per element. */
+#if defined(GM_CHUNKED)
+GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act_off, unsigned int rows,
+                       unsigned int width, float scale)
+{
+    GM_FOR_EACH(r, (size_t)rows) {
+        const size_t at = gu_off + r * 2 * width, out = act_off + r * width;
+        for (unsigned int j = 0; j < width; j++) {
+            const float g = GM_LOAD(gu, at + j, scale), u = GM_LOAD(gu, at + width + j, scale);
+            GM_STORE(gu, out + j, g / (1.0f + exp(-g)) * u, scale);
+        }
+    }
+}
+#else
 GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act_off, unsigned int rows,
                        unsigned int width, float scale)
 {
@@ -324,6 +338,7 @@ GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act
         GM_STORE(gu, act_off + idx, g / (1.0f + exp(-g)) * u, scale);
     }
 }
+#endif
 
 /*
  * Greedy sampling: row r of the step's logits (in the activations'
