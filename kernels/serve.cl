@@ -70,7 +70,7 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
  */
 #define SERVE_MAX_GROUP 8       /* query heads of one KV head */
 #define SERVE_MAX_DIM 256
-#define SERVE_MAX_BLOCK 64      /* tokens a block (the CPU kernel's scores) */
+#define SERVE_MAX_BLOCK 64      /* tokens a block at most (the engine's bound on --block-tokens) */
 /* Both kernels' parameters (the host's arguments, serve_engine.c). */
 #define SERVE_ATTENTION_PARAMS                                                                                    \
     GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_u64 q_row, gm_u64 o_off, GM_GLOBAL gm_t *GM_RESTRICT o,  \
@@ -84,11 +84,13 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
  * host fixing the head size and the group at build time with -DSERVE_DIM
  * and -DSERVE_GROUP): one work item per (row, KV head), every query head
  * of the group at once, so that each key and value is read once, in
- * 8-wide vectors along the head. A block's scores are taken in tiles of
- * tokens, its softmax update 8 at a time, its values in tiles of columns:
- * tiles small enough for their sums to stay in registers. The next block
- * is prefetched: blocks are scattered, and a hardware prefetcher stops at
- * each one's end. */
+ * 8-wide vectors along the head. Token by token, its key row then its
+ * value row (the online softmax taken a token at a time, the output
+ * rescaled only when the maximum grows): the keys and the values stream
+ * side by side, two runs of memory in flight where a pass over a block's
+ * keys and then its values keeps one. The next block's rows are
+ * prefetched a token at a time: blocks are scattered, and a hardware
+ * prefetcher stops at each one's end. */
 #if defined(GM_BF16)
 #define SERVE_LOAD8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #elif defined(GM_FP16)
@@ -98,21 +100,11 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #endif
 #define SERVE_D8 (SERVE_DIM / 8)
 #define SERVE_G SERVE_GROUP
-/* Tokens a score tile and 8-wide columns a value tile: 8 sums of each. */
-#define SERVE_TB (SERVE_G >= 8 ? 1 : 8 / SERVE_G)
-#define SERVE_XB (SERVE_G == 1 && SERVE_D8 % 8 == 0 ? 8 : SERVE_G <= 2 && SERVE_D8 % 4 == 0 ? 4 \
-                  : SERVE_G <= 4 && SERVE_D8 % 2 == 0 ? 2 : 1)
 GM_INLINE float serve_sum8(float8 v)
 {
     const float4 a = v.lo + v.hi;
     const float2 b = a.lo + a.hi;
     return b.x + b.y;
-}
-GM_INLINE float serve_max8(float8 v)
-{
-    const float4 a = fmax(v.lo, v.hi);
-    const float2 b = fmax(a.lo, a.hi);
-    return fmax(b.x, b.y);
 }
 GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
 {
@@ -122,7 +114,7 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
         const size_t r = item / kv_heads, g = item % kv_heads;
         const unsigned int slot = meta[4 * r], n = meta[4 * r + 1] + 1;
         float8 qv[SERVE_G * SERVE_D8], acc[SERVE_G * SERVE_D8];
-        float sc[SERVE_G * SERVE_MAX_BLOCK], m[SERVE_G], l[SERVE_G];
+        float m[SERVE_G], l[SERVE_G];
         const size_t q_at = q_off + r * q_row + g * SERVE_G * SERVE_DIM;
         for (unsigned int i = 0; i < SERVE_G * SERVE_D8; i++) {
             qv[i] = SERVE_LOAD8(q, q_at + 8 * (size_t)i) * inv_sqrt;
@@ -132,80 +124,62 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
             m[j] = -INFINITY;
             l[j] = 0.0f;
         }
-        size_t kb = serve_page(table, slot, 0, block, max_blocks, layer, layers, page) + g * block * SERVE_DIM;
         for (unsigned int t0 = 0; t0 < n; t0 += block) {
-            const unsigned int nb = n - t0 < block ? n - t0 : block, n8 = (nb + 7) / 8;
-            GM_GLOBAL const gm_kv_t *GM_RESTRICT kp = pool + kb;
-            GM_GLOBAL const gm_kv_t *GM_RESTRICT vp = pool + kb + page;
+            const unsigned int nb = n - t0 < block ? n - t0 : block;
+            const size_t kb = serve_page(table, slot, t0, block, max_blocks, layer, layers, page) + g * block * SERVE_DIM;
             const bool next = t0 + block < n;
-            if (next)
-                kb = serve_page(table, slot, t0 + block, block, max_blocks, layer, layers, page)
-                     + g * block * SERVE_DIM;
-            for (unsigned int tb = 0; tb < nb; tb += SERVE_TB) {
-                /* The next block's rows of this tile's tokens, a line at a time. */
-                for (size_t i = (size_t)tb * SERVE_DIM; next && i < (size_t)(tb + SERVE_TB) * SERVE_DIM;
-                     i += 64 / sizeof(gm_kv_t)) {
-                    gm_prefetch(pool + kb + i);
-                    gm_prefetch(pool + kb + page + i);
+            const size_t nkb = next ? serve_page(table, slot, t0 + block, block, max_blocks, layer, layers, page)
+                                          + g * block * SERVE_DIM
+                                    : 0;
+            for (unsigned int t = 0; t < nb; t++) {
+                GM_GLOBAL const gm_kv_t *GM_RESTRICT kr = pool + kb + (size_t)t * SERVE_DIM;
+                GM_GLOBAL const gm_kv_t *GM_RESTRICT vr = kr + page;
+                /* The next block's key and value rows of this token, a line at a time. */
+                for (unsigned int i = 0; next && i < SERVE_DIM; i += 64 / sizeof(gm_kv_t)) {
+                    gm_prefetch(pool + nkb + (size_t)t * SERVE_DIM + i);
+                    gm_prefetch(pool + nkb + page + (size_t)t * SERVE_DIM + i);
                 }
-                float8 s[SERVE_TB * SERVE_G];
+                float8 s0[SERVE_G], s1[SERVE_G];
 #pragma unroll
-                for (unsigned int i = 0; i < SERVE_TB * SERVE_G; i++)
-                    s[i] = (float8)(0.0f);
-                for (unsigned int x = 0; x < SERVE_D8; x++) {
+                for (unsigned int j = 0; j < SERVE_G; j++)
+                    s0[j] = s1[j] = (float8)(0.0f);
+                /* Two sums a head, each over every other 8 columns: half the chain. */
+                for (unsigned int x = 0; x + 1 < SERVE_D8; x += 2) {
+                    const float8 k0 = SERVE_LOAD8(kr, 8 * x), k1 = SERVE_LOAD8(kr, 8 * x + 8);
 #pragma unroll
-                    for (unsigned int u = 0; u < SERVE_TB; u++) {
-                        const unsigned int t = tb + u < nb ? tb + u : nb - 1;   /* the tail reads a token twice */
-                        const float8 k = SERVE_LOAD8(kp, (size_t)t * SERVE_DIM + 8 * x);
-#pragma unroll
-                        for (unsigned int j = 0; j < SERVE_G; j++)
-                            s[u * SERVE_G + j] = fma(qv[j * SERVE_D8 + x], k, s[u * SERVE_G + j]);
+                    for (unsigned int j = 0; j < SERVE_G; j++) {
+                        s0[j] = fma(qv[j * SERVE_D8 + x], k0, s0[j]);
+                        s1[j] = fma(qv[j * SERVE_D8 + x + 1], k1, s1[j]);
                     }
                 }
-#pragma unroll
-                for (unsigned int u = 0; u < SERVE_TB; u++)
+#if (SERVE_DIM / 8) % 2
+                {
+                    const float8 k0 = SERVE_LOAD8(kr, SERVE_DIM - 8);
 #pragma unroll
                     for (unsigned int j = 0; j < SERVE_G; j++)
-                        if (tb + u < nb)
-                            sc[j * SERVE_MAX_BLOCK + tb + u] = serve_sum8(s[u * SERVE_G + j]);
-            }
-            for (unsigned int j = 0; j < SERVE_G; j++) {
-                float *sj = sc + j * SERVE_MAX_BLOCK;
-                for (unsigned int t = nb; t < 8 * n8; t++)
-                    sj[t] = -INFINITY;
-                float mb = m[j];
-                for (unsigned int u = 0; u < n8; u++)
-                    mb = fmax(mb, serve_max8(vload8(u, sj)));
-                const float corr = exp(m[j] - mb);
-                float8 sum = (float8)(0.0f);
-                for (unsigned int u = 0; u < n8; u++) {
-                    const float8 p = exp(vload8(u, sj) - mb);
-                    vstore8(p, u, sj);
-                    sum += p;
+                        s0[j] = fma(qv[j * SERVE_D8 + SERVE_D8 - 1], k0, s0[j]);
                 }
-                l[j] = l[j] * corr + serve_sum8(sum);
-                m[j] = mb;
-                if (corr != 1.0f)
-                    for (unsigned int x = 0; x < SERVE_D8; x++)
-                        acc[j * SERVE_D8 + x] *= corr;
-            }
-            for (unsigned int x0 = 0; x0 < SERVE_D8; x0 += SERVE_XB) {
-                float8 a[SERVE_G * SERVE_XB];
+#endif
+                float p[SERVE_G];
 #pragma unroll
-                for (unsigned int i = 0; i < SERVE_G * SERVE_XB; i++)
-                    a[i] = acc[(i / SERVE_XB) * SERVE_D8 + x0 + i % SERVE_XB];
-                for (unsigned int t = 0; t < nb; t++) {
-#pragma unroll
-                    for (unsigned int xb = 0; xb < SERVE_XB; xb++) {
-                        const float8 v = SERVE_LOAD8(vp, (size_t)t * SERVE_DIM + 8 * (x0 + xb));
-#pragma unroll
-                        for (unsigned int j = 0; j < SERVE_G; j++)
-                            a[j * SERVE_XB + xb] = fma((float8)(sc[j * SERVE_MAX_BLOCK + t]), v, a[j * SERVE_XB + xb]);
+                for (unsigned int j = 0; j < SERVE_G; j++) {
+                    const float sc = serve_sum8(s0[j] + s1[j]);
+                    if (sc > m[j]) {
+                        const float corr = exp(m[j] - sc);
+                        l[j] *= corr;
+                        for (unsigned int x = 0; x < SERVE_D8; x++)
+                            acc[j * SERVE_D8 + x] *= corr;
+                        m[j] = sc;
                     }
+                    p[j] = exp(sc - m[j]);
+                    l[j] += p[j];
                 }
+                for (unsigned int x = 0; x < SERVE_D8; x++) {
+                    const float8 v = SERVE_LOAD8(vr, 8 * x);
 #pragma unroll
-                for (unsigned int i = 0; i < SERVE_G * SERVE_XB; i++)
-                    acc[(i / SERVE_XB) * SERVE_D8 + x0 + i % SERVE_XB] = a[i];
+                    for (unsigned int j = 0; j < SERVE_G; j++)
+                        acc[j * SERVE_D8 + x] = fma((float8)(p[j]), v, acc[j * SERVE_D8 + x]);
+                }
             }
         }
         const size_t o_at = o_off + r * heads * SERVE_DIM + g * SERVE_G * SERVE_DIM;
@@ -314,7 +288,21 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
 
 /* SwiGLU of gate_up_proj's rows [gate | up] (`width` each, at gu_off):
  * act[r][j] = silu(gate) * up, silu(v) = v / (1 + e^-v), into the rows of
- * `width` at act_off (Shazeer 2020; vLLM's SiluAndMul). */
+ * `width` at act_off (Shazeer 2020; vLLM's SiluAndMul). CPUs: a work item
+ * a run of whole rows, so that no index is divided per element. */
+#if defined(GM_CHUNKED)
+GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act_off, unsigned int rows,
+                       unsigned int width, float scale)
+{
+    GM_FOR_EACH(r, (size_t)rows) {
+        const size_t at = gu_off + r * 2 * width, out = act_off + r * width;
+        for (unsigned int j = 0; j < width; j++) {
+            const float g = GM_LOAD(gu, at + j, scale), u = GM_LOAD(gu, at + width + j, scale);
+            GM_STORE(gu, out + j, g / (1.0f + exp(-g)) * u, scale);
+        }
+    }
+}
+#else
 GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act_off, unsigned int rows,
                        unsigned int width, float scale)
 {
@@ -324,6 +312,7 @@ GM_KERNEL serve_swiglu(GM_GLOBAL gm_t *GM_RESTRICT gu, gm_u64 gu_off, gm_u64 act
         GM_STORE(gu, act_off + idx, g / (1.0f + exp(-g)) * u, scale);
     }
 }
+#endif
 
 /*
  * Greedy sampling: row r of the step's logits (in the activations'

@@ -24,7 +24,7 @@
 #       then min(max_num_seqs * max_model_len, tokens) and min(seqs, tokens)
 #       (lines 2187-2190, 2200)
 . tests/lib.sh
-plan 34
+plan 36
 
 # vLLM's figures from (available, page, layers, block, max_model_len).
 vllm() {
@@ -116,6 +116,16 @@ bad "a budget with no room for the cache" --fit 16GiB
 bad "a request longer than the context" --fit 80GiB --max-model-len 9000
 like "$ERR" "longer than llama-3-8b's context, 8192" "the line names the context"
 bad "no card's memory" --max-seqs 8
+# serve is no training mode: it takes the precisions inference takes
+# (training refuses int8 weights and a KV cache of its own precision).
+run_gpumem plan --model llama-3-8b --mode serve --precision int8 --fit 80GiB
+like "$RC:$OUT" "^0:(?s:.*)GPU KV cache size: [0-9,]+ tokens" "plan --mode serve --precision int8: a plan, not a training refusal"
+run_gpumem plan --model llama-3-8b --mode serve --precision bf16 --kv-precision fp8e4m3 --fit 80GiB --format csv
+fp8_tokens=$(printf '%s\n' "$OUT" | awk -F, '$3 == "tokens" { print $4 }')
+run_gpumem plan --model llama-3-8b --mode serve --precision bf16 --fit 80GiB --format csv
+bf16_tokens=$(printf '%s\n' "$OUT" | awk -F, '$3 == "tokens" { print $4 }')
+perl -e 'exit !($ARGV[0] > 1.9 * $ARGV[1] && $ARGV[0] <= 2 * $ARGV[1] + 32)' "${fp8_tokens:-0}" "${bf16_tokens:-1}"
+ok $? "--mode serve --kv-precision fp8e4m3: about twice bf16's KV tokens ($fp8_tokens against $bf16_tokens)"
 run_gpumem plan --model llama-3-8b --precision bf16 --seq 9000
 is "$RC:$ERR" "2:gpumem plan: --seq 9000: longer than llama-3-8b's context, 8192 tokens (max_position_embeddings)" \
    "plan --seq past the context: exit status 2, one line"

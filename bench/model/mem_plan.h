@@ -26,8 +26,9 @@ extern const char *const gm_plan_mode_names[GM_PLAN_MODE_COUNT];
 typedef enum { GM_OPTIM_ADAMW, GM_OPTIM_ADAMW_8BIT, GM_OPTIM_SGD, GM_OPTIM_SGD_MOMENTUM } gm_optimizer;
 typedef enum { GM_RECOMPUTE_NONE, GM_RECOMPUTE_SELECTIVE, GM_RECOMPUTE_FULL } gm_recompute;
 
-/* Does mode m train (hold gradients and optimizer states)? */
-#define gm_plan_trains(m) ((m) != GM_PLAN_INFERENCE)
+/* Does mode m train (hold gradients and optimizer states)? train, lora
+ * and qlora do; inference and serve do not. */
+#define gm_plan_trains(m) ((m) == GM_PLAN_TRAIN || (m) == GM_PLAN_LORA || (m) == GM_PLAN_QLORA)
 
 /* The projections of a layer a LoRA adapter may sit on, in --lora-targets
  * order: "q", "k", "v", "o", "gate", "up", "down". */

@@ -159,23 +159,30 @@ static int emit_one(point *pt, const char *variant, uint64_t batch, const char *
     return gm_bench_emit(pt->b, &row, NULL, 0);
 }
 
-/* The stream suite's best read from device memory in this run. */
+/* The roofline's bandwidth: the stream suite's read from device memory
+ * (arrays of at least 4x the last-level cache) in this run, in the
+ * precision of the KV pool, the bulk of what a decode step reads (the
+ * read converts each element as attention does); the best over the array
+ * sizes. Without a read in that precision, no roofline, and the note says
+ * why. */
 static void stream_bandwidth(point *pt)
 {
     const gm_summary *sm = pt->b->summary;
+    const char *want = gm_precision_name(gm_kv_prec(&pt->s));
     const gm_summary_entry *best = NULL;
     for (size_t i = 0; sm && i < sm->n; i++)
         if (!strcmp(sm->entries[i].suite, "stream") && !strcmp(sm->entries[i].workload, "read")
-            && (!best || sm->entries[i].best > best->best))
+            && !strcmp(sm->entries[i].precision, want) && (!best || sm->entries[i].best > best->best))
             best = &sm->entries[i];
     if (!best) {
-        snprintf(pt->bw_note, sizeof pt->bw_note, "no roofline: the stream suite's read did not run in this run");
+        snprintf(pt->bw_note, sizeof pt->bw_note,
+                 "no roofline: the stream suite's read of %s from device memory did not run in this run", want);
         return;
     }
     char at[32];
     pt->bw = best->best * 1e9;
-    snprintf(pt->bw_note, sizeof pt->bw_note, "roofline at the stream suite's read, %.1f GB/s (%s, %s)", best->best,
-             best->precision, gm_format_size(best->at_bytes, at, sizeof at));
+    snprintf(pt->bw_note, sizeof pt->bw_note, "roofline at the stream suite's read, %.1f GB/s (%s, %s arrays)",
+             best->best, best->precision, gm_format_size(best->at_bytes, at, sizeof at));
 }
 
 /* Bytes a decode step of `rows` rows must read: every weight but the

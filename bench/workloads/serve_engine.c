@@ -237,7 +237,8 @@ gm_status serve_stage(serve_engine *e, uint64_t l, int s)
         unsigned int width = (unsigned int)e->I;
         gm_arg args[] = {gm_arg_buf(c.gu.buf), gm_arg_u64(&c.gu.off), gm_arg_u64(&c.act.off), gm_arg_u32(&rows),
                          gm_arg_u32(&width), gm_arg_f32(&sc)};
-        return launch(e, e->k_swiglu, (size_t)rows * e->I, args, 6);
+        /* CPU devices: a work item a run of rows (kernels/serve.cl). */
+        return launch(e, e->k_swiglu, e->chunked ? (size_t)rows : (size_t)rows * e->I, args, 6);
     }
     case S_DOWN:
         return serve_linear(e, M_DOWN, l, rows, c.act, c.a, &c.b);

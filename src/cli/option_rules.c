@@ -146,11 +146,8 @@ UNMET(recomputes)
 UNMET(trains)
 {
     (void)value;
-    int m = GM_PLAN_TRAIN;
-    /* serve is no training mode: the serve workload runs it (gm_plan_trains
-     * answers for the plans, which take serve apart). */
-    while (m < GM_PLAN_MODE_COUNT
-           && !(gm_plan_trains((gm_plan_mode)m) && m != GM_PLAN_SERVE && (a->modes & (1u << m))))
+    int m = 0;
+    while (m < GM_PLAN_MODE_COUNT && !(gm_plan_trains((gm_plan_mode)m) && (a->modes & (1u << m))))
         m++;
     if (m == GM_PLAN_MODE_COUNT || (asks_workload(a, "block") && has_model(a)))
         return NULL;
