@@ -335,7 +335,7 @@ static int run_point(point *pt)
         st = gm_time_on_queue(dev, 0, pt->r->enqueue, state, &ms[0]);
     for (unsigned r = 0; st == GM_OK && ms && r < o->reps && correct; r++) {
         st = gm_time_work(dev, 0, pt->r->enqueue, state, &ms[r]);
-        if (st == GM_OK && b->fault_corrupt)
+        if (st == GM_OK && b->output_fault.kind != GM_OUTPUT_FAULT_NONE)
             st = pt->r->corrupt(state);
         if (st == GM_OK)
             st = pt->r->verify(state, r, &correct, note, sizeof note);
