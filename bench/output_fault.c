@@ -60,9 +60,28 @@ static const char *kind_name(gm_output_fault_kind k)
     return k == GM_OUTPUT_FAULT_CORRUPT ? "corrupt-output" : "flip-output-bit";
 }
 
+void gm_output_fault_visible_bits(gm_precision p, unsigned *low, unsigned *high)
+{
+    unsigned bits = (unsigned)gm_precision_size(p) * 8;
+    *high = bits - 1;
+    *low = bits - 2;
+    if (p == GM_INT8) {
+        *low = 7;
+        *high = 8;
+    }
+}
+
 gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
                                  size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
                                  size_t *struck)
+{
+    return gm_output_fault_strike_bits(f, dev, buf, offset, n, elem_size, salt, rep, low_bit,
+                                       (unsigned)(elem_size < 16 ? elem_size : 16) * 8, struck);
+}
+
+gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                      size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                      unsigned high_bit, size_t *struck)
 {
     if (f->kind == GM_OUTPUT_FAULT_NONE || n == 0 || elem_size == 0)
         return GM_OK;
@@ -78,7 +97,9 @@ gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_bu
         for (size_t b = 0; b < elem_size; b++)
             elem[b] = b % 2 ? 0x7b : 0x5a;
     } else {
-        bit = gm_output_fault_bit(f, salt, rep, low_bit, (unsigned)(elem_size * 8));
+        if (high_bit == 0 || high_bit > elem_size * 8)
+            high_bit = (unsigned)(elem_size * 8);
+        bit = gm_output_fault_bit(f, salt, rep, low_bit, high_bit);
         st = dev->backend->copy(dev, 0, &host, 0, buf, at, elem_size, false);
         elem[bit / 8] ^= (unsigned char)(1u << (bit % 8));
     }

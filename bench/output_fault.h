@@ -30,7 +30,7 @@ typedef enum {
     GM_OUTPUT_FAULT_FLIP_BIT,   /* flip-output-bit */
 } gm_output_fault_kind;
 
-typedef struct {
+typedef struct gm_output_fault {
     gm_output_fault_kind kind;
     uint64_t seed;
 } gm_output_fault;
@@ -64,5 +64,29 @@ unsigned gm_output_fault_bit(const gm_output_fault *f, uint64_t salt, unsigned r
 gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
                                  size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
                                  size_t *struck);
+
+/*
+ * The bits of an element of precision p that flip-output-bit flips where a
+ * check compares with a tolerance, [*low, *high): a flip below them can
+ * be smaller than the rounding any correct output may carry, and the
+ * sign bit of a value at or near zero changes nothing a check can see.
+ *   floating formats (fp32, fp16, bf16, fp8): the top exponent bit alone.
+ *     With E exponent bits, a value of magnitude 2 or more is divided by
+ *     2^(2^(E-1)) (at least 256): it moves by more than 99% of itself,
+ *     so by 1.99 or more; a smaller normal value is multiplied by as much
+ *     (it becomes 4 or more, or inf/NaN), and zero or a subnormal becomes
+ *     2 or more. Every flip moves the element by at least about 1.99 (in
+ *     the element's own units), however small it was.
+ *   int8: bit 7, the sign of the two's complement code: the code moves
+ *     by 128 steps of its scale.
+ * Exact checks (bit for bit) see every flip: they use [0, bits).
+ */
+void gm_output_fault_visible_bits(gm_precision p, unsigned *low, unsigned *high);
+
+/* As gm_output_fault_strike, with the flipped bit drawn from
+ * [low_bit, high_bit) (high_bit <= elem_size * 8). */
+gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                      size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                      unsigned high_bit, size_t *struck);
 
 #endif

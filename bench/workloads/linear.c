@@ -19,6 +19,7 @@
  */
 #include "bench/workloads/kernel_calls.h"
 #include "bench/model/precision_roles.h"
+#include "bench/workloads/product_check.h"
 #include "bench/workloads/runnable.h"
 
 #include <math.h>
@@ -32,7 +33,8 @@
  * check reads the same host copy, so it checks what was computed. */
 #define INPUT_PERIOD (((size_t)1 << 20) + 6)
 
-/* Outputs up to this many are all checked; beyond, a seeded sample. */
+/* Outputs up to this many are all checked against their dot products;
+ * beyond, every one through the checksums and a seeded sample. */
 #define FULL_CHECK_MAX 65536
 #define SAMPLE 4096
 
@@ -240,10 +242,17 @@ static gm_status linear_enqueue(void *state)
     return gm_linear_enqueue(dev, 0, st->kern, st->impl == IMPL_BLOCKED, &c);
 }
 
-static gm_status linear_corrupt(void *state)
+/* Strikes any element of y; a flip where the check has a tolerance flips
+ * a bit it must see (gm_output_fault_visible_bits); the int32 sums are
+ * checked exactly, so any of their bits. */
+static gm_status linear_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
     linear_state *st = state;
-    return gm_corrupt_bytes(st->dev, &st->y, (st->m / 2 * st->n + st->n / 2) * st->out_es, st->out_es);
+    unsigned low = 0, high = 32;
+    if (!st->s.int32_out)
+        gm_output_fault_visible_bits(st->s.prec, &low, &high);
+    return gm_output_fault_strike_bits(f, st->dev, &st->y, 0, st->m * st->n, st->out_es,
+                                       gm_output_fault_salt("linear y"), rep, low, high, NULL);
 }
 
 /* The stored (dequantised) weight W[kk, j]. */
@@ -313,6 +322,74 @@ static bool check_output(const linear_state *st, size_t i, size_t j, char *note,
     return st->s.int32_out ? check_int32(st, i, j, note, len) : check(st, i, j, note, len);
 }
 
+/* The checksums' loaders: x, W (dequantised) and y as the device read
+ * and wrote them. */
+static double sums_x(const void *ctx, size_t i, size_t kk)
+{
+    const linear_state *st = ctx;
+    return gm_load(st->s.prec, st->host_x.host, i * st->k + kk, st->sx);
+}
+
+static double sums_w(const void *ctx, size_t kk, size_t j) { return weight(ctx, kk, j); }
+
+static double sums_y(const void *ctx, size_t i, size_t j)
+{
+    const linear_state *st = ctx;
+    if (st->s.int32_out) {
+        int32_t v;
+        memcpy(&v, (const char *)st->out.host + (i * st->n + j) * sizeof v, sizeof v);
+        return (double)v;
+    }
+    return gm_load(st->s.prec, st->out.host, i * st->n + j, st->sy);
+}
+
+/*
+ * The bound of y's rounding for a stored value c: half of gm_tolerance
+ * (2^-mant |c|, at least the format's least normal's: twice the half unit
+ * in the last place that rounding to nearest may cost); int8: half a step
+ * (gm_tolerance's step / 2), but a saturated code (+-127) may stand for a
+ * sum anywhere beyond it: such an element (a few in a thousand) is checked
+ * against its own dot product, and its bound is then its distance from
+ * that product plus the sum's (NaN where that check fails); the vendor's
+ * int32 sums: exact.
+ */
+static double sums_round(const void *ctx, size_t i, size_t j, double c)
+{
+    const linear_state *st = ctx;
+    if (st->s.int32_out)
+        return 0.0;
+    double step = 0.5 * gm_tolerance(st->s.prec, c, st->sy);
+    if (st->s.prec != GM_INT8 || fabs(c) < 126.5 * (double)st->sy)
+        return step;
+    char note[160];
+    if (!check(st, i, j, note, sizeof note))
+        return NAN;
+    double want = 0.0, mag = 0.0;
+    for (size_t kk = 0; kk < st->k; kk++) {
+        double prod = (double)gm_load(st->s.prec, st->host_x.host, i * st->k + kk, st->sx) * weight(st, kk, j);
+        want += prod;
+        mag += fabs(prod);
+    }
+    return fabs(c - want) + 2.0 * (double)st->k * 0x1p-24 * mag + step;
+}
+
+/* Every element of y through its row and column sums (product_check.h);
+ * the sums' accumulation as the check's: fp32 (our kernels, cuBLAS 32F,
+ * CLBlast SGEMM), fp16 (CLBlast HGEMM, with its products below fp16's
+ * normal range), exact (int32). */
+static int linear_sums(const linear_state *st, char *note, size_t len)
+{
+    bool half_sums = st->gemm.acc == GM_ACC_FP16;
+    gm_product_sums ps = {.m = st->m, .n = st->n, .k = st->k, .ctx = st, .a = sums_x, .b = sums_w, .c = sums_y,
+                          .round_bound = sums_round, .u_acc = st->s.int32_out ? 0.0 : half_sums ? 0x1p-11 : 0x1p-24,
+                          .acc_abs = half_sums ? (double)st->k * 0x1p-24 : 0.0, .name = "y"};
+    return gm_product_sums_check(&ps, note, len);
+}
+
+/* Small outputs: every element against its dot product. Larger: every
+ * element through the checksums, then the corners and a seeded sample
+ * against their dot products (exact where the checksums have a
+ * tolerance). */
 static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     linear_state *st = state;
@@ -327,7 +404,12 @@ static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *n
                 *correct = check_output(st, i, j, note, len);
         return GM_OK;
     }
-    /* The four corners, then a seeded sample. */
+    int sums = linear_sums(st, note, len);
+    if (sums < 0)
+        return gm_device_fail(st->dev, GM_ERR_OOM, 0, "%s", note);
+    *correct = sums == 1;
+    if (!*correct)
+        return GM_OK;
     *correct = check_output(st, 0, 0, note, len) && check_output(st, st->m - 1, st->n - 1, note, len)
                && check_output(st, 0, st->n - 1, note, len) && check_output(st, st->m - 1, 0, note, len);
     uint64_t x = 0x853c49e6748fea9bull ^ ((uint64_t)rep << 20);
