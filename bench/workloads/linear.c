@@ -396,8 +396,9 @@ static double sums_saturated(const void *ctx, size_t i, size_t j, double c)
  * rows in fp32, 64 in fp16, 8 in bf16, 1 in fp8 (every element then meets
  * its own expected value); int8 32 (16 steps against a flip's 128); the
  * exact int32 sums all rows. The expected sums then cost (m / group) k n
- * multiply-adds once a point; past 2^31 (a large fp8 or bf16 product) the
- * blocks grow to stay within it, and the note of a mismatch says over
+ * multiply-adds once a point and 4 (m / group) max(k, n) doubles; past 2^31
+ * of the one or 2^22 of the other (a large fp8 or bf16 product) the
+ * blocks grow to stay within them, and the note of a mismatch says over
  * which rows the sum failed.
  */
 static size_t sums_group(const linear_state *st, double u_out)
@@ -407,7 +408,8 @@ static size_t sums_group(const linear_state *st, double u_out)
         g = 32;
     else if (u_out > 0)
         g = u_out >= 0x1p-4 ? 1 : (size_t)(0x1p-4 / u_out);
-    double budget = 0x1p31 / ((double)st->k * (double)st->n);
+    double wide = (double)(st->k > st->n ? st->k : st->n);
+    double budget = fmin(0x1p31 / ((double)st->k * (double)st->n), 0x1p22 / wide);
     while (g < st->m && (double)st->m / (double)g > budget)
         g *= 2;
     return g < st->m ? g : st->m;
