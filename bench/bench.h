@@ -8,6 +8,7 @@
 
 #include "device/device.h"
 #include "bench/options.h"
+#include "bench/output_fault.h"
 #include "lib/precision.h"
 #include "run/results.h"
 #include "run/summary.h"
@@ -32,7 +33,7 @@ typedef struct gm_bench {
     int done_rows;             /* rows in results.csv */
     int points_finished;       /* points journaled as finished, resumed ones included */
     char error[640];           /* why the run stopped early */
-    int fault_corrupt;         /* test-only: corrupt every n-th output (GPUMEM_FAULT) */
+    gm_output_fault output_fault; /* test-only: strike each output (output_fault.h) */
     int round, rounds;         /* --rounds: the round under way (0-based) of how many */
     struct gm_round_pool *pool; /* samples of the rounds before the last (rounds.h) */
     int argc;                  /* the bench command's arguments (argv[0] "bench"), */

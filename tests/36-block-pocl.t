@@ -75,11 +75,11 @@ is "$(csv_count "$TEST_TMP/g128/results.csv" '$_->{metric} eq "time" && $_->{sta
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
     --workload block --precision fp16,int8,fp8e4m3,fp8e5m2 --batch 2 $shape --reps 1 --out "$TEST_TMP/fault" --quiet
 is "$RC" 1 "a wrong output makes the run exit 1"
-is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^layer 1 block_output\[0\]\[0\]: expected/')" 4 \
+is "$(csv_count "$TEST_TMP/fault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^layer 1 block_output\[\d+\]\[\d+\]: expected/')" 4 \
     "the corrupted output is found in the last layer (fp16, int8, fp8e4m3, fp8e5m2)"
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
     --workload block --precision fp16,bf16 $roles --batch 2 $shape --reps 1 --out "$TEST_TMP/fault2" --quiet
-is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{weight_precision} eq "int4" && $_->{note} =~ /^layer 1 block_output\[0\]\[0\]: expected/')" 2 \
+is "$(csv_count "$TEST_TMP/fault2/results.csv" '$_->{status} eq "mismatch" && $_->{weight_precision} eq "int4" && $_->{note} =~ /^layer 1 block_output\[\d+\]\[\d+\]: expected/')" 2 \
     "int4 weights + fp8 KV cache: the corrupted output is a mismatch row"
 
 # --offload: four layers' weights in host memory, two on the device, streamed.

@@ -49,7 +49,7 @@ train_fault() {
 }
 like "$(train_fault train-backward fp32)" "^1:gradient of gate \(layer \d+\)" \
     "a planted error in SwiGLU's backward kernel is a mismatch row naming the gate's gradient"
-like "$(train_fault corrupt-output bf16)" "^1:dlogits\[0\]\[0\] of the iteration" \
+like "$(train_fault corrupt-output bf16)" "^1:dlogits\[\d+\]\[\d+\] of the iteration" \
     "a corrupted gradient of the loss is a mismatch row (bf16)"
 
 # --recompute: full keeps each layer's input and recomputes the rest of a

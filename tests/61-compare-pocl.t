@@ -101,8 +101,8 @@ if [ "$quiet" = 1 ]; then
 else
     skip "A/A verdict not judged: other work took $others cores of this machine meanwhile"
 fi
-is "$(csv_count "$TEST_TMP/aa.csv" '$_->{variant} eq "blocked" && $_->{test} eq "mann-whitney" && $_->{n} == 15')" 4 \
-    "A/A CSV: the blocked point's four metrics, each tested on 15 samples a side"
+is "$(csv_count "$TEST_TMP/aa.csv" '$_->{variant} eq "blocked" && $_->{test} eq "mann-whitney" && $_->{n} == 15')" 5 \
+    "A/A CSV: the blocked point's five metrics (verify_time too), each tested on 15 samples a side"
 
 # A/B
 run_gpumem compare "$TEST_TMP/A1" "$TEST_TMP/B"
@@ -161,7 +161,7 @@ like "$ERR" "blocked per-tensor fp16 batch 16 seq 64 time: [0-9.]+ -> [0-9.]+ ms
     "A/B in rounds: the blocked time listed, judged on the round medians"
 run_gpumem compare "$TEST_TMP/R1,$TEST_TMP/R2" "$TEST_TMP/RB" --format csv
 printf '%s\n' "$OUT" >"$TEST_TMP/group.csv"
-is "$(csv_count "$TEST_TMP/group.csv" '$_->{variant} eq "blocked" && $_->{basis} eq "runs" && $_->{units_base} == 2 && $_->{units} == 1 && $_->{base_run} eq "R1+1"')" 4 \
+is "$(csv_count "$TEST_TMP/group.csv" '$_->{variant} eq "blocked" && $_->{basis} eq "runs" && $_->{units_base} == 2 && $_->{units} == 1 && $_->{base_run} eq "R1+1"')" 5 \
     "BASE1,BASE2 NEW: a group of two baseline runs, the runs as units"
 
 # Three runs, files and overlay plots

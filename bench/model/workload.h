@@ -136,6 +136,7 @@ void gm_shape_complete(gm_shape *s);
 #define GM_MAX_IMPLS 4
 
 struct gm_pattern;
+struct gm_output_fault;
 
 /*
  * One workload: its name, its memory model, and how to run and verify one
@@ -173,8 +174,10 @@ typedef struct gm_workload {
     gm_status (*setup)(gm_device *dev, struct gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
     /* Enqueues one iteration on queue 0 (the suite times it). */
     gm_status (*enqueue)(void *state);
-    /* Test-only fault: overwrites one output value on the device. */
-    gm_status (*corrupt)(void *state);
+    /* Test-only fault (bench/output_fault.h): strikes one element of the
+     * whole output on the device, the one fault f picks for repetition
+     * rep, flipping only bits the check must see where it flips one. */
+    gm_status (*corrupt)(void *state, const struct gm_output_fault *f, unsigned rep);
     /* Reads the output back and checks it against the CPU reference (every
      * element for small outputs, a seeded sample for large). */
     gm_status (*verify)(void *state, unsigned rep, bool *correct, char *note, size_t note_len);

@@ -325,7 +325,7 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
         one.launches = launches_per_rep(ms[0]);
     for (unsigned r = 0; st == GM_OK && r < o->reps && ms && gbs && !wrong; r++) {
         st = gm_time_work(s->dev, 0, enqueue_launch, &one, &ms[r]);
-        if (st == GM_OK && s->b->fault_corrupt)
+        if (st == GM_OK && s->b->output_fault.kind != GM_OUTPUT_FAULT_NONE)
             st = inject_fault(s, k, n);
         if (st == GM_OK)
             st = read_back(s, k, groups);

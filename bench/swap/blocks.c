@@ -169,7 +169,7 @@ static int run_point(gm_bench *b, size_t block, size_t n)
         if (rc == GM_OK)
             rc = gm_time_on_queue(dev, 0, enqueue_in, &s, &i_ms);
         if (rc == GM_OK)
-            rc = verify(&s, b->fault_corrupt, &ok, note, sizeof note);
+            rc = verify(&s, b->output_fault.kind != GM_OUTPUT_FAULT_NONE, &ok, note, sizeof note);
         if (r >= b->opts->warmup) {
             out_ms[r - b->opts->warmup] = o_ms;
             in_ms[r - b->opts->warmup] = i_ms;

@@ -60,8 +60,8 @@ static gm_status measure(gm_bench *b, const gm_shape *s, double *ms, double *cop
     for (unsigned i = 0; rc == GM_OK && *ok && i < reps + b->opts->warmup; i++) {
         double elapsed = 0;
         rc = gm_time_on_queue(b->dev, 0, r->enqueue, state, &elapsed);
-        if (rc == GM_OK && b->fault_corrupt)
-            rc = r->corrupt(state);
+        if (rc == GM_OK && b->output_fault.kind != GM_OUTPUT_FAULT_NONE)
+            rc = r->corrupt(state, &b->output_fault, i);
         if (rc == GM_OK)
             rc = r->verify(state, i, ok, note, len);
         if (rc == GM_OK && copy_ms && i >= b->opts->warmup) {

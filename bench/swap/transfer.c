@@ -169,7 +169,7 @@ static int run_point(gm_bench *b, int path, size_t bytes, int direction)
         if (rc == GM_OK)
             rc = timed_transfer(&t, &elapsed);
         if (rc == GM_OK)
-            rc = check_round_trip(&t, up, down, b->fault_corrupt, &ok);
+            rc = check_round_trip(&t, up, down, b->output_fault.kind != GM_OUTPUT_FAULT_NONE, &ok);
         if (r >= b->opts->warmup)
             ms[r - b->opts->warmup] = elapsed;
         if (!ok)

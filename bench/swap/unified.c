@@ -167,7 +167,7 @@ static int run_point(gm_bench *b, uint64_t bytes)
             rc = touch(&u, &t[RESIDENT]);
         if (rc == GM_OK)
             host_read(&u, &t[EVICT]);
-        if (rc == GM_OK && !host_check(&u, b->fault_corrupt != 0)) {
+        if (rc == GM_OK && !host_check(&u, b->output_fault.kind != GM_OUTPUT_FAULT_NONE)) {
             ok = false;
             snprintf(note, sizeof note, "managed pages of a %llu-byte working set changed between device and host",
                      (unsigned long long)bytes);

@@ -154,11 +154,15 @@ static gm_status attention_enqueue(void *state)
     return rc;
 }
 
-static gm_status attention_corrupt(void *state)
+/* Strikes any element of o, flipping a bit the check must see. */
+static gm_status attention_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
     attn_state *st = state;
-    size_t es = gm_precision_size(st->s.prec);
-    return gm_corrupt_bytes(st->dev, &st->o, (size_t)st->bh * st->seq / 2 * st->dim * es, es);
+    unsigned low, high;
+    gm_output_fault_visible_bits(st->s.prec, &low, &high);
+    return gm_output_fault_strike_bits(f, st->dev, &st->o, 0, (size_t)st->bh * st->seq * st->dim,
+                                       gm_precision_size(st->s.prec), gm_output_fault_salt("attention o"), rep, low,
+                                       high, NULL);
 }
 
 /* Checks query row r (of bh * seq) against a double-precision reference. */

@@ -51,9 +51,9 @@ static gm_status block_enqueue(void *state)
     return is_model(state) ? block_model_enqueue(state) : block_enqueue_shape(state);
 }
 
-static gm_status block_corrupt(void *state)
+static gm_status block_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
-    return is_model(state) ? block_model_corrupt(state) : block_corrupt_shape(state);
+    return is_model(state) ? block_model_corrupt(state, f, rep) : block_corrupt_shape(state, f, rep);
 }
 
 static gm_status block_verify_any(void *state, unsigned rep, bool *correct, char *note, size_t len)

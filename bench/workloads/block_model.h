@@ -22,7 +22,7 @@ void block_model_adapt(gm_shape *s, const char *impl);
 int block_model_tensors(const gm_shape *s, gm_tensor *out);
 gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
 gm_status block_model_enqueue(void *state);
-gm_status block_model_corrupt(void *state);
+gm_status block_model_corrupt(void *state, const struct gm_output_fault *f, unsigned rep);
 gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *note, size_t len);
 void block_model_work(const gm_shape *s, double *flops, double *bytes, double *tokens);
 void block_model_teardown(void *state);

@@ -92,7 +92,7 @@ void block_adapt(gm_shape *s, const char *impl);
 int block_tensors_shape(const gm_shape *s, gm_tensor *out);
 gm_status block_setup_shape(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state);
 gm_status block_enqueue_shape(void *state);
-gm_status block_corrupt_shape(void *state);
+gm_status block_corrupt_shape(void *state, const struct gm_output_fault *f, unsigned rep);
 void block_work_shape(const gm_shape *s, double *flops, double *bytes, double *tokens);
 void block_teardown_shape(void *state);
 

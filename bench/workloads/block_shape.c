@@ -387,12 +387,17 @@ gm_status block_stream_weights(block_state *st)
     return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 1) : rc;
 }
 
-gm_status block_corrupt_shape(void *state)
+/* Strikes any element of the last layer's output for the last micro-batch
+ * (which the check reads first), flipping a bit the check must see. */
+gm_status block_corrupt_shape(void *state, const gm_output_fault *f, unsigned rep)
 {
     block_state *st = state;
     size_t es = gm_precision_size(st->s.prec);
-    /* A value in the last block's output, which the check reads first. */
-    return gm_corrupt_bytes(st->dev, &st->inputs, (size_t)(st->layers * st->tokens_max * st->h) * es, es);
+    unsigned low, high;
+    gm_output_fault_visible_bits(st->s.prec, &low, &high);
+    return gm_output_fault_strike_bits(f, st->dev, &st->inputs, (size_t)(st->layers * st->tokens_max * st->h) * es,
+                                       (size_t)(st->last_nb * st->seq * st->h), es,
+                                       gm_output_fault_salt("block output"), rep, low, high, NULL);
 }
 
 void block_work_shape(const gm_shape *s, double *flops, double *bytes, double *tokens)

@@ -210,11 +210,16 @@ static gm_status kvcache_enqueue(void *state)
     return rc;
 }
 
-static gm_status kvcache_corrupt(void *state)
+/* Strikes any element of the last step's output (n_q rows of dim),
+ * flipping a bit the check must see. */
+static gm_status kvcache_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
     kv_state *st = state;
-    size_t es = gm_precision_size(st->s.prec);
-    return gm_corrupt_bytes(st->dev, &st->out, (size_t)(st->n_q / 2) * st->dim * es, es);
+    unsigned low, high;
+    gm_output_fault_visible_bits(st->s.prec, &low, &high);
+    return gm_output_fault_strike_bits(f, st->dev, &st->out, 0, (size_t)st->n_q * st->dim,
+                                       gm_precision_size(st->s.prec), gm_output_fault_salt("kvcache out"), rep, low,
+                                       high, NULL);
 }
 
 /* The last step's output of query row q (last layer) against a

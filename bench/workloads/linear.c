@@ -19,6 +19,7 @@
  */
 #include "bench/workloads/kernel_calls.h"
 #include "bench/model/precision_roles.h"
+#include "bench/workloads/product_check.h"
 #include "bench/workloads/runnable.h"
 
 #include <math.h>
@@ -32,9 +33,11 @@
  * check reads the same host copy, so it checks what was computed. */
 #define INPUT_PERIOD (((size_t)1 << 20) + 6)
 
-/* Outputs up to this many are all checked; beyond, a seeded sample. */
-#define FULL_CHECK_MAX 65536
-#define SAMPLE 4096
+/* Outputs up to this many are all checked against their dot products
+ * (no more work than the sample); beyond, every one through the
+ * checksums, and a seeded sample against its dot products. */
+#define FULL_CHECK_MAX 4096
+#define SAMPLE 1024
 
 typedef struct {
     gm_device *dev;
@@ -49,6 +52,7 @@ typedef struct {
     gm_buffer x, w, ws, y, host_x, host_w, host_ws, out;
     gm_program *prog;
     gm_kernel *kern;
+    gm_product_expect sums;     /* the checksums y must have (computed at the first check) */
 } linear_state;
 
 enum { IMPL_TILED, IMPL_BLOCKED, IMPL_BLAS };
@@ -144,6 +148,7 @@ static void linear_teardown(void *state)
         st->dev->backend->kernel_release(st->dev, st->kern);
     if (st->prog)
         st->dev->backend->program_release(st->dev, st->prog);
+    gm_product_expect_release(&st->sums);
     free(st);
 }
 
@@ -240,10 +245,17 @@ static gm_status linear_enqueue(void *state)
     return gm_linear_enqueue(dev, 0, st->kern, st->impl == IMPL_BLOCKED, &c);
 }
 
-static gm_status linear_corrupt(void *state)
+/* Strikes any element of y; a flip where the check has a tolerance flips
+ * a bit it must see (gm_output_fault_visible_bits); the int32 sums are
+ * checked exactly, so any of their bits. */
+static gm_status linear_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
     linear_state *st = state;
-    return gm_corrupt_bytes(st->dev, &st->y, (st->m / 2 * st->n + st->n / 2) * st->out_es, st->out_es);
+    unsigned low = 0, high = 32;
+    if (!st->s.int32_out)
+        gm_output_fault_visible_bits(st->s.prec, &low, &high);
+    return gm_output_fault_strike_bits(f, st->dev, &st->y, 0, st->m * st->n, st->out_es,
+                                       gm_output_fault_salt("linear y"), rep, low, high, NULL);
 }
 
 /* The stored (dequantised) weight W[kk, j]. */
@@ -313,6 +325,133 @@ static bool check_output(const linear_state *st, size_t i, size_t j, char *note,
     return st->s.int32_out ? check_int32(st, i, j, note, len) : check(st, i, j, note, len);
 }
 
+/* n elements of precision p from element `first` of src, as doubles. */
+static void load_row(gm_precision p, const void *src, size_t first, size_t n, float scale, double *out)
+{
+    if (p == GM_FP32) {
+        const float *f = (const float *)src + first;
+        for (size_t j = 0; j < n; j++)
+            out[j] = f[j];
+        return;
+    }
+    for (size_t j = 0; j < n; j++)
+        out[j] = gm_load(p, src, first + j, scale);
+}
+
+/* The checksums' loaders: rows of x, W (dequantised) and y as the device
+ * read and wrote them. */
+static void sums_x(const void *ctx, size_t i, double *row)
+{
+    const linear_state *st = ctx;
+    load_row(st->s.prec, st->host_x.host, i * st->k, st->k, st->sx, row);
+}
+
+static void sums_w(const void *ctx, size_t kk, double *row)
+{
+    const linear_state *st = ctx;
+    if (st->wp != GM_INT4) {
+        load_row(st->wp, st->host_w.host, kk * st->n, st->n, st->sw, row);
+        return;
+    }
+    for (size_t j = 0; j < st->n; j++)
+        row[j] = weight(st, kk, j);
+}
+
+static void sums_y(const void *ctx, size_t i, double *row)
+{
+    const linear_state *st = ctx;
+    if (!st->s.int32_out) {
+        load_row(st->s.prec, st->out.host, i * st->n, st->n, st->sy, row);
+        return;
+    }
+    const int32_t *y = (const int32_t *)st->out.host + i * st->n;
+    for (size_t j = 0; j < st->n; j++)
+        row[j] = y[j];
+}
+
+/* A saturated int8 code (+-127) may stand for a sum anywhere beyond it:
+ * such an element (a few in a thousand) is checked against its own dot
+ * product, and its bound is then its distance from that product plus the
+ * sum's and half a step (NaN where that check fails). */
+static double sums_saturated(const void *ctx, size_t i, size_t j, double c)
+{
+    const linear_state *st = ctx;
+    char note[160];
+    if (!check(st, i, j, note, sizeof note))
+        return NAN;
+    double want = 0.0, mag = 0.0;
+    for (size_t kk = 0; kk < st->k; kk++) {
+        double prod = (double)gm_load(st->s.prec, st->host_x.host, i * st->k + kk, st->sx) * weight(st, kk, j);
+        want += prod;
+        mag += fabs(prod);
+    }
+    return fabs(c - want) + 2.0 * (double)st->k * 0x1p-24 * mag + 0.5 * gm_tolerance(GM_INT8, 0.0, st->sy);
+}
+
+/*
+ * Rows a column sum covers: few enough that the block's rounding, about
+ * group * u_out * |y| (u_out = 2^-mant), stays near 2^-4 |y|, below what
+ * a wrong element moves the sum by (a flip of the top exponent bit moves
+ * an element by |y| or more, or by 1.99 or more: output_fault.h): all
+ * rows in fp32, 64 in fp16, 8 in bf16, 1 in fp8 (every element then meets
+ * its own expected value); int8 32 (16 steps against a flip's 128); the
+ * exact int32 sums all rows. The expected sums then cost (m / group) k n
+ * multiply-adds once a point and 4 (m / group) max(k, n) doubles; past 2^31
+ * of the one or 2^22 of the other (a large fp8 or bf16 product) the
+ * blocks grow to stay within them, and the note of a mismatch says over
+ * which rows the sum failed.
+ */
+static size_t sums_group(const linear_state *st, double u_out)
+{
+    size_t g = st->m;
+    if (st->s.prec == GM_INT8 && !st->s.int32_out)
+        g = 32;
+    else if (u_out > 0)
+        g = u_out >= 0x1p-4 ? 1 : (size_t)(0x1p-4 / u_out);
+    double wide = (double)(st->k > st->n ? st->k : st->n);
+    double budget = fmin(0x1p31 / ((double)st->k * (double)st->n), 0x1p22 / wide);
+    while (g < st->m && (double)st->m / (double)g > budget)
+        g *= 2;
+    return g < st->m ? g : st->m;
+}
+
+/*
+ * Every element of y through its row and column sums (product_check.h).
+ * The rounding of a stored value c: half of gm_tolerance (2^-mant |c|, at
+ * least the format's least normal's: twice the half unit in the last
+ * place that rounding to nearest may cost); int8: half a step, a saturated
+ * code as above; the vendor's int32 sums: exact. The sums' accumulation as
+ * the exact check's: fp32 (our kernels, cuBLAS 32F, CLBlast SGEMM), fp16
+ * (CLBlast HGEMM, with its products below fp16's normal range), exact
+ * (int32).
+ */
+static int linear_sums(linear_state *st, char *note, size_t len)
+{
+    gm_precision p = st->s.prec;
+    bool half_sums = st->gemm.acc == GM_ACC_FP16, int32 = st->s.int32_out;
+    gm_product_sums ps = {.m = st->m, .n = st->n, .k = st->k, .ctx = st, .a_row = sums_x, .b_row = sums_w,
+                          .c_row = sums_y, .u_acc = int32 ? 0.0 : half_sums ? 0x1p-11 : 0x1p-24,
+                          .acc_abs = half_sums ? (double)st->k * 0x1p-24 : 0.0, .name = "y"};
+    if (p == GM_INT8 && !int32) {
+        ps.out_abs = 0.5 * gm_tolerance(p, 0.0, st->sy);
+        ps.sat = 126.5 * (double)st->sy;
+        ps.saturated = sums_saturated;
+    } else if (!int32) {
+        ps.u_out = 0.5 * gm_tolerance(p, 1.0, st->sy);
+        ps.out_abs = 0.5 * gm_tolerance(p, 0.0, st->sy);
+    }
+    ps.group = sums_group(st, ps.u_out);
+    if (!st->sums.want_col && gm_product_expect_init(&st->sums, &ps) != 0) {
+        snprintf(note, len, "y: out of host memory for its checksums");
+        return -1;
+    }
+    return gm_product_sums_check(&ps, &st->sums, note, len);
+}
+
+/* Small outputs: every element against its dot product. Larger: every
+ * element through the checksums, then the corners and a seeded sample
+ * against their dot products (exact where the checksums have a
+ * tolerance). */
 static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     linear_state *st = state;
@@ -327,7 +466,12 @@ static gm_status linear_verify(void *state, unsigned rep, bool *correct, char *n
                 *correct = check_output(st, i, j, note, len);
         return GM_OK;
     }
-    /* The four corners, then a seeded sample. */
+    int sums = linear_sums(st, note, len);
+    if (sums < 0)
+        return gm_device_fail(st->dev, GM_ERR_OOM, 0, "%s", note);
+    *correct = sums == 1;
+    if (!*correct)
+        return GM_OK;
     *correct = check_output(st, 0, 0, note, len) && check_output(st, st->m - 1, st->n - 1, note, len)
                && check_output(st, 0, st->n - 1, note, len) && check_output(st, st->m - 1, 0, note, len);
     uint64_t x = 0x853c49e6748fea9bull ^ ((uint64_t)rep << 20);

@@ -262,13 +262,14 @@ gm_status model_adamw(model_state *st)
     return rc;
 }
 
-gm_status block_model_corrupt(void *state)
+gm_status block_model_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
     model_state *st = state;
-    /* The first logit (training: the first of the loss's gradient), which
-     * the check compares with its replay. */
-    if (st->train && st->es < 4)
-        return gm_corrupt_bytes(st->dev, &st->buf[B_DLOGITS], 0, st->es);
-    return gm_corrupt_bytes(st->dev, &st->buf[B_LOGITS], 0, 4);
+    /* Any logit (training: any element of the loss's gradient), all of
+     * which the check compares bit for bit with its replay: any bit. */
+    bool dl16 = st->train && st->es < 4;
+    size_t n = (size_t)(model_head_rows(st) * st->V);
+    return gm_output_fault_strike(f, st->dev, &st->buf[dl16 ? B_DLOGITS : B_LOGITS], 0, n, dl16 ? st->es : 4,
+                                  gm_output_fault_salt("model logits"), rep, 0, NULL);
 }
 

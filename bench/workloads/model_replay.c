@@ -195,6 +195,35 @@ static gm_status replay(checker *c, unsigned rep)
     return rc;
 }
 
+/* The iteration's head output compared whole, bit for bit, with its
+ * replay up to this many bytes (every inference run's logits but the
+ * largest batches'); beyond, on the sampled rows. */
+#define WHOLE_HEAD_MAX ((size_t)64 << 20)
+
+/* Reads `bytes` of `at` raw into host memory p. */
+static gm_status read_raw(model_state *st, loc at, void *p, size_t bytes)
+{
+    gm_buffer host = {.kind = GM_MEM_HOST, .bytes = bytes, .host = p};
+    return st->dev->backend->copy(st->dev, 0, &host, 0, at.buf, (size_t)at.off, bytes, false);
+}
+
+/* The first element in which two raw copies of n elements of es bytes
+ * differ, or n. */
+static size_t first_difference(const unsigned char *a, const unsigned char *b, size_t n, size_t es)
+{
+    size_t lo = 0;
+    /* Whole megabytes first: memcmp is fast where nothing differs. */
+    while (lo < n) {
+        size_t span = n - lo < ((size_t)1 << 18) ? n - lo : (size_t)1 << 18;
+        if (memcmp(a + lo * es, b + lo * es, span * es) != 0)
+            break;
+        lo += span;
+    }
+    while (lo < n && memcmp(a + lo * es, b + lo * es, es) == 0)
+        lo++;
+    return lo;
+}
+
 gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     model_state *st = state;
@@ -244,13 +273,37 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
     loc out = {&st->buf[dl16 ? B_DLOGITS : B_LOGITS], 0};
     size_t oes = dl16 ? st->es : 4;
     gm_precision op = dl16 ? st->p : GM_FP32;
-    for (int r = 0; r < CHECK_ROWS && rc == GM_OK; r++)
+    size_t head_n = (size_t)(model_head_rows(st) * st->V), whole_bytes = head_n * oes;
+    unsigned char *iter = NULL, *again = NULL;
+    bool whole = rc == GM_OK && whole_bytes <= WHOLE_HEAD_MAX;
+    if (whole) {
+        iter = malloc(whole_bytes);
+        again = malloc(whole_bytes);
+        if (!iter || !again)
+            rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+        if (rc == GM_OK)
+            rc = read_raw(st, out, iter, whole_bytes);
+    }
+    for (int r = 0; r < CHECK_ROWS && rc == GM_OK && !whole; r++)
         rc = check_read(&c, out, kept[r] * st->V, st->V, oes, op, 1.0f, c.out3[r]);
     if (rc == GM_OK && c.ok)
         rc = replay(&c, rep);
     if (rc == GM_OK && c.ok && st->train)
         rc = model_loss(st);
-    for (int r = 0; r < CHECK_ROWS && rc == GM_OK && c.ok; r++) {
+    if (rc == GM_OK && c.ok && whole) {
+        rc = read_raw(st, out, again, whole_bytes);
+        size_t at = rc == GM_OK ? first_difference(iter, again, head_n, oes) : head_n;
+        if (at < head_n) {
+            snprintf(note, len, "%s[%llu][%llu] of the iteration (%.7g) differ from its checked replay (%.7g)",
+                     st->train ? "dlogits" : "logits", (unsigned long long)(at / st->V),
+                     (unsigned long long)(at % st->V), (double)gm_load(op, iter, at, 1.0f),
+                     (double)gm_load(op, again, at, 1.0f));
+            c.ok = false;
+        }
+    }
+    free(iter);
+    free(again);
+    for (int r = 0; r < CHECK_ROWS && rc == GM_OK && c.ok && !whole; r++) {
         rc = check_read(&c, out, kept[r] * st->V, st->V, oes, op, 1.0f, c.out2[r]);
         for (uint64_t j = 0; j < st->V && rc == GM_OK && c.ok; j++)
             if (memcmp(&c.out2[r][j], &c.out3[r][j], sizeof(float)) != 0) {

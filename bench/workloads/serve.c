@@ -148,7 +148,14 @@ static gm_status serve_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
 
 static gm_status serve_enqueue(void *state) { return serve_step_enqueue(((serve_state *)state)->e); }
 
-static gm_status serve_corrupt(void *state) { return serve_step_corrupt(((serve_state *)state)->e); }
+/* The serving engine's fault: a fixed logit (serve_step_corrupt), the
+ * same the serve suite plants; it does not draw an element from f. */
+static gm_status serve_corrupt(void *state, const gm_output_fault *f, unsigned rep)
+{
+    (void)f;
+    (void)rep;
+    return serve_step_corrupt(((serve_state *)state)->e);
+}
 
 static gm_status serve_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {

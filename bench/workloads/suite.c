@@ -334,23 +334,26 @@ static int run_point(point *pt)
         return emit_status(pt, st == GM_ERR_INVALID ? GM_ROW_ERROR : gm_row_status_of(st), note);
     }
     const gm_bench_opts *o = b->opts;
-    double *ms = calloc(o->reps, sizeof *ms);
+    double *ms = calloc(o->reps, sizeof *ms), *check_ms = calloc(o->reps, sizeof *check_ms);
     bool correct = true;
     /* Warm-up unheld: a first launch may load code, which must not wait
      * behind a held queue (bench.h). */
     for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
         st = gm_time_on_queue(dev, 0, pt->r->enqueue, state, &ms[0]);
-    for (unsigned r = 0; st == GM_OK && ms && r < o->reps && correct; r++) {
+    for (unsigned r = 0; st == GM_OK && ms && check_ms && r < o->reps && correct; r++) {
         st = gm_time_work(dev, 0, pt->r->enqueue, state, &ms[r]);
-        if (st == GM_OK && b->fault_corrupt)
-            st = pt->r->corrupt(state);
+        if (st == GM_OK && b->output_fault.kind != GM_OUTPUT_FAULT_NONE)
+            st = pt->r->corrupt(state, &b->output_fault, r);
+        /* The check, outside the timed region: its own wall time. */
+        double t0 = gm_now();
         if (st == GM_OK)
             st = pt->r->verify(state, r, &correct, note, sizeof note);
+        check_ms[r] = (gm_now() - t0) * 1e3;
     }
     int rc = pt->degraded[0] ? emit_degraded(pt) : 0;
     if (rc != 0)
         ;
-    else if (!ms)
+    else if (!ms || !check_ms)
         rc = emit_status(pt, GM_ROW_ERROR, "out of host memory");
     else if (st != GM_OK) {
         if (st == GM_ERR_DEVICE_LOST)
@@ -363,8 +366,12 @@ static int run_point(point *pt)
         rc = emit_measurements(pt, ms, o->reps);
         if (rc == 0)
             rc = emit_mfu(pt, state, ms, o->reps);
+        if (rc == 0)
+            rc = emit_series(pt, "verify_time", "ms", check_ms, o->reps,
+                             "the output's check after each repetition (read back and compared; untimed)");
     }
     free(ms);
+    free(check_ms);
     pt->r->teardown(state);
     gm_pattern_end(&pat);
     return rc;

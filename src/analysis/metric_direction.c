@@ -48,6 +48,8 @@ static const struct {
     {"occupancy", GM_BETTER_NEITHER, 0},
     {"step_bytes", GM_BETTER_NEITHER, 0},
     {"roofline_time", GM_BETTER_NEITHER, 0},
+    /* the check of a point's output on the host, outside its timing */
+    {"verify_time", GM_BETTER_NEITHER, 0},
 };
 
 gm_metric_direction gm_metric_direction_of(const char *name)

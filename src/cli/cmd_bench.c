@@ -351,6 +351,12 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     char err[600];
     gm_bench b = {0};
     b.journal_fd = -1;
+    /* Test-only: strike one output element after every kernel. */
+    if (gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &b.output_fault) != 0) {
+        fprintf(stderr, "gpumem bench: GPUMEM_FAULT_SEED '%s': not a whole number\n", getenv("GPUMEM_FAULT_SEED"));
+        gm_opts_release(&o);
+        return GM_EXIT_USAGE;
+    }
     gm_session ses;
     b.run = &ses.run;               /* before the session can call keep_finished */
     run_context oc = {&b, &o, argc, argv, resume};
@@ -377,9 +383,6 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     b.progress = !o.quiet && isatty(STDERR_FILENO);
     b.argc = argc;
     b.argv = argv;
-    const char *fault = getenv("GPUMEM_FAULT");
-    /* Test-only: corrupt one output value after every kernel. */
-    b.fault_corrupt = fault && strcmp(fault, "corrupt-output") == 0;
 
     char limit[32] = "none";
     if (dev->mem_limit)

@@ -69,8 +69,10 @@ static void run_chunked(const char *model, gm_precision act, unsigned weight_pre
     }
     model_state *st = p.state;
     assert_true(st->model && st->vendor);
-    if (corrupt)
-        assert_int_equal(r->corrupt(p.state), GM_OK);
+    if (corrupt) {
+        gm_output_fault f = {GM_OUTPUT_FAULT_CORRUPT, 1};
+        assert_int_equal(r->corrupt(p.state, &f, 0), GM_OK);
+    }
     bool correct = false;
     char note[300] = "";
     assert_int_equal(r->verify(p.state, 0, &correct, note, sizeof note), GM_OK);

@@ -1,0 +1,117 @@
+#include "bench/output_fault.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *f)
+{
+    f->kind = GM_OUTPUT_FAULT_NONE;
+    f->seed = 1;
+    if (fault && strcmp(fault, "corrupt-output") == 0)
+        f->kind = GM_OUTPUT_FAULT_CORRUPT;
+    else if (fault && strcmp(fault, "flip-output-bit") == 0)
+        f->kind = GM_OUTPUT_FAULT_FLIP_BIT;
+    if (seed && *seed) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(seed, &end, 10);
+        if (errno || *end || *seed == '-')
+            return -1;
+        f->seed = v;
+    }
+    return 0;
+}
+
+uint64_t gm_output_fault_salt(const char *text)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+/* splitmix64 of (seed, salt, rep, stream): one well-mixed draw. */
+static uint64_t draw(const gm_output_fault *f, uint64_t salt, unsigned rep, unsigned stream)
+{
+    uint64_t x = f->seed * 0x9e3779b97f4a7c15ull ^ salt ^ ((uint64_t)rep << 32 | stream);
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+size_t gm_output_fault_index(const gm_output_fault *f, uint64_t salt, unsigned rep, size_t n)
+{
+    return (size_t)(draw(f, salt, rep, 0) % n);
+}
+
+unsigned gm_output_fault_bit(const gm_output_fault *f, uint64_t salt, unsigned rep, unsigned low_bit,
+                             unsigned elem_bits)
+{
+    if (low_bit >= elem_bits)
+        low_bit = elem_bits - 1;
+    return low_bit + (unsigned)(draw(f, salt, rep, 1) % (elem_bits - low_bit));
+}
+
+static const char *kind_name(gm_output_fault_kind k)
+{
+    return k == GM_OUTPUT_FAULT_CORRUPT ? "corrupt-output" : "flip-output-bit";
+}
+
+void gm_output_fault_visible_bits(gm_precision p, unsigned *low, unsigned *high)
+{
+    unsigned bits = (unsigned)gm_precision_size(p) * 8;
+    *high = bits - 1;
+    *low = bits - 2;
+    if (p == GM_INT8) {
+        *low = 7;
+        *high = 8;
+    }
+}
+
+gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                 size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                 size_t *struck)
+{
+    return gm_output_fault_strike_bits(f, dev, buf, offset, n, elem_size, salt, rep, low_bit,
+                                       (unsigned)(elem_size < 16 ? elem_size : 16) * 8, struck);
+}
+
+gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                      size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                      unsigned high_bit, size_t *struck)
+{
+    if (f->kind == GM_OUTPUT_FAULT_NONE || n == 0 || elem_size == 0)
+        return GM_OK;
+    unsigned char elem[16];
+    if (elem_size > sizeof elem)
+        elem_size = sizeof elem;
+    size_t i = gm_output_fault_index(f, salt, rep, n);
+    size_t at = offset + i * elem_size;
+    gm_buffer host = {.kind = GM_MEM_HOST, .bytes = elem_size, .host = elem};
+    unsigned bit = 0;
+    gm_status st = GM_OK;
+    if (f->kind == GM_OUTPUT_FAULT_CORRUPT) {
+        for (size_t b = 0; b < elem_size; b++)
+            elem[b] = b % 2 ? 0x7b : 0x5a;
+    } else {
+        if (high_bit == 0 || high_bit > elem_size * 8)
+            high_bit = (unsigned)(elem_size * 8);
+        bit = gm_output_fault_bit(f, salt, rep, low_bit, high_bit);
+        st = dev->backend->copy(dev, 0, &host, 0, buf, at, elem_size, false);
+        elem[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    }
+    if (st == GM_OK)
+        st = dev->backend->copy(dev, 0, buf, at, &host, 0, elem_size, false);
+    if (st == GM_OK) {
+        if (f->kind == GM_OUTPUT_FAULT_FLIP_BIT)
+            fprintf(stderr, "gpumem: fault: %s struck element %zu of %zu (bit %u)\n", kind_name(f->kind), i, n, bit);
+        else
+            fprintf(stderr, "gpumem: fault: %s struck element %zu of %zu\n", kind_name(f->kind), i, n);
+        if (struck)
+            *struck = i;
+    }
+    return st;
+}

@@ -1,0 +1,92 @@
+/*
+ * Test-only output faults (GPUMEM_FAULT), which prove that every check
+ * can fail: after a point's timed launches and before its output is read
+ * and verified, one element of the output, chosen at random from a seed,
+ * is struck on the device.
+ *
+ *   GPUMEM_FAULT=corrupt-output    the element is overwritten with junk
+ *                                  (0x5a7b5a7b..., a value far from any
+ *                                  the suites produce);
+ *   GPUMEM_FAULT=flip-output-bit   one bit of it is flipped.
+ *   GPUMEM_FAULT_SEED=N            the seed (default 1); each point and
+ *                                  repetition draws its own element from
+ *                                  it and the point's salt.
+ *
+ * Each strike is reported on stderr as one line,
+ *   gpumem: fault: KIND struck element I of N (bit B)
+ * so that a test can match it against the mismatch row's first index.
+ */
+#ifndef GM_OUTPUT_FAULT_H
+#define GM_OUTPUT_FAULT_H
+
+#include "device/device.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    GM_OUTPUT_FAULT_NONE = 0,
+    GM_OUTPUT_FAULT_CORRUPT,    /* corrupt-output */
+    GM_OUTPUT_FAULT_FLIP_BIT,   /* flip-output-bit */
+} gm_output_fault_kind;
+
+typedef struct gm_output_fault {
+    gm_output_fault_kind kind;
+    uint64_t seed;
+} gm_output_fault;
+
+/* Reads GPUMEM_FAULT and GPUMEM_FAULT_SEED (either may be NULL). A fault
+ * that is not an output fault leaves kind NONE (other layers own it).
+ * Returns 0, or -1 for a seed that is not a whole number. */
+int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *f);
+
+/* A salt naming a point (its kernel, precision, size...): FNV-1a of text. */
+uint64_t gm_output_fault_salt(const char *text);
+
+/* The element, in [0, n), that repetition rep of the point `salt` strikes;
+ * the same arguments give the same element. n must be > 0. */
+size_t gm_output_fault_index(const gm_output_fault *f, uint64_t salt, unsigned rep, size_t n);
+
+/* The bit flip-output-bit flips, in [low_bit, elem_bits): a check whose
+ * tolerance cannot see a flip below some bit passes that bit as low_bit
+ * (and says why where it calls this); exact checks pass 0. */
+unsigned gm_output_fault_bit(const gm_output_fault *f, uint64_t salt, unsigned rep, unsigned low_bit,
+                             unsigned elem_bits);
+
+/*
+ * Strikes one element of an output of n elements of elem_size bytes that
+ * starts at byte `offset` of buf: the element gm_output_fault_index picks,
+ * overwritten (corrupt-output) or read, one bit flipped and written back
+ * (flip-output-bit, bit from gm_output_fault_bit with low_bit). Reports
+ * the strike on stderr and in *struck (may be NULL). Does nothing for
+ * kind NONE. Returns the device's status.
+ */
+gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                 size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                 size_t *struck);
+
+/*
+ * The bits of an element of precision p that flip-output-bit flips where a
+ * check compares with a tolerance, [*low, *high): a flip below them can
+ * be smaller than the rounding any correct output may carry, and the
+ * sign bit of a value at or near zero changes nothing a check can see.
+ *   floating formats (fp32, fp16, bf16, fp8): the top exponent bit alone.
+ *     With E exponent bits, a value of magnitude 2 or more is divided by
+ *     2^(2^(E-1)) (at least 256): it moves by more than 99% of itself,
+ *     so by 1.99 or more; a smaller normal value is multiplied by as much
+ *     (it becomes 4 or more, or inf/NaN), and zero or a subnormal becomes
+ *     2 or more. Every flip moves the element by at least about 1.99 (in
+ *     the element's own units), however small it was.
+ *   int8: bit 7, the sign of the two's complement code: the code moves
+ *     by 128 steps of its scale.
+ * Exact checks (bit for bit) see every flip: they use [0, bits).
+ */
+void gm_output_fault_visible_bits(gm_precision p, unsigned *low, unsigned *high);
+
+/* As gm_output_fault_strike, with the flipped bit drawn from
+ * [low_bit, high_bit) (high_bit <= elem_size * 8). */
+gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                      size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                      unsigned high_bit, size_t *struck);
+
+#endif
