@@ -9,18 +9,20 @@
 # 16MiB; some kernels and precisions at 256MiB. Without a fault every point
 # is ok, with its check's time.
 . tests/lib.sh
-plan 30
+plan 35
 
 all=fp32,fp16,bf16,int8,fp8e4m3,fp8e5m2
+FAULT_REP= REPS=
 
-# faulted KIND DIR SEED ARGS...: the stream run under the fault; sets RC,
+# faulted KIND DIR SEED ARGS...: the stream run under the fault (of
+# repetition FAULT_REP alone where set; REPS repetitions, default 1); sets RC,
 # ERR, and in FIRSTS the first index each row's note names and in STRUCK
 # the element each strike hit, one a line, in point order.
 faulted() {
     kind=$1 dir=$2 seed=$3
     shift 3
-    GPUMEM_FAULT=$kind GPUMEM_FAULT_SEED=$seed run_gpumem bench --backend opencl --suite stream \
-        --reps 1 --warmup 0 --out "$dir" --quiet "$@"
+    GPUMEM_FAULT=$kind GPUMEM_FAULT_SEED=$seed GPUMEM_FAULT_REP=$FAULT_REP run_gpumem bench --backend opencl \
+        --suite stream --reps "${REPS:-1}" --warmup 0 --out "$dir" --quiet "$@"
     STRUCK=$(printf '%s\n' "$ERR" | sed -n "s/^gpumem: fault: $kind struck element \([0-9]*\) of .*/\1/p")
     FIRSTS=$(perl -MText::ParseWords -ne 'next if $. == 1; my @f = parse_line(",", 0, $_);
         print(($f[28] =~ /^(?:element|partial sum) (\d+):/ ? $1 : "none"), "\n")' "$dir/results.csv")
@@ -61,6 +63,17 @@ done
 faulted flip-output-bit "$TEST_TMP/big-bytes" 5 --mem-limit 1GiB --precision int8,fp8e5m2 --kernels copy,add,read \
     --sizes 256MiB
 check flip-output-bit "$TEST_TMP/big-bytes" 6 "256MiB, int8 fp8e5m2 copy add read"
+
+# Reps after the first are compared whole with the first's output: a fault
+# in the second rep alone (GPUMEM_FAULT_REP=1) is a mismatch at the struck
+# element too.
+FAULT_REP=1 REPS=2
+faulted flip-output-bit "$TEST_TMP/rep" 13 --mem-limit "$TEST_MEM_LIMIT" --precision $all --sizes 64KiB
+FAULT_REP= REPS=
+check flip-output-bit "$TEST_TMP/rep" 42 "the second rep alone, 64KiB, every kernel and precision"
+is "$(csv_count "$TEST_TMP/rep/results.csv" \
+    '$_->{note} =~ /; 1 of \d+ (elements|partial sums) differ from the first rep.s output \(checked whole on the device\)$/')" 42 \
+    "each note says the second rep's output differs from the first's in one element (or partial sum)"
 
 # Another seed strikes elsewhere: the element is drawn, not fixed.
 faulted corrupt-output "$TEST_TMP/seed" 8 --mem-limit "$TEST_MEM_LIMIT" --precision fp32 --kernels copy \
