@@ -844,7 +844,11 @@ GM_INLINE gm_u32 gm_stream_wrong(gm_u32 got, size_t i, int k, GM_GLOBAL const fl
     else if (k == 4)
         want = other = va + vb;
     else if (k == 5) {
+#if defined(GM_OPENCL)
         want = fma(s, vb, va);
+#else
+        want = fmaf(s, vb, va);
+#endif
         other = gm_stream_muladd_unfused(va, s, vb);
     }
     return got != gm_stream_bits(want, scale) && got != gm_stream_bits(other, scale);
