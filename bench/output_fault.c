@@ -9,6 +9,7 @@ int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *
 {
     f->kind = GM_OUTPUT_FAULT_NONE;
     f->seed = 1;
+    f->only_rep = 0;
     if (fault && strcmp(fault, "corrupt-output") == 0)
         f->kind = GM_OUTPUT_FAULT_CORRUPT;
     else if (fault && strcmp(fault, "flip-output-bit") == 0)
@@ -21,6 +22,20 @@ int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *
             return -1;
         f->seed = v;
     }
+    return 0;
+}
+
+int gm_output_fault_parse_rep(const char *rep, gm_output_fault *f)
+{
+    f->only_rep = 0;
+    if (!rep || !*rep)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(rep, &end, 10);
+    if (errno || *end || *rep == '-' || v >= 1u << 30)
+        return -1;
+    f->only_rep = (unsigned)v + 1;
     return 0;
 }
 
@@ -83,7 +98,7 @@ gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, 
                                       size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
                                       unsigned high_bit, size_t *struck)
 {
-    if (f->kind == GM_OUTPUT_FAULT_NONE || n == 0 || elem_size == 0)
+    if (f->kind == GM_OUTPUT_FAULT_NONE || n == 0 || elem_size == 0 || (f->only_rep && rep + 1 != f->only_rep))
         return GM_OK;
     unsigned char elem[16];
     if (elem_size > sizeof elem)

@@ -11,6 +11,10 @@
  *   GPUMEM_FAULT_SEED=N            the seed (default 1); each point and
  *                                  repetition draws its own element from
  *                                  it and the point's salt.
+ *   GPUMEM_FAULT_REP=R             strike repetition R (from 0) alone, not
+ *                                  every one: a check that compares later
+ *                                  repetitions with the first is shown
+ *                                  failing.
  *
  * Each strike is reported on stderr as one line,
  *   gpumem: fault: KIND struck element I of N (bit B)
@@ -33,12 +37,17 @@ typedef enum {
 typedef struct gm_output_fault {
     gm_output_fault_kind kind;
     uint64_t seed;
+    unsigned only_rep;   /* 0: every repetition; R + 1: repetition R alone */
 } gm_output_fault;
 
 /* Reads GPUMEM_FAULT and GPUMEM_FAULT_SEED (either may be NULL). A fault
  * that is not an output fault leaves kind NONE (other layers own it).
  * Returns 0, or -1 for a seed that is not a whole number. */
 int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *f);
+
+/* Reads GPUMEM_FAULT_REP (may be NULL: every repetition). Returns 0, or -1
+ * for a value that is not a whole number. */
+int gm_output_fault_parse_rep(const char *rep, gm_output_fault *f);
 
 /* A salt naming a point (its kernel, precision, size...): FNV-1a of text. */
 uint64_t gm_output_fault_salt(const char *text);
@@ -59,7 +68,8 @@ unsigned gm_output_fault_bit(const gm_output_fault *f, uint64_t salt, unsigned r
  * overwritten (corrupt-output) or read, one bit flipped and written back
  * (flip-output-bit, bit from gm_output_fault_bit with low_bit). Reports
  * the strike on stderr and in *struck (may be NULL). Does nothing for
- * kind NONE. Returns the device's status.
+ * kind NONE, nor for a repetition other than GPUMEM_FAULT_REP's. Returns
+ * the device's status.
  */
 gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
                                  size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,

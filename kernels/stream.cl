@@ -647,3 +647,247 @@ GM_KERNEL stream_dot(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *
     if (gm_local_id() == 0)
         partials[gm_group_id()] = total;
 }
+
+/*
+ * stream_verify: the whole output of write, copy, scale, add or triad
+ * (`stream_kernel`: its index in gm_stream_kernel_names, 1 to 5) checked
+ * on the device, every element, outside the timed region. Each element's
+ * expected value is recomputed from the inputs' seeded pattern as
+ * bench/stream/check.c generates it: element i of a is entry
+ * gm_stream_pattern_index(i, 0) of the table `values` (GM_PATTERN_TABLE
+ * floats: the pattern's values as they read back in this precision), of b
+ * entry gm_stream_pattern_index(i, 1) of values + GM_PATTERN_TABLE. The
+ * expected float follows the scalar definitions at the top of this file in
+ * fp32, is rounded to the storage format, and its bits must equal the
+ * element's exactly; triad's a + s * b is accepted fused (one rounding) or
+ * not (two), as the kernel may be compiled either way. Nothing else is
+ * tolerated, so a flip of any bit of an element is seen (triad: unless it
+ * turns one of its two accepted values into the other).
+ *
+ * One pass compares whole 16-byte vectors (the pattern gathered from the
+ * tables, rounded by gm_vpack as the kernels round: no branch an element)
+ * and counts the vectors that match neither accepted value; only a work
+ * item that counted one walks its elements again, one by one, rounding as
+ * GM_STORE does (gm_stream_bits), for the exact count and the first index
+ * (a vector whose lanes mix fused and unfused triad values is no mismatch
+ * there). Writes, per work group g, result[2 g] = the elements found wrong
+ * among its work items' and result[2 g + 1] = the least index of one (n
+ * where none). No atomics. Assumes a work-group size that is a power of
+ * two <= GM_WG_MAX.
+ */
+#define GM_PATTERN_TABLE 4096u
+#define GM_PATTERN_STEP ((gm_u64)0x9e3779b97f4a7c15ull)
+#define GM_PATTERN_WHICH ((gm_u64)0xbf58476d1ce4e5b9ull)
+
+/* check.c's pattern_index: which table entry element i of pattern `which`
+ * holds. (x ^ (x >> 29)) >> 52 is the top 12 bits of x, as x >> 29 is
+ * below 2^35: gm_stream_pattern_vec walks x by adding GM_PATTERN_STEP. */
+GM_INLINE gm_u32 gm_stream_pattern_index(gm_u64 i, gm_u64 which)
+{
+    gm_u64 x = i * GM_PATTERN_STEP + which * GM_PATTERN_WHICH;
+    return (gm_u32)((x ^ (x >> 29)) >> 52) & (GM_PATTERN_TABLE - 1u);
+}
+
+/* Vector j of pattern `which` (elements j * GM_VW + l), from its table.
+ * OpenCL computes the lanes' indices as one vector (x of lane l is x of
+ * lane 0 plus l steps) and gathers the lanes from the table. */
+#if defined(GM_OPENCL)
+#if GM_VW == 4
+typedef ulong4 gm_vu64;
+typedef uint4 gm_vu32;
+#define GM_LANE_STEPS ((gm_vu64)(0, 1, 2, 3) * GM_PATTERN_STEP)
+#define gm_convert_vu32 convert_uint4
+#define GM_GATHER(t, x) ((gm_vf)((t)[(x).s0], (t)[(x).s1], (t)[(x).s2], (t)[(x).s3]))
+#elif GM_VW == 8
+typedef ulong8 gm_vu64;
+typedef uint8 gm_vu32;
+#define GM_LANE_STEPS ((gm_vu64)(0, 1, 2, 3, 4, 5, 6, 7) * GM_PATTERN_STEP)
+#define gm_convert_vu32 convert_uint8
+#define GM_GATHER(t, x) \
+    ((gm_vf)((t)[(x).s0], (t)[(x).s1], (t)[(x).s2], (t)[(x).s3], (t)[(x).s4], (t)[(x).s5], (t)[(x).s6], (t)[(x).s7]))
+#else
+typedef ulong16 gm_vu64;
+typedef uint16 gm_vu32;
+#define GM_LANE_STEPS ((gm_vu64)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) * GM_PATTERN_STEP)
+#define gm_convert_vu32 convert_uint16
+#define GM_GATHER(t, x)                                                                                  \
+    ((gm_vf)((t)[(x).s0], (t)[(x).s1], (t)[(x).s2], (t)[(x).s3], (t)[(x).s4], (t)[(x).s5], (t)[(x).s6], \
+             (t)[(x).s7], (t)[(x).s8], (t)[(x).s9], (t)[(x).sa], (t)[(x).sb], (t)[(x).sc], (t)[(x).sd], \
+             (t)[(x).se], (t)[(x).sf]))
+#endif
+GM_INLINE gm_vf gm_stream_pattern_vec(GM_GLOBAL const float *table, size_t j, gm_u64 which)
+{
+    const gm_vu64 x = (gm_vu64)((gm_u64)j * GM_VW * GM_PATTERN_STEP + which * GM_PATTERN_WHICH) + GM_LANE_STEPS;
+    const gm_vu32 t = gm_convert_vu32(x >> 52);
+    return GM_GATHER(table, t);
+}
+#else
+GM_INLINE gm_vf gm_stream_pattern_vec(const float *table, size_t j, gm_u64 which)
+{
+    gm_u64 x = (gm_u64)j * GM_VW * GM_PATTERN_STEP + which * GM_PATTERN_WHICH;
+    gm_vf r;
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++, x += GM_PATTERN_STEP)
+        r.v[l] = table[(gm_u32)(x >> 52)];
+    return r;
+}
+#endif
+
+/* a + s * b lane by lane, fused into one rounding, and not. */
+GM_INLINE gm_vf gm_stream_vfma(gm_vf a, float s, gm_vf b)
+{
+#if defined(GM_OPENCL)
+    return fma((gm_vf)(s), b, a);
+#else
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] = fmaf(s, b.v[l], a.v[l]);
+    return a;
+#endif
+}
+GM_INLINE gm_vf gm_stream_vmuladd_unfused(gm_vf a, float s, gm_vf b)
+{
+#if defined(GM_OPENCL)
+#pragma OPENCL FP_CONTRACT OFF
+    gm_vf p = s * b;
+    return a + p;
+#else
+#pragma unroll
+    for (int l = 0; l < GM_VW; l++)
+        a.v[l] = __fadd_rn(a.v[l], __fmul_rn(s, b.v[l]));
+    return a;
+#endif
+}
+GM_INLINE float gm_stream_muladd_unfused(float a, float s, float b)
+{
+#if defined(GM_OPENCL)
+#pragma OPENCL FP_CONTRACT OFF
+    float p = s * b;
+    return a + p;
+#else
+    return __fadd_rn(a, __fmul_rn(s, b));
+#endif
+}
+
+GM_INLINE int gm_u4_equal(uint4 a, uint4 b)
+{
+#if defined(GM_OPENCL)
+    return all(a == b);
+#else
+    return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
+#endif
+}
+
+/* Whether vector j of c (its 16 bytes `got`) matches neither value kernel
+ * k may store there: 1 or 0. */
+GM_INLINE gm_u32 gm_stream_vec_wrong(uint4 got, size_t j, int k, GM_GLOBAL const float *values, float s,
+                                     float scale)
+{
+    if (k == 1)
+        return !gm_u4_equal(got, gm_vpack(gm_write_vec(j), scale));
+    const gm_vf va = gm_stream_pattern_vec(values, j, 0);
+    if (k == 2)
+        return !gm_u4_equal(got, gm_vpack(va, scale));
+    if (k == 3)
+        return !gm_u4_equal(got, gm_vpack(s * va, scale));
+    const gm_vf vb = gm_stream_pattern_vec(values + GM_PATTERN_TABLE, j, 1);
+    if (k == 4)
+        return !gm_u4_equal(got, gm_vpack(va + vb, scale));
+    return !gm_u4_equal(got, gm_vpack(gm_stream_vfma(va, s, vb), scale))
+           && !gm_u4_equal(got, gm_vpack(gm_stream_vmuladd_unfused(va, s, vb), scale));
+}
+
+/* The bits GM_STORE stores for v, and the element type they are read as. */
+#if defined(GM_FP32)
+typedef gm_u32 gm_bits_t;
+#elif defined(GM_FP16) || defined(GM_BF16)
+typedef gm_u16 gm_bits_t;
+#else
+typedef gm_u8 gm_bits_t;
+#endif
+GM_INLINE gm_u32 gm_stream_bits(float v, float scale)
+{
+#if defined(GM_INT8)
+    return (gm_u8)(gm_i8)gm_clampf(gm_rint(v / scale), -127.0f, 127.0f);
+#else
+    (void)scale;   /* int8's alone */
+#if defined(GM_FP32)
+    return gm_float_as_u32(v);
+#elif defined(GM_FP16) && defined(GM_OPENCL)
+    gm_u16 h;
+    vstore_half_rte(v, 0, (__private half *)&h);
+    return h;
+#elif defined(GM_FP16)
+    return __half_as_ushort(__float2half_rn(v));
+#elif defined(GM_BF16)
+    return gm_float_to_bf16(v);
+#elif defined(GM_FP8E4M3)
+    return gm_float_to_fp8e4m3(v);
+#else
+    return gm_float_to_fp8e5m2(v);
+#endif
+#endif
+}
+
+/* Whether element i of c (its bits `got`) differs from what kernel k
+ * computes there, rounded as GM_STORE rounds: 1 or 0. */
+GM_INLINE gm_u32 gm_stream_wrong(gm_u32 got, size_t i, int k, GM_GLOBAL const float *values, float s,
+                                 float scale)
+{
+    const float va = values[gm_stream_pattern_index(i, 0)];
+    const float vb = values[GM_PATTERN_TABLE + gm_stream_pattern_index(i, 1)];
+    float want = va, other = va;   /* copy */
+    if (k == 1)
+        want = other = gm_stream_write_value(i);
+    else if (k == 3)
+        want = other = s * va;
+    else if (k == 4)
+        want = other = va + vb;
+    else if (k == 5) {
+#if defined(GM_OPENCL)
+        want = fma(s, vb, va);
+#else
+        want = fmaf(s, vb, va);
+#endif
+        other = gm_stream_muladd_unfused(va, s, vb);
+    }
+    return got != gm_stream_bits(want, scale) && got != gm_stream_bits(other, scale);
+}
+
+GM_KERNEL stream_verify(GM_GLOBAL const gm_t *GM_RESTRICT c, GM_GLOBAL const float *GM_RESTRICT values,
+                        GM_GLOBAL gm_u64 *GM_RESTRICT result, unsigned long n, int stream_kernel, float s,
+                        float scale)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_WG_MAX];
+    GM_GLOBAL const gm_bits_t *bits = (GM_GLOBAL const gm_bits_t *)c;
+    GM_GLOBAL const uint4 *c4 = (GM_GLOBAL const uint4 *)c;
+    const size_t nv = (size_t)n / GM_VW;
+    gm_u64 suspect = 0, wrong = 0, first = n;
+    GM_FOR_EACH(j, nv) suspect += gm_stream_vec_wrong(c4[j], j, stream_kernel, values, s, scale);
+    GM_TAIL(i, (size_t)n) suspect += gm_stream_wrong(bits[i], i, stream_kernel, values, s, scale);
+    if (suspect) {
+        GM_FOR_EACH(j, nv) for (size_t i = j * GM_VW; i < (j + 1) * GM_VW; i++)
+        {
+            if (gm_stream_wrong(bits[i], i, stream_kernel, values, s, scale) && wrong++ == 0)
+                first = i;
+        }
+        GM_TAIL(i, (size_t)n) if (gm_stream_wrong(bits[i], i, stream_kernel, values, s, scale) && wrong++ == 0)
+            first = first < i ? first : i;
+    }
+    const size_t lid = gm_local_id();
+    count_of[lid] = wrong;
+    first_of[lid] = first;
+    gm_barrier();
+    for (size_t half_n = gm_local_size() / 2; half_n > 0; half_n /= 2) {
+        if (lid < half_n) {
+            count_of[lid] += count_of[lid + half_n];
+            first_of[lid] = first_of[lid + half_n] < first_of[lid] ? first_of[lid + half_n] : first_of[lid];
+        }
+        gm_barrier();
+    }
+    if (lid == 0) {
+        result[2 * gm_group_id()] = count_of[0];
+        result[2 * gm_group_id() + 1] = first_of[0];
+    }
+}

@@ -6,8 +6,12 @@
  * moving inversions with four seeded random patterns, modulo-20 (20
  * offsets) and a seeded random pattern. Reports the error count, the
  * first failing addresses (chunk and byte offset) and the bit positions
- * that flipped. Fault flip-bits flips one bit of the first chunk between
- * a fill and its check.
+ * that flipped. Every check reads every word of the chunk on the device
+ * (memtest_check, memtest_invert): nothing is sampled. Fault flip-bits
+ * flips one bit of the first chunk between a fill and its check; the
+ * output faults (corrupt-output, flip-output-bit: bench/output_fault.h)
+ * strike one word of every chunk, drawn from the seed over the whole
+ * chunk, between the last pass's fill and its check.
  */
 #include "bench/bench.h"
 #include "lib/interrupt.h"
@@ -67,12 +71,22 @@ static gm_status collect(tester *t, int chunk)
     return r[0] || r[1] ? dev->backend->fill(dev, 0, &t->report, 0, REPORT_WORDS * 4, &zero, 4) : GM_OK;
 }
 
-/* One fill-then-check pass over a chunk. */
-static gm_status pass(tester *t, gm_buffer *buf, unsigned int mode, uint32_t p, unsigned int off, bool fault)
+/* One fill-then-check pass over a chunk; `fault`: flip-bits' bit, or
+ * where `strike` (the chunk's number + 1) an output fault's word. */
+static gm_status pass(tester *t, gm_buffer *buf, unsigned int mode, uint32_t p, unsigned int off, bool fault,
+                      int strike)
 {
     gm_status rc = launch(t, t->fill, buf, mode, p, off, false);
     if (rc == GM_OK && fault)
         rc = gm_stress_flip_bit(t->s->dev, buf);
+    if (rc == GM_OK && strike) {
+        /* The check compares words exactly: every bit of one is seen
+         * (low_bit 0). The salt names the chunk. */
+        char point[48];
+        snprintf(point, sizeof point, "memtest chunk %d", strike - 1);
+        rc = gm_output_fault_strike(&t->s->output_fault, t->s->dev, buf, 0, buf->bytes / 4, 4,
+                                    gm_output_fault_salt(point), 0, 0, NULL);
+    }
     if (rc == GM_OK)
         rc = launch(t, t->check, buf, mode, p, off, true);
     t->passes++;
@@ -86,14 +100,14 @@ static gm_status test_chunk(tester *t, gm_buffer *buf, int chunk)
     bool fault = t->s->fault == GM_STRESS_FAULT_FLIP_BITS && chunk == 0;
     gm_status rc = GM_OK;
     for (unsigned int k = 0; k < 32 && rc == GM_OK && !gm_interrupted(); k++) {
-        rc = pass(t, buf, CONSTANT, 1u << k, 0, fault && k == 3);          /* walking ones */
+        rc = pass(t, buf, CONSTANT, 1u << k, 0, fault && k == 3, 0);          /* walking ones */
         if (rc == GM_OK)
-            rc = pass(t, buf, CONSTANT, ~(1u << k), 0, false);             /* walking zeros */
+            rc = pass(t, buf, CONSTANT, ~(1u << k), 0, false, 0);             /* walking zeros */
     }
     if (rc == GM_OK)
-        rc = pass(t, buf, ADDRESS, 0, 0, false);
+        rc = pass(t, buf, ADDRESS, 0, 0, false, 0);
     if (rc == GM_OK)
-        rc = pass(t, buf, ADDRESS, ~0u, 0, false);
+        rc = pass(t, buf, ADDRESS, ~0u, 0, false, 0);
     for (int i = 0; i < 4 && rc == GM_OK && !gm_interrupted(); i++) {                           /* moving inversions */
         uint32_t p = (uint32_t)gm_xorshift(&x);
         rc = launch(t, t->fill, buf, CONSTANT, p, 0, false);
@@ -108,9 +122,9 @@ static gm_status test_chunk(tester *t, gm_buffer *buf, int chunk)
     }
     uint32_t p = (uint32_t)gm_xorshift(&x);
     for (unsigned int off = 0; off < 20 && rc == GM_OK && !gm_interrupted(); off++)
-        rc = pass(t, buf, MODULO, p, off, false);
+        rc = pass(t, buf, MODULO, p, off, false, 0);
     if (rc == GM_OK)
-        rc = pass(t, buf, RANDOM, (uint32_t)gm_xorshift(&x), 0, false);
+        rc = pass(t, buf, RANDOM, (uint32_t)gm_xorshift(&x), 0, false, chunk + 1);
     return rc == GM_OK ? collect(t, chunk) : rc;
 }
 

@@ -11,6 +11,7 @@
 #ifndef GM_STRESS_H
 #define GM_STRESS_H
 
+#include "bench/output_fault.h"
 #include "device/device.h"
 #include "run/results.h"
 
@@ -38,6 +39,9 @@ typedef struct {
     double throttle;               /* soak: the throughput drop that fails it */
     uint64_t seed;
     gm_stress_fault fault;
+    /* GPUMEM_FAULT=corrupt-output | flip-output-bit (bench/output_fault.h):
+     * memtest strikes one seeded word of every chunk before its last check. */
+    gm_output_fault output_fault;
     bool output_failed;
     char error[640];
 } gm_stress;

@@ -12,10 +12,11 @@ run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite stream \
 is "$RC" 0 "stream on OpenCL: exit status 0"
 [ -n "$ERR" ] && diag "$ERR"
 
-# 7 kernels x 6 precisions x 2 access patterns x 2 sizes, two metrics each
+# 7 kernels x 6 precisions x 2 access patterns x 2 sizes, three metrics each
+# (bandwidth, time, and verify_time: the whole-output check's)
 # (1572868 bytes: a tail past the last whole 16-byte vector in every
 # precision but fp32).
-is "$(csv_count "$out/results.csv" '$_->{status} eq "ok"')" 336 "every point ok (336 rows)"
+is "$(csv_count "$out/results.csv" '$_->{status} eq "ok"')" 504 "every point ok (504 rows)"
 is "$(csv_count "$out/results.csv" '$_->{status} ne "ok"')" 0 "no row failed"
 is "$(csv_count "$out/results.csv" '$_->{metric} eq "bandwidth" && $_->{unit} eq "GB/s" && $_->{value} > 0')" 168 \
     "a positive bandwidth for every point"
@@ -31,7 +32,8 @@ is "$(head -1 "$out/samples.csv")" \
     "schema_version,run_id,backend,device,device_id,suite,workload,variant,pattern,precision,weight_precision,kv_precision,activation_precision,model,mode,batch,seq_len,bytes,model_bytes,measured_bytes,metric,unit,rep,value,round" \
     "samples.csv has the documented columns"
 # Every repetition of every metric is in samples.csv.
-is "$(csv_count "$out/samples.csv" '1')" 672 "samples.csv holds every repetition (336 rows x 2 reps)"
+is "$(csv_count "$out/samples.csv" '1')" 840 \
+    "samples.csv holds every repetition (336 rows x 2 reps, and each verify_time row's one: the first rep's)"
 perl -MJSON::PP -e '
     local $/; open my $f, "<", $ARGV[0] or die; my $m = decode_json(<$f>);
     for my $k (qw(run_id suite_version command_line start_time end_time host device)) { die "no $k\n" unless defined $m->{$k} }
@@ -67,7 +69,7 @@ is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 4096 && $_->{statu
     "4KiB arrays: every kernel launches 2 to 64 times a rep, verified"
 is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 4096 && $_->{metric} eq "time" && $_->{value} < 0.25')" 3 \
     "the time row is one launch's, below the rep's 0.25ms target"
-is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 33554432 && $_->{status} eq "ok" && $_->{note} eq ""')" 6 \
+is "$(csv_count "$TEST_TMP/short/results.csv" '$_->{bytes} == 33554432 && $_->{status} eq "ok" && $_->{metric} ne "verify_time" && $_->{note} eq ""')" 6 \
     "32MiB arrays (milliseconds a launch on the CPU) launch once a rep, with no note"
 
 # A run that cannot fit under its cap records oom rows and goes on.
@@ -75,6 +77,6 @@ run_gpumem bench --backend opencl --mem-limit 8MiB --suite stream --sizes 1MiB,4
     --kernels copy --reps 1 --out "$TEST_TMP/cap" --quiet
 is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "oom" && $_->{bytes} == 4194304')" 1 \
     "arrays beyond --mem-limit give an oom row"
-is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "ok" && $_->{bytes} == 1048576')" 2 \
+is "$(csv_count "$TEST_TMP/cap/results.csv" '$_->{status} eq "ok" && $_->{bytes} == 1048576')" 3 \
     "the smaller size before it still measured"
 done_testing

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Verification can fail: with the test-only fault switch, which overwrites
-# one output value on the device after each kernel, every point is a
-# mismatch row with no number, and the run exits 1.
+# one output value, drawn from a seed, on the device after each kernel,
+# every point is a mismatch row with no number, and the run exits 1
+# (tests/31-stream-faults.t sweeps the sizes and both faults).
 . tests/lib.sh
 plan 8
 
@@ -14,9 +15,17 @@ is "$(csv_count "$out/results.csv" '$_->{status} eq "mismatch"')" 42 "every poin
 is "$(csv_count "$out/results.csv" '$_->{status} eq "mismatch" && $_->{precision} =~ /^fp8/')" 14 \
     "fp8: every kernel in both formats is a mismatch row"
 is "$(csv_count "$out/results.csv" '$_->{value} ne ""')" 0 "no mismatch row carries a number"
-is "$(csv_count "$out/results.csv" '$_->{workload} eq "copy" && $_->{note} =~ /^element (\d+): expected/ && $1 * 2 == 262144 / {fp32 => 4, fp16 => 2, bf16 => 2, int8 => 1, fp8e4m3 => 1, fp8e5m2 => 1}->{$_->{precision}}')" 6 \
-    "the note names the corrupted element (the middle one) and the expected value"
-is "$(csv_count "$out/results.csv" '$_->{workload} eq "dot" && $_->{note} =~ /^sum: expected/')" 6 \
+struck=" $(printf '%s\n' "$ERR" | sed -n 's/^gpumem: fault: corrupt-output struck element \([0-9]*\) of .*/\1/p' | tr '\n' ' ')"
+named=$(perl -MText::ParseWords -ne 'my @f = parse_line(",", 0, $_); print "$1\n" if $f[6] eq "copy" && $f[28] =~ /^element (\d+): expected .*; 1 of \d+ elements wrong/' \
+    "$out/results.csv")
+n=0 bad=0
+for e in $named; do
+    n=$((n + 1))
+    case "$struck" in *" $e "*) ;; *) bad=1 ;; esac
+done
+[ "$n" -eq 6 ] && [ "$bad" -eq 0 ]
+ok $? "the copy notes name a struck element, its expected value and the count: $(echo $named)"
+is "$(csv_count "$out/results.csv" '$_->{workload} eq "dot" && $_->{note} =~ /CPU check: sum: expected/')" 6 \
     "reductions name the expected sum"
 
 # The same run without the fault is clean.

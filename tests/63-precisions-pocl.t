@@ -59,6 +59,6 @@ like "$RC:$ERR" '^2:precisions: PREC_GOAL must be a number above 0' "PREC_GOAL=-
 # A point whose output is wrong fails the run loudly: its note, no table.
 GPUMEM_FAULT=corrupt-output prec
 is "$RC" 2 "wrong output: exit 2"
-like "$ERR" '^precisions: read fp16: mismatch: sum: expected .*\n(.*\n)*precisions: .*failed \(exit 1\): nothing is judged$' \
+like "$ERR" '^precisions: read fp16: mismatch: partial sum [0-9]+: .*; CPU check: sum: expected .*\n(.*\n)*precisions: .*failed \(exit 1\): nothing is judged$' \
     "each failed point is printed with its note, then the failed run"
 done_testing

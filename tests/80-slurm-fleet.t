@@ -123,11 +123,11 @@ task1="$S/results/$host-$job-task1"
 [ -s "$task0/results.csv" ] && [ -s "$task1/results.csv" ] && [ -s "$task0/meta.json" ] && [ -s "$task1/meta.json" ]
 ok $? "each task wrote its own run folder <host>-<job>-task<N>"
 is "$(csv_count "$task0/results.csv" '$_->{status} eq "ok"')-$(csv_count "$task1/results.csv" '$_->{status} eq "ok"')" \
-    "4-4" "each measured its four points"
+    "6-6" "each measured its two points' three rows (bandwidth, time, verify_time)"
 
 run_gpumem fleet "$S/results" --format markdown
 is "$RC" 1 "gpumem fleet: exit status 1, a GPU flagged"
 note "$OUT"
 like "$OUT" "^\| 2 \| $host \| \S+ \| \S+/$host-$job-task1 \| 4 \| [1-4] \|" "the slowed task's GPU is flagged"
 like "$OUT" "^\| 1 \| $host \| \S+ \| \S+/$host-$job-task0 \| 4 \| 0 \|" "and the other is not"
-like "$OUT" "^# fleet \S+: 2 GPUs, 4 points, 1 GPU flagged" "one GPU of two flagged"
+like "$OUT" "^# fleet \S+: 2 GPUs, 6 points, 1 GPU flagged" "one GPU of two flagged"

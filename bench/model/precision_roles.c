@@ -50,7 +50,7 @@ const char *gm_roles_label(const gm_shape *s)
         char buf[48];
         gm_role_variant(a, w, k, false, buf, sizeof buf);
         buf[strlen(buf) - strlen("-grid")] = '\0';
-        snprintf(l, sizeof labels[0][0][0][0], "%s%s", buf, head ? "-lmint4" : "");
+        snprintf(l, sizeof labels[0][0][0][0], "%.40s%s", buf, head ? "-lmint4" : "");   /* labels are < 30 */
     }
     return l;
 }

@@ -517,7 +517,7 @@ static int run_point(point *pt, gm_pattern_env *env)
         char note[400], nb[32], pb[32], rb[32], tb[32];
         uint64_t tokens = d.pool_blocks * d.block_tokens;
         snprintf(note, sizeof note, "pool of %llu blocks of %llu tokens: %s of %s requested (%g of %s) after %s "
-                 "measured besides the KV cache; plan --mode serve: %s",
+                 "measured besides the KV cache; plan --mode serve: %.160s",
                  (unsigned long long)d.pool_blocks, (unsigned long long)d.block_tokens,
                  gm_format_size(d.pool_blocks * serve_block_bytes(&d), pb, sizeof pb),
                  gm_format_size(requested, rb, sizeof rb), so.utilization, gm_format_size(total, tb, sizeof tb),

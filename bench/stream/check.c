@@ -16,9 +16,9 @@ enum { K_READ, K_WRITE, K_COPY, K_SCALE, K_ADD, K_TRIAD, K_DOT };
 /* Inputs cycle through a table of values in [-1, 1) in steps of 1/1024,
  * picked by a hash of the index, so neighbours differ and no short period
  * repeats (the table index mixes in the index's high bits). */
-#define PATTERN_TABLE 4096
+#define PATTERN_TABLE STREAM_PATTERN_TABLE
 
-static size_t pattern_index(size_t i, unsigned which)
+size_t stream_pattern_index(size_t i, unsigned which)
 {
     uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + which * 0xbf58476d1ce4e5b9ull;
     return (size_t)((x ^ (x >> 29)) >> 52) & (PATTERN_TABLE - 1);
@@ -87,7 +87,7 @@ static void fill_slice(const init_job *j, unsigned slice)
     size_t end = slice + 1 == STREAM_INIT_SLICES ? d->n : begin + width;   /* the last takes the rest */
     slice_sums s = {0, 0, 0, 0};
     for (size_t i = begin; i < end; i++) {
-        size_t ia = pattern_index(i, 0), ib = pattern_index(i, 1);
+        size_t ia = stream_pattern_index(i, 0), ib = stream_pattern_index(i, 1);
         put_element(d->a, i, t->stored[0], ia, es);
         put_element(d->b, i, t->stored[1], ib, es);
         double a = t->value[0][ia], b = t->value[1][ib];
@@ -115,9 +115,10 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
     d->n = n;
     d->a = malloc(n * es);
     d->b = malloc(n * es);
+    d->values = malloc(2 * PATTERN_TABLE * sizeof *d->values);
     pattern_tables *t = malloc(sizeof *t);
     slice_sums sums[STREAM_INIT_SLICES];
-    if (!d->a || !d->b || !t) {
+    if (!d->a || !d->b || !d->values || !t) {
         free(t);
         stream_data_release(d);
         return -1;
@@ -150,6 +151,8 @@ int stream_data_init(stream_data *d, gm_precision p, size_t n)
         d->sum_ab += sums[slice].ab;
         d->sum_abs_ab += sums[slice].abs_ab;
     }
+    memcpy(d->values, t->value[0], PATTERN_TABLE * sizeof *d->values);
+    memcpy(d->values + PATTERN_TABLE, t->value[1], PATTERN_TABLE * sizeof *d->values);
     free(t);
     return 0;
 }
@@ -158,7 +161,9 @@ void stream_data_release(stream_data *d)
 {
     free(d->a);
     free(d->b);
+    free(d->values);
     d->a = d->b = NULL;
+    d->values = NULL;
 }
 
 /* The float the kernel computes at i, before it is stored; *magnitude
@@ -204,6 +209,15 @@ static bool check_element(const stream_data *d, int k, const void *out, size_t i
         return true;
     snprintf(note, len, "element %zu: expected %.9g, got %.9g", i, want, got);
     return false;
+}
+
+void stream_element_note(const stream_data *d, int k, const void *out, size_t i, char *note, size_t len)
+{
+    unsigned char tmp[4];
+    double magnitude;
+    gm_store(d->prec, tmp, 0, expected_value(d, k, i, &magnitude), STREAM_INT8_SCALE);
+    snprintf(note, len, "element %zu: expected %.9g, got %.9g", i, gm_load(d->prec, tmp, 0, STREAM_INT8_SCALE),
+             gm_load(d->prec, out, i, STREAM_INT8_SCALE));
 }
 
 static bool verify_sum(double got, double want, double sum_abs, size_t n, size_t global, char *note,

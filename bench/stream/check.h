@@ -21,6 +21,9 @@
 #define STREAM_CHECK_BLOCK ((size_t)4096)
 #define STREAM_CHECK_BLOCKS 64
 #define STREAM_CHECK_SINGLES 65536
+/* Entries of each input pattern's table (kernels/stream.cl's
+ * GM_PATTERN_TABLE: the device recomputes the pattern from them). */
+#define STREAM_PATTERN_TABLE 4096
 
 typedef struct {
     gm_precision prec;
@@ -28,7 +31,17 @@ typedef struct {
     void *a, *b;                   /* n elements each, in prec */
     double sum_a, sum_abs_a;       /* reference for read */
     double sum_ab, sum_abs_ab;     /* reference for dot */
+    /* The patterns' values as they read back in prec: a's table, then
+     * b's (2 * STREAM_PATTERN_TABLE floats); element i of a is entry
+     * stream_pattern_index(i, 0) of the first, of b entry
+     * stream_pattern_index(i, 1) of the second. The device's whole-array
+     * check (stream_verify in kernels/stream.cl) reads them. */
+    float *values;
 } stream_data;
+
+/* Which entry of its table element i of pattern `which` (0: a, 1: b)
+ * holds: a 64-bit hash of the index, the same on the device. */
+size_t stream_pattern_index(size_t i, unsigned which);
 
 /* Allocates and fills a and b and their reference sums, on up to one
  * thread a host core (the sums do not depend on how many). Returns 0, or
@@ -45,5 +58,10 @@ void stream_data_release(stream_data *d);
  */
 bool stream_verify(const stream_data *d, int k, gm_precision p, const void *out, size_t n,
                    size_t groups, size_t global, unsigned rep, char *note, size_t note_len);
+
+/* Writes "element I: expected X, got Y" for element i of kernel k's
+ * output (read back whole in out), whether or not it is within the
+ * sampled check's tolerance: the note of a mismatch the device found. */
+void stream_element_note(const stream_data *d, int k, const void *out, size_t i, char *note, size_t len);
 
 #endif

@@ -204,7 +204,8 @@ static int load_one(const char *dir, gm_cmp_run *r, char *err, size_t len)
     while (n > 1 && r->dir[n - 1] == '/')
         r->dir[--n] = '\0';
     const char *slash = strrchr(r->dir, '/');
-    snprintf(r->label, sizeof r->label, "%s", slash && slash[1] ? slash + 1 : r->dir);
+    /* A label is the folder's last name, cut to the label's size. */
+    snprintf(r->label, sizeof r->label, "%.*s", (int)sizeof r->label - 1, slash && slash[1] ? slash + 1 : r->dir);
     char path[4200];
     snprintf(path, sizeof path, "%s/results.csv", r->dir);
     if (load_results(r, path, err, len) != 0)

@@ -357,6 +357,11 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
         gm_opts_release(&o);
         return GM_EXIT_USAGE;
     }
+    if (gm_output_fault_parse_rep(getenv("GPUMEM_FAULT_REP"), &b.output_fault) != 0) {
+        fprintf(stderr, "gpumem bench: GPUMEM_FAULT_REP '%s': not a whole number\n", getenv("GPUMEM_FAULT_REP"));
+        gm_opts_release(&o);
+        return GM_EXIT_USAGE;
+    }
     gm_session ses;
     b.run = &ses.run;               /* before the session can call keep_finished */
     run_context oc = {&b, &o, argc, argv, resume};

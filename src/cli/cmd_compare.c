@@ -98,7 +98,7 @@ static int resolve_references(const char *arg, char *out, size_t len, char *err,
                 int k = gm_data_file_names("reference", NULL, names, 64);
                 for (int i = 0; i < k; i++)
                     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
-                snprintf(err, err_len, "%.300s: no such reference run (%s%s)", part, k ? "there are: " : "none found",
+                snprintf(err, err_len, "%.300s: no such reference run (%s%.800s)", part, k ? "there are: " : "none found",
                          list);
                 return -1;
             }

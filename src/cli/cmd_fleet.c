@@ -146,6 +146,7 @@ static int write_outputs(const fleet_args *a, const gm_fleet *f)
 int gm_cmd_fleet(int argc, char **argv)
 {
     fleet_args a;
+    memset(&a, 0, sizeof a);   /* parse_args sets what it parses */
     bool help = false;
     int rc = parse_args(argc, argv, &a, &help);
     if (rc || help) {

@@ -119,9 +119,14 @@ int gm_cmd_stress(int argc, char **argv)
         return rc < 0 ? GM_EXIT_OK : rc;
     }
     gm_stress_fault fault;
-    if (gm_stress_fault_parse(getenv("GPUMEM_FAULT"), &fault) != 0) {
+    gm_output_fault output_fault;
+    if (gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &output_fault) != 0) {
+        fprintf(stderr, "gpumem stress: GPUMEM_FAULT_SEED '%s': not a whole number\n", getenv("GPUMEM_FAULT_SEED"));
+        return GM_EXIT_USAGE;
+    }
+    if (gm_stress_fault_parse(getenv("GPUMEM_FAULT"), &fault) != 0 && output_fault.kind == GM_OUTPUT_FAULT_NONE) {
         fprintf(stderr, "gpumem stress: GPUMEM_FAULT '%s': not a stress fault (flip-bits, drop-free, "
-                        "corrupt-swap, throttle)\n", getenv("GPUMEM_FAULT"));
+                        "corrupt-swap, throttle, corrupt-output, flip-output-bit)\n", getenv("GPUMEM_FAULT"));
         return GM_EXIT_USAGE;
     }
     char err[600];
@@ -140,7 +145,7 @@ int gm_cmd_stress(int argc, char **argv)
     sinks[1] = fopen(path, "w");
     if (!sinks[1])
         fprintf(stderr, "gpumem stress: cannot write %s; the TAP stream goes to stdout only\n", path);
-    gm_stress s = {dev, &ses.run, o.duration, o.fill, o.throttle, o.seed, fault, false, ""};
+    gm_stress s = {dev, &ses.run, o.duration, o.fill, o.throttle, o.seed, fault, output_fault, false, ""};
     int planned = __builtin_popcount(o.checks), n = 0, failed = 0;
     char plan[32];
     snprintf(plan, sizeof plan, "1..%d", planned);
