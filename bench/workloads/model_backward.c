@@ -65,9 +65,8 @@ const char *model_train_unsupported(const gm_shape *s)
     return NULL;
 }
 
-/* c (m x n) = op(a) op(b), plus what c holds where `acc`. */
-static gm_status product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
-                         bool acc)
+gm_status model_product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
+                        bool acc, gm_mm_tally *tally)
 {
     gm_mm op = {.prec = st->p, .m = m, .n = n, .k = k};
     op.a = (gm_mm_operand){a.buf, a.off, 0, 0, ta};
@@ -77,7 +76,14 @@ static gm_status product(model_state *st, uint64_t m, uint64_t n, uint64_t k, lo
         op.r = c.buf;
         op.r_off = c.off;
     }
-    return gm_mm_run(&st->mm, &op, &st->tally_bwd);
+    return gm_mm_run(&st->mm, &op, tally);
+}
+
+/* A backward product, on the backward's tally. */
+static gm_status product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
+                         bool acc)
+{
+    return model_product(st, m, n, k, a, ta, b, tb, c, acc, &st->tally_bwd);
 }
 
 /* The backward of y = x W_m: dW_m = x^T dy into the gradients, and where

@@ -24,15 +24,7 @@
 static gm_status product(model_state *st, uint64_t rows, uint64_t cols, uint64_t k, loc a, bool ta, loc b, bool tb,
                          loc c, bool acc, bool backward)
 {
-    gm_mm op = {.prec = st->p, .m = rows, .n = cols, .k = k};
-    op.a = (gm_mm_operand){a.buf, a.off, 0, 0, ta};
-    op.b = (gm_mm_operand){b.buf, b.off, 0, 0, tb};
-    op.c = (gm_mm_operand){c.buf, c.off, 0, 0, false};
-    if (acc) {
-        op.r = c.buf;
-        op.r_off = c.off;
-    }
-    return gm_mm_run(&st->mm, &op, backward ? &st->tally_bwd : &st->tally_proj);
+    return model_product(st, rows, cols, k, a, ta, b, tb, c, acc, backward ? &st->tally_bwd : &st->tally_proj);
 }
 
 gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, loc x, loc y)

@@ -183,6 +183,11 @@ typedef struct {
     uint64_t off;
 } loc;
 
+/* c (m x n) = op(a) op(b) in the model's precision through the dispatch
+ * (matmul.h), plus what c holds where `acc`; the call is counted on `tally`. */
+gm_status model_product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
+                        bool acc, gm_mm_tally *tally);
+
 typedef struct {
     loc x_in, attn_in, q, k, v, o, lse, mid, mlp_in, gate, up, act, out, stats;
 } layer_locs;
