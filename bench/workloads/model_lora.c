@@ -19,7 +19,6 @@
 #include "bench/workloads/model_private.h"
 #include "bench/model/train_plan.h"
 
-
 /* c (rows x cols) = op(a) op(b) (+ c where acc), on the backward's tally or the projections'. */
 static gm_status product(model_state *st, uint64_t rows, uint64_t cols, uint64_t k, loc a, bool ta, loc b, bool tb,
                          loc c, bool acc, bool backward)
