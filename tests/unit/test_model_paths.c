@@ -70,7 +70,7 @@ static void run_chunked(const char *model, gm_precision act, unsigned weight_pre
     model_state *st = p.state;
     assert_true(st->model && st->vendor);
     if (corrupt) {
-        gm_output_fault f = {GM_OUTPUT_FAULT_CORRUPT, 1};
+        gm_output_fault f = {.kind = GM_OUTPUT_FAULT_CORRUPT, .seed = 1};
         assert_int_equal(r->corrupt(p.state, &f, 0), GM_OK);
     }
     bool correct = false;
