@@ -1,0 +1,19 @@
+/*
+ * The whole model's one product through the dispatch (model_private.h):
+ * the forward's LoRA terms and the backward call it, on their tallies.
+ */
+#include "bench/workloads/model_private.h"
+
+gm_status model_product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
+                        bool acc, gm_mm_tally *tally)
+{
+    gm_mm op = {.prec = st->p, .m = m, .n = n, .k = k};
+    op.a = (gm_mm_operand){a.buf, a.off, 0, 0, ta};
+    op.b = (gm_mm_operand){b.buf, b.off, 0, 0, tb};
+    op.c = (gm_mm_operand){c.buf, c.off, 0, 0, false};
+    if (acc) {
+        op.r = c.buf;
+        op.r_off = c.off;
+    }
+    return gm_mm_run(&st->mm, &op, tally);
+}
