@@ -342,16 +342,9 @@ typedef struct {
     double ms;          /* its device time */
 } device_verdict;
 
-typedef struct {
-    stream_state *s;
-    int k, access;
-    gm_precision p;
-    size_t n, global, local;
-} verify_launch;
-
 static gm_status enqueue_verify(void *ctx)
 {
-    const verify_launch *v = ctx;
+    const stream_launch *v = ctx;   /* its geometry; launches unused */
     stream_state *s = v->s;
     const unsigned long n_arg = v->n;
     const int kernel = v->k;
@@ -366,7 +359,7 @@ static gm_status enqueue_verify(void *ctx)
  * additions: the same bits wherever nothing went wrong). */
 static gm_status enqueue_recheck(void *ctx)
 {
-    const verify_launch *v = ctx;
+    const stream_launch *v = ctx;   /* its geometry; launches unused */
     stream_state *s = v->s;
     const unsigned long n_arg = v->n;
     const float scale = STREAM_INT8_SCALE;
@@ -394,6 +387,21 @@ static gm_status ensure_buffer(stream_state *s, gm_buffer *dev_buf, void **host,
     return gm_device_alloc(s->dev, GM_MEM_DEVICE, bytes, dev_buf);
 }
 
+/* Runs one untimed check kernel (enqueue, over l's geometry) that writes `bytes` into
+ * dev_buf (grown as needed, with its host copy), and reads them back into
+ * *host; *ms is the kernel's device time. */
+static gm_status run_check(stream_state *s, gm_buffer *dev_buf, void **host, size_t bytes,
+                           gm_status (*enqueue)(void *ctx), stream_launch *l, double *ms)
+{
+    gm_status st = ensure_buffer(s, dev_buf, host, bytes);
+    if (st == GM_OK)
+        st = gm_time_work(s->dev, 0, enqueue, l, ms);
+    gm_buffer copy = {.kind = GM_MEM_HOST, .bytes = bytes, .host = *host};
+    if (st == GM_OK)
+        st = s->dev->backend->copy(s->dev, 0, &copy, 0, dev_buf, 0, bytes, false);
+    return st;
+}
+
 /*
  * Checks the whole of the rep's output on the device: stream_verify over
  * every element of c, or, for read and dot, a second run of the kernel
@@ -404,18 +412,11 @@ static gm_status ensure_buffer(stream_state *s, gm_buffer *dev_buf, void **host,
  */
 static gm_status device_verify(stream_state *s, const stream_launch *l, size_t groups, device_verdict *v)
 {
-    verify_launch vl = {s, l->k, l->access, l->p, l->n, l->global, l->local};
-    gm_device *dev = s->dev;
+    stream_launch vl = *l;
     *v = (device_verdict){0, 0, 0, 0.0};
     gm_status st;
     if (kinfo[l->k].reduces) {
-        size_t bytes = groups * sizeof(float);
-        st = ensure_buffer(s, &s->recheck, &s->recheck_host, bytes);
-        if (st == GM_OK)
-            st = gm_time_work(dev, 0, enqueue_recheck, &vl, &v->ms);
-        gm_buffer host = {.kind = GM_MEM_HOST, .bytes = bytes, .host = s->recheck_host};
-        if (st == GM_OK)
-            st = dev->backend->copy(dev, 0, &host, 0, &s->recheck, 0, bytes, false);
+        st = run_check(s, &s->recheck, &s->recheck_host, groups * sizeof(float), enqueue_recheck, &vl, &v->ms);
         v->of = groups;   /* s->out holds the timed run's, read back */
         for (size_t g = 0; st == GM_OK && g < groups; g++)
             if (memcmp((const float *)s->out.host + g, (const float *)s->recheck_host + g, sizeof(float)) != 0
@@ -423,13 +424,7 @@ static gm_status device_verify(stream_state *s, const stream_launch *l, size_t g
                 v->first = g;
         return st;
     }
-    size_t bytes = 2 * groups * sizeof(uint64_t);
-    st = ensure_buffer(s, &s->verdict, &s->verdict_host, bytes);
-    if (st == GM_OK)
-        st = gm_time_work(dev, 0, enqueue_verify, &vl, &v->ms);
-    gm_buffer host = {.kind = GM_MEM_HOST, .bytes = bytes, .host = s->verdict_host};
-    if (st == GM_OK)
-        st = dev->backend->copy(dev, 0, &host, 0, &s->verdict, 0, bytes, false);
+    st = run_check(s, &s->verdict, &s->verdict_host, 2 * groups * sizeof(uint64_t), enqueue_verify, &vl, &v->ms);
     v->of = l->n;
     v->first = l->n;
     const uint64_t *r = s->verdict_host;
