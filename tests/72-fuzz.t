@@ -15,6 +15,10 @@ seconds=${FUZZ_TEST_SECONDS:-5}
 targets=$(ls tests/fuzz/fuzz_*.c | sed 's|tests/fuzz/||; s|\.c$||')
 plan $(($(echo "$targets" | wc -l) + 1))
 
+# make test built them before the tests ran; what is out of date by now
+# (and why, as make says it) is shown, for it costs this test minutes.
+stale=$(make -n --debug=b fuzz-targets 2>/dev/null | grep -v "'fuzz-targets'" | grep -m3 -E 'newer than|does not exist')
+[ -n "$stale" ] && diag "out of date since make test built them:" "$stale"
 make -s fuzz-targets >"$TEST_TMP/build.log" 2>&1
 ok $? "the fuzz targets build (make fuzz-targets)" || true
 [ -s "$TEST_TMP/build.log" ] && diag "$(tail -20 "$TEST_TMP/build.log")"
