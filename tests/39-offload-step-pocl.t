@@ -9,10 +9,12 @@
 # gradient against the double-precision step, AdamW on a sample against
 # the reference), and the device's weights must be the host's master
 # weights rounded, so a planted missing upload (GPUMEM_FAULT=
-# offload-upload) is a mismatch row. params is an unsupported row with
-# plan's bytes; bad input is one line and exit status 2.
+# offload-upload) is a mismatch row. A tied head larger than a layer
+# passes its gradient through the host and back. params is an
+# unsupported row with plan's bytes; bad input is one line and exit
+# status 2.
 . tests/lib.sh
-plan 16
+plan 18
 
 model="--model tiny-llama-gqa"
 shape="--precision bf16 --batch 2 --seq 16"
@@ -46,6 +48,19 @@ none=$(plan_of train total)
 off=$(csv_value "$csv" "\$_->{mode} eq 'train' && \$_->{metric} eq 'time'" model_bytes)
 [ "$off" -lt "$none" ] 2>/dev/null
 ok $? "the device holds less than without offload ($off < $none bytes)"
+
+# A tied head, larger than a layer: the buffer holds the head's gradient
+# (plan's gradient_buffer), which goes to the host after the head's
+# backward and comes back for the embedding's rows to add to.
+printf '{"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "vocab_size": 1024, "tie_word_embeddings": true}\n' \
+    >"$TEST_TMP/tied.json"
+run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block --model "$TEST_TMP/tied.json" \
+    --mode train --precision bf16 --batch 2 --seq 8 --reps 1 --zero-offload optimizer --out "$TEST_TMP/t" --quiet
+want=$("$GPUMEM" plan --model "$TEST_TMP/tied.json" --mode train --precision bf16 --batch 2 --seq 8 \
+    --zero-offload optimizer --format csv | awk -F, '$3 == "gradient_buffer" { g = $4 } $3 == "total" { t = $4 } END { print g ":" t }')
+is "$(csv_count "$TEST_TMP/t/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"'):$(csv_value "$TEST_TMP/t/results.csv" '$_->{metric} eq "time"' model_bytes)" \
+    "1:${want#*:}" "tied head: the step verifies (the embedding's gradient with the head's part), plan's device bytes"
+is "${want%%:*}" "$((1024 * 64 * 2))" "plan's gradient buffer there is the head's gradient"
 
 GPUMEM_FAULT=offload-upload run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block \
     $model --mode train $shape --reps 1 --zero-offload optimizer --out "$TEST_TMP/f" --quiet
