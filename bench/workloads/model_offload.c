@@ -59,7 +59,9 @@ gm_status model_offload_alloc(model_state *st)
         rc = gm_device_alloc(dev, GM_MEM_PINNED, (size_t)(P * 8), &st->buf[st->lora ? B_AMOM : B_MOM]);
     if (rc == GM_OK)
         rc = gm_device_alloc(dev, GM_MEM_PINNED, (size_t)(P * 4), &st->buf[st->lora ? B_AMASTER : B_MASTER]);
-    st->host_bytes = P * (st->es + 8 + 4);
+    /* what was allocated in host memory */
+    st->host_bytes = st->buf[B_HGRAD].bytes + st->buf[st->lora ? B_AMOM : B_MOM].bytes
+                     + st->buf[st->lora ? B_AMASTER : B_MASTER].bytes;
     return rc;
 }
 
