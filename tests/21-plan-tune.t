@@ -70,12 +70,13 @@ is "$(printf '%s\n' "$OUT" | item layers_saved)" "$((32 * (139616 - 3 * 8192 + 8
     "an adapter on o alone keeps no norm output, no SwiGLU product"
 
 # ZeRO-Offload: master weights, AdamW moments and the bf16 gradients in
-# host memory (14 bytes a parameter), the weights and one layer's
-# gradients on the device; with params the weights go too.
+# host memory (14 bytes a parameter), the weights and one module's
+# gradients on the device (the LM head's, 128256 x 4096, larger than a
+# layer's); with params the weights go too.
 P=8030261248
 run_gpumem plan $L3 --mode train --zero-offload optimizer --host-memory 1TiB
 is "$(printf '%s\n' "$OUT" | awk -F, '$3 == "host_total" { print $4 }')" "$((14 * P))" "host holds 14 bytes a parameter"
-is "$(printf '%s\n' "$OUT" | item gradient_buffer)" "$(((218103808 + 8192) * 2))" "the device one layer's gradients"
+is "$(printf '%s\n' "$OUT" | item gradient_buffer)" "$((128256 * 4096 * 2))" "the device the LM head's gradients (larger than a layer's)"
 like "$(printf '%s\n' "$OUT" | grep -c '^bf16,host_')" "^3\$" "three host items: master, gradients, moments"
 run_gpumem plan $L3 --mode train --zero-offload params --host-memory 1TiB
 is "$(printf '%s\n' "$OUT" | awk -F, '$3 == "host_total" { print $4 }')" "$((16 * P))" "params: the host holds all 16"

@@ -365,7 +365,8 @@ static uint64_t layer_trainable(const gm_arch *a, const gm_plan_opts *o, uint64_
  * ZeRO-Offload (Ren et al. 2021, section 4.1): the fp32 master weights,
  * the optimizer states and the step live in host memory, and so do the
  * 16-bit gradients, moved there as the backward produces them; the
- * device keeps its weights and one layer's gradients on their way out.
+ * device keeps its weights and one module's gradients on their way out
+ * (a layer's, or the LM head's where larger: gpumem's step, model_offload.c).
  * With parameters too (ZeRO-3's offload_param, ZeRO-Infinity) the
  * weights live in host memory and the device holds the modules it runs:
  * two layers' weights (the one running, the next one fetched) or the LM
@@ -390,7 +391,12 @@ int gm_plan_offload(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out, 
             weights = param ? add(weights, it->bytes) : weights;
         }
     }
-    n = push(out, n, "gradient_buffer", GM_PLAN_GRADIENTS, share(layer_trainable(a, o, ew), T));
+    /* The device's buffer holds the gradients of one module at a time on
+     * their way out: a layer's, or in full fine-tuning the LM head's (and
+     * the embedding's), which one product writes whole, where larger
+     * (Llama-3-8B's head: 525M parameters against a layer's 218M). */
+    uint64_t buffer = share(layer_trainable(a, o, ew), T), head_grad = share(mul3(a->hidden, a->vocab, ew), T);
+    n = push(out, n, "gradient_buffer", GM_PLAN_GRADIENTS, full && head_grad > buffer ? head_grad : buffer);
     if (o->tune.offload == GM_OFFLOAD_PARAMS) {
         uint64_t two_layers = mul(2, share(weights, a->layers));
         uint64_t head = share(mul3(a->hidden, a->vocab, e), T);

@@ -14,7 +14,8 @@ int gm_tune_tensors(const gm_shape *s, gm_tensor *out)
 {
     gm_plan_opts o;
     gm_plan_opts_init(&o);
-    o.mode = (gm_plan_mode)s->tune;
+    o.mode = s->tune ? (gm_plan_mode)s->tune : GM_PLAN_TRAIN;
+    o.tune.offload = (gm_offload)s->zero_offload;
     o.prec = s->prec;
     o.batch = s->batch;
     o.seq = s->seq;
@@ -26,14 +27,19 @@ int gm_tune_tensors(const gm_shape *s, gm_tensor *out)
     o.recompute = s->checkpoint ? GM_RECOMPUTE_FULL : (gm_recompute)s->recompute;
     gm_plan_item it[GM_PLAN_MAX_ITEMS];
     int n = gm_plan_model(&s->arch, &o, it);
-    if (n < 0 || n > GM_MAX_TENSORS || gm_plan_sum(it, n) == UINT64_MAX)
+    if (n < 0 || gm_plan_sum(it, n) == UINT64_MAX)
         return -1;
+    int k = 0;
     for (int i = 0; i < n; i++) {
-        snprintf(out[i].name, sizeof out[i].name, "%s", it[i].name);
-        out[i].role = it[i].role == GM_PLAN_ACTIVATIONS ? GM_ROLE_ACTIVATION
+        if (it[i].host)     /* --zero-offload's host items: not the device's */
+            continue;
+        if (k == GM_MAX_TENSORS)
+            return -1;
+        snprintf(out[k].name, sizeof out[k].name, "%s", it[i].name);
+        out[k].role = it[i].role == GM_PLAN_ACTIVATIONS ? GM_ROLE_ACTIVATION
                       : it[i].role == GM_PLAN_WORKSPACE  ? GM_ROLE_WORKSPACE
                                                          : GM_ROLE_WEIGHT;
-        out[i].bytes = it[i].bytes;
+        out[k++].bytes = it[i].bytes;
     }
-    return n;
+    return k;
 }

@@ -72,6 +72,12 @@ typedef struct {
     uint64_t lora_rank;
     double lora_alpha;
     unsigned lora_targets;
+    /* --zero-offload: a gm_offload (mem_plan.h) of the whole model's
+     * training step (bench/workloads/model_offload.c), 0 (none) elsewhere;
+     * --host-memory: the host memory the offloaded states must fit in (0:
+     * this host's). */
+    unsigned zero_offload;
+    uint64_t host_memory;
     /* An oom probe (bench/oom/probe.h): every tensor of the batch is allocated
      * as ever, but a whole model (gm_probe_runs_one_sequence) runs and
      * verifies the batch's first sequence only, and of it with our kernels
@@ -118,11 +124,13 @@ enum { GM_PICK_DEFAULT, GM_PICK_OURS, GM_PICK_VENDOR, GM_PICK_ALL };
 /* Does s carry a whole architecture (--model PRESET)? */
 #define gm_shape_has_arch(s) ((s)->arch.layers != 0)
 
-/* The tensors of a --mode lora or qlora point of a whole model (s->tune):
- * gm_plan_model's items for its precision, batch and sequence, with the
- * LoRA defaults (bench/model/train_plan.h) and full recomputation where
- * s->checkpoint. Returns the count, or -1 (bytes overflow, a shape the
- * plan refuses, more than GM_MAX_TENSORS). */
+/* The tensors of a --mode lora or qlora point of a whole model (s->tune),
+ * or of a training point (s->train) with s->zero_offload, that the device
+ * does not run: gm_plan_model's items on the device for its precision,
+ * batch and sequence, with the LoRA defaults (bench/model/train_plan.h),
+ * the offload and full recomputation where s->checkpoint. Returns the
+ * count, or -1 (bytes overflow, a shape the plan refuses, more than
+ * GM_MAX_TENSORS). */
 int gm_tune_tensors(const gm_shape *s, gm_tensor *out);
 
 /* " train", " lora", " qlora" for a point of that mode, "" for inference
@@ -194,6 +202,13 @@ typedef struct gm_workload {
      * convention and the peak's source in `basis`; false where there is no
      * peak (basis says why). */
     bool (*utilization)(void *state, double *model_flops, double *peak, char *basis, size_t basis_len);
+    /* Optional: whether the point's iteration works on the host too (a
+     * whole model's --zero-offload step); where it does, the last
+     * iteration's blocking transfers between host and device and its host
+     * work (wall time, ms) and the bytes it holds in host memory. The
+     * suite times such a point with its queue unheld (bench.h), so that
+     * the iteration's time spans its host parts. */
+    bool (*host_parts)(void *state, double *transfer_ms, double *host_ms, uint64_t *host_bytes);
     void (*teardown)(void *state);
 } gm_workload;
 

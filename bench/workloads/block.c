@@ -27,6 +27,8 @@ static int block_tensors(const gm_shape *s, gm_tensor *out)
 {
     if (s->tune && gm_shape_has_arch(s) && !model_lora_runs(s))
         return gm_tune_tensors(s, out);
+    if ((s->train || s->tune) && gm_shape_has_arch(s) && model_offload_unsupported(s))
+        return gm_tune_tensors(s, out);     /* plan's bytes for a step not run */
     return gm_shape_has_arch(s) ? block_model_tensors(s, out) : block_tensors_shape(s, out);
 }
 
@@ -81,6 +83,11 @@ static bool block_utilization(void *state, double *flops, double *peak, char *ba
     return is_model(state) && block_model_utilization(state, flops, peak, basis, len);
 }
 
+static bool block_host_parts(void *state, double *transfer_ms, double *host_ms, uint64_t *host_bytes)
+{
+    return is_model(state) && block_model_host_parts(state, transfer_ms, host_ms, host_bytes);
+}
+
 static void block_teardown(void *state)
 {
     if (is_model(state))
@@ -105,5 +112,6 @@ const gm_workload gm_workload_block = {
     .work = block_work,
     .describe = block_describe,
     .utilization = block_utilization,
+    .host_parts = block_host_parts,
     .teardown = block_teardown,
 };

@@ -30,6 +30,12 @@ void block_model_teardown(void *state);
 void block_model_describe(void *state, char *note, size_t len);
 /* MFU's parts (gm_workload.utilization). */
 bool block_model_utilization(void *state, double *flops, double *peak, char *basis, size_t len);
+/* NULL where the device's training step runs --zero-offload of shape s
+ * (none, or optimizer in a 16-bit precision: model_offload.c), else why
+ * not. */
+const char *model_offload_unsupported(const gm_shape *s);
+/* The training step's host parts with --zero-offload (gm_workload.host_parts). */
+bool block_model_host_parts(void *state, double *transfer_ms, double *host_ms, uint64_t *host_bytes);
 /* Does the device run shape s's LoRA or QLoRA step (--mode lora or qlora
  * of a model it runs, fp32, fp16 or bf16, --recompute none; model_lora.c,
  * model_nf4.c)? Else its rows are unsupported and carry plan's bytes. */

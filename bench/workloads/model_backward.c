@@ -77,7 +77,7 @@ static gm_status product(model_state *st, uint64_t m, uint64_t n, uint64_t k, lo
 static gm_status linear_bwd(model_state *st, int m, uint64_t l, loc x, loc dy, loc dx, bool acc_dx)
 {
     uint64_t T = st->run_T, in = model_in(st, m), out = model_out(st, m);
-    loc g = {&st->buf[B_GRAD], model_param(st, m, l)};
+    loc g = model_grad_at(st, model_param(st, m, l));
     /* LoRA: the base is frozen (no dW); its adapter's backward after dX. */
     gm_status rc = st->lora ? GM_OK : product(st, in, out, T, x, true, dy, false, g, false);
     loc w = rc == GM_OK && dx.buf ? model_weight(st, m, l, &rc) : model_loc(st, m, l);
@@ -95,7 +95,7 @@ static gm_status norm_bwd(model_state *st, int m, uint64_t l, loc x, loc dy, boo
                             .dw = st->lora ? NULL : &st->buf[B_GRAD],
                             .rows = st->run_T, .width = (unsigned int)st->h, .eps = RMS_EPS, .accumulate_dx = acc,
                             .x_off = x.off, .w_off = w.off, .dy_off = dy.off, .dx_off = layout(st).dr,
-                            .dw_off = model_param(st, m, l)};
+                            .dw_off = model_param(st, m, l) - st->grad_base};
     return gm_train_rmsnorm_bwd(st->dev, &st->tk, &c);
 }
 
@@ -160,7 +160,7 @@ static gm_status head_backward(model_state *st)
     uint64_t T = st->run_T, h = st->h, V = st->V;
     loc dl = {st->es < 4 ? &st->buf[B_DLOGITS] : &st->buf[B_LOGITS], 0}, f = model_head_in(st);
     loc df = {&st->buf[B_BWS], layout(st).dp}, wl = model_loc(st, M_LM, 0);
-    loc g = {&st->buf[B_GRAD], model_param(st, M_LM, 0)};
+    loc g = model_grad_at(st, model_param(st, M_LM, 0));
     gm_status rc;
     if (st->lora) {      /* frozen: dF alone */
         rc = product(st, T, h, V, dl, false, wl, !st->tied, df, false);
@@ -173,7 +173,12 @@ static gm_status head_backward(model_state *st)
         if (rc == GM_OK)
             rc = product(st, T, h, V, dl, false, wl, true, df, false);
     }
-    return rc == GM_OK ? norm_bwd(st, M_FINAL, 0, (loc){&st->buf[B_FIN], 0}, df, false) : rc;
+    /* offload: the head's gradients out, the buffer the final norm's */
+    if (rc == GM_OK && !st->lora)
+        rc = model_grad_flush(st, model_param(st, M_LM, 0), V * h, model_param(st, M_FINAL, 0));
+    if (rc == GM_OK)
+        rc = norm_bwd(st, M_FINAL, 0, (loc){&st->buf[B_FIN], 0}, df, false);
+    return rc == GM_OK && !st->lora ? model_grad_flush(st, model_param(st, M_FINAL, 0), h, 0) : rc;
 }
 
 /* What --recompute drops of layer l, again before its backward: full,
@@ -190,24 +195,44 @@ static gm_status recompute_layer(model_state *st, uint64_t l)
     return rc;
 }
 
+/* The first trainable parameter of layer l and the layer's count: its
+ * matrices and norms, or its adapters (LoRA). */
+static void layer_params(const model_state *st, uint64_t l, uint64_t *first, uint64_t *n)
+{
+    *first = st->lora ? l * (st->lora_p / st->L) : model_param(st, M_NORM1, l);
+    *n = st->lora ? st->lora_p / st->L : st->per_layer;
+}
+
 gm_status model_backward(model_state *st)
 {
+    /* offload: the buffer holds one module's gradients at a time, in the
+     * order the backward writes them (model_offload.c) */
+    st->grad_base = st->zoff && !st->lora ? model_param(st, M_LM, 0) : 0;
     gm_status rc = head_backward(st);
     for (uint64_t l = st->L; l-- > 0 && rc == GM_OK;) {
+        uint64_t first, n;
+        layer_params(st, l, &first, &n);
+        st->grad_base = st->zoff ? first : 0;
         rc = recompute_layer(st, l);
         if (rc == GM_OK)
             rc = layer_backward(st, l);
+        if (rc == GM_OK)
+            rc = model_grad_flush(st, first, n, 0);
     }
+    st->grad_base = 0;
     if (st->lora)       /* the embedding is frozen */
         return rc;
-    loc g = {&st->buf[B_GRAD], 0};
+    const uint64_t Vh = st->V * st->h;
+    loc g = model_grad_at(st, 0);
     if (rc == GM_OK && !st->tied)       /* rows of tokens that do not occur stay 0 */
-        rc = model_init_region(st, g, st->V * st->h, 0, SEED_GRAD, 0.0f, 0.0f, 1.0f);
+        rc = model_init_region(st, g, Vh, 0, SEED_GRAD, 0.0f, 0.0f, 1.0f);
+    if (rc == GM_OK && st->tied)        /* offload: the head's part back, which the rows add to */
+        rc = model_grad_fetch(st, 0, Vh);
     if (rc == GM_OK)
         rc = gm_train_embed_bwd(st->dev, &st->tk, &st->buf[B_BWS], &st->buf[B_ORDER], &st->buf[B_SEG_START],
-                                &st->buf[B_SEG_TOKEN], &st->buf[B_GRAD], st->segments, (unsigned int)st->h, true,
+                                &st->buf[B_SEG_TOKEN], g.buf, st->segments, (unsigned int)st->h, true,
                                 layout(st).dr);
-    return rc;
+    return rc == GM_OK ? model_grad_flush(st, 0, Vh, 0) : rc;
 }
 
 /* n 32-bit values to the start of dst. */

@@ -244,6 +244,8 @@ gm_status model_adamw(model_state *st)
     st->steps++;
     float lr = LR, b1 = BETA1, b2 = BETA2, eps = ADAM_EPS, wd = WEIGHT_DECAY;
     float bc1 = 1.0f - powf(BETA1, (float)st->steps), bc2 = 1.0f - powf(BETA2, (float)st->steps);
+    if (st->zoff)       /* the states in host memory: AdamW on the host */
+        return model_host_adamw(st, bc1, bc2);
     if (st->lora)
         return lora_adamw(st, bc1, bc2);
     unsigned int has_master = st->master;

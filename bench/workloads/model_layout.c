@@ -154,11 +154,22 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     unsigned adapted = lora ? model_lora_matrices(s, &n_ad, &rank, &alpha) : ~0u;
     if (lora)
         ADD(B_AD, "adapters", GM_ROLE_WEIGHT, Pa, e);
-    if (e < 4)
-        ADD(lora ? B_AMASTER : B_MASTER, lora ? "adapter_master_fp32" : "master_weights_fp32", GM_ROLE_WEIGHT,
-            lora ? Pa : P, 4);
-    ADD(lora ? B_AGRAD : B_GRAD, lora ? "adapter_gradients" : "gradients", GM_ROLE_WEIGHT, lora ? Pa : P, e);
-    ADD(lora ? B_AMOM : B_MOM, "adamw_moments", GM_ROLE_WEIGHT, gm_tensor_mul(&l, lora ? Pa : P, 2), 4);
+    if (s->zero_offload) {
+        /* plan's gradient_buffer (train_plan.c, gm_plan_offload): one
+         * module's gradients, a layer's or the LM head's where larger; the
+         * master weights, moments and gradients are in host memory
+         * (model_offload.c), not in this list. */
+        uint64_t module = lora ? Pa / L : model_layer_elems(a);
+        if (!lora && h * V > module)
+            module = h * V;
+        ADD(lora ? B_AGRAD : B_GRAD, "gradient_buffer", GM_ROLE_WEIGHT, module, e);
+    } else {
+        if (e < 4)
+            ADD(lora ? B_AMASTER : B_MASTER, lora ? "adapter_master_fp32" : "master_weights_fp32", GM_ROLE_WEIGHT,
+                lora ? Pa : P, 4);
+        ADD(lora ? B_AGRAD : B_GRAD, lora ? "adapter_gradients" : "gradients", GM_ROLE_WEIGHT, lora ? Pa : P, e);
+        ADD(lora ? B_AMOM : B_MOM, "adamw_moments", GM_ROLE_WEIGHT, gm_tensor_mul(&l, lora ? Pa : P, 2), 4);
+    }
     /* Every layer's input; its other tensors for every layer, or with
      * --recompute full for the one layer the backward recomputes (mem_plan's
      * recomputed_layer); --recompute selective keeps no log-sum-exp (the

@@ -45,7 +45,7 @@ gm_status model_lora_backward(model_state *st, int m, uint64_t l, loc x, loc dy,
     gm_plan_opts po = {.prec = st->p, .mode = GM_PLAN_TRAIN, .gpus = 1, .tp = 1};
     uint64_t T = st->run_T, in = model_in(st, m), out = model_out(st, m), r = st->rank, p = model_lora_param(st, m, l);
     loc a = {&st->buf[B_AD], p}, b = {&st->buf[B_AD], p + in * r}, xa = model_lora_xa(st, m, l);
-    loc ga = {&st->buf[B_AGRAD], p}, gb = {&st->buf[B_AGRAD], p + in * r};
+    loc ga = model_grad_at(st, p), gb = model_grad_at(st, p + in * r);
     loc dxa = {&st->buf[B_BWS], gm_plan_backward_workspace(&st->a, &po, st->b, st->seq) / st->es};
     gm_status rc = product(st, r, out, T, xa, true, dy, false, gb, false, true);
     if (rc == GM_OK)

@@ -114,6 +114,7 @@ enum {
     B_AD, B_AMASTER, B_AGRAD, B_AMOM, B_XA,                               /* LoRA (model_lora.c) */
     B_NF4C, B_NF4A, B_NF4S, B_NF4M,                                       /* QLoRA's base (model_nf4.c) */
     B_ROPE,                                                               /* training: fp32 cos, sin tables */
+    B_HGRAD,                  /* --zero-offload: the gradients in pinned host memory (model_offload.c) */
     N_B
 };
 
@@ -176,6 +177,16 @@ typedef struct {
      * offset of each (layer x N_LAYER_M + matrix). */
     bool nf4, nf4_fault;            /* nf4_fault: GPUMEM_FAULT=nf4-dequant (model_nf4.c) */
     float *nf4_offset;
+    /* --zero-offload optimizer (model_offload.c): the fp32 master weights
+     * (B_MASTER, B_AMASTER), the AdamW moments (B_MOM, B_AMOM) and every
+     * gradient (B_HGRAD) in pinned host memory; the device's gradients
+     * tensor (B_GRAD, B_AGRAD) holds one module's, parameters from
+     * grad_base on. The last step's blocking transfers and host AdamW,
+     * wall time, and the bytes held in host memory. */
+    bool zoff;
+    uint64_t grad_base;
+    double xfer_ms, host_opt_ms;
+    uint64_t host_bytes;
 } model_state;
 
 typedef struct {
@@ -314,6 +325,32 @@ gm_status model_nf4_init(model_state *st);
  * double (the reference's weights). */
 gm_status model_nf4_host(model_state *st, int m, uint64_t l, double *out);
 void model_nf4_release(model_state *st);
+
+/* ---- model_offload.c ---- */
+
+/* Allocates the offloaded states in pinned host memory (st->zoff). */
+gm_status model_offload_alloc(model_state *st);
+/* The states' first values: zero moments, master weights from the
+ * device's weights (read back). */
+gm_status model_offload_init(model_state *st);
+/* Where the gradient of parameter p is written on the device (p an index
+ * of model_param, or of model_lora_param for LoRA). */
+loc model_grad_at(model_state *st, uint64_t p);
+/* Offload: the gradients of parameters [first, first + n) are complete on
+ * the device (from grad_base): after the work queued so far, they are
+ * copied to the host's, timed, and the buffer holds parameters from
+ * `next` on. Without offload, nothing. */
+gm_status model_grad_flush(model_state *st, uint64_t first, uint64_t n, uint64_t next);
+/* Offload: parameters [first, first + n) of the host's gradients copied
+ * back into the buffer (from grad_base), timed, for a backward that adds
+ * to them. */
+gm_status model_grad_fetch(model_state *st, uint64_t first, uint64_t n);
+/* Offload: AdamW on the host over every trainable parameter from the
+ * host's gradients (st->steps already counted), the updated weights
+ * rounded to the compute precision and copied to the device. */
+gm_status model_host_adamw(model_state *st, float bc1, float bc2);
+/* The buffer holding every gradient after a step (the host's with offload). */
+gm_buffer *model_grads(model_state *st);
 
 /* ---- model_rows.c ---- */
 

@@ -50,6 +50,9 @@ void block_model_describe(void *state, char *note, size_t len)
         n += snprintf(note + n, len - (size_t)n, "; LoRA r %llu on %llu projections a layer, alpha/r %g%s",
                       (unsigned long long)st->rank, (unsigned long long)st->n_adapted, (double)st->lora_scale,
                       st->nf4 ? ", the base in NF4 dequantised for each product (train_nf4_dequant)" : "");
+    if (st->zoff && n > 0 && (size_t)n < len)
+        n += snprintf(note + n, len - (size_t)n, "; ZeRO-Offload: fp32 master weights, AdamW moments and gradients in "
+                      "pinned host memory, AdamW on the host");
     if (st->mm.refused[0] && n > 0 && (size_t)n < len)
         snprintf(note + n, len - (size_t)n, "; ours where the vendor refused: %s", st->mm.refused);
 }

@@ -87,6 +87,8 @@ static gm_status lora_init(model_state *st)
                 rc = model_init_region(st, (loc){&st->buf[B_AD], p + in * st->rank}, st->rank * out, p, SEED_LORA_B,
                                        rb, 0.0f, 1.0f);
         }
+    if (st->zoff)       /* moments and master copies in host memory */
+        return rc == GM_OK ? model_offload_init(st) : rc;
     uint64_t n2 = 2 * st->lora_p, zero_off = 0, n = st->lora_p;
     float zero = 0.0f;
     gm_arg f[] = {gm_arg_buf(&st->buf[B_AMOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
@@ -118,6 +120,8 @@ static gm_status initialise(model_state *st)
         rc = model_nf4_init(st);
     if (st->lora)
         return rc == GM_OK ? lora_init(st) : rc;
+    if (st->zoff)
+        return rc == GM_OK ? model_offload_init(st) : rc;
     uint64_t n2 = 2 * st->p_total, zero_off = 0;
     float zero = 0.0f;
     gm_arg f[] = {gm_arg_buf(&st->buf[B_MOM]), gm_arg_u64(&zero_off), gm_arg_u64(&n2), gm_arg_f32(&zero)};
@@ -185,6 +189,8 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
                               "heads", a->name);
     if (trains && model_train_unsupported(s))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s", a->name, model_train_unsupported(s));
+    if (trains && model_offload_unsupported(s))
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "%s: %s", a->name, model_offload_unsupported(s));
     uint64_t T = s->batch * s->seq, wide = a->heads * a->head_dim > a->ffn ? a->heads * a->head_dim : a->ffn;
     /* linear.cl indexes a product's operands in 32 bits (the LM head's
      * kernel does not; offsets are 64-bit): the tokens an iteration runs
@@ -228,6 +234,7 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     st->nf4 = qlora;
     st->recompute = trains ? s->recompute : 0;
     st->master = trains && st->es < 4;
+    st->zoff = trains && s->zero_offload == GM_OFFLOAD_OPTIMIZER;
     if (st->lora) {
         double alpha;
         st->lora_m = model_lora_matrices(s, &st->n_adapted, &st->rank, &alpha);
@@ -284,6 +291,8 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
     int nt = model_tensor_list(s, t, ids);
     for (int i = 0; i < nt && rc == GM_OK; i++)
         rc = gm_pattern_alloc(pat, (size_t)t[i].bytes, &st->buf[ids[i]]);
+    if (rc == GM_OK && st->zoff)
+        rc = model_offload_alloc(st);
     if (rc == GM_OK)
         rc = build(st);
     if (rc == GM_OK)

@@ -10,10 +10,20 @@
 gm_status block_model_enqueue(void *state)
 {
     model_state *st = state;
+    st->xfer_ms = st->host_opt_ms = 0;
     gm_status rc = st->train ? model_adamw(st) : GM_OK;
     if (rc == GM_OK)
         rc = model_forward_pass(st);
     if (rc == GM_OK && st->train)
         rc = model_loss(st);
     return rc == GM_OK && st->train ? model_backward(st) : rc;
+}
+
+bool block_model_host_parts(void *state, double *transfer_ms, double *host_ms, uint64_t *host_bytes)
+{
+    model_state *st = state;
+    *transfer_ms = st->xfer_ms;
+    *host_ms = st->host_opt_ms;
+    *host_bytes = st->host_bytes;
+    return st->zoff;
 }

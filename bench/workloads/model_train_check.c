@@ -148,7 +148,7 @@ static gm_status check_gradients(checker *c, double device_loss)
         for (size_t t = 0; t < n; t++)
             tokens[t] = check_host_token(t, (uint32_t)st->V);
         if (!st->lora)
-            rc = check_read(c, (loc){&st->buf[B_GRAD], 0}, 0, P, st->es, st->p, 1.0f, got);
+            rc = check_read(c, (loc){model_grads(st), 0}, 0, P, st->es, st->p, 1.0f, got);
     }
     /* LoRA: the adapters and their gradients besides (the base's
      * gradients the reference computes are not the device's). */
@@ -162,7 +162,7 @@ static gm_status check_gradients(checker *c, double device_loss)
     for (size_t i = 0; rc == GM_OK && i < Pa; i++)
         ad[i] = ad_got[i];
     if (rc == GM_OK && Pa)
-        rc = check_read(c, (loc){&st->buf[B_AGRAD], 0}, 0, Pa, st->es, st->p, 1.0f, ad_got);
+        rc = check_read(c, (loc){model_grads(st), 0}, 0, Pa, st->es, st->p, 1.0f, ad_got);
     double loss = rc == GM_OK ? model_train_ref(st, w, ad, tokens, targets, want, ad_want) : 0.0;
     if (rc == GM_OK && loss < 0)
         rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
@@ -236,13 +236,25 @@ static gm_status check_adamw_step(checker *c, unsigned rep)
             float *mv = pass ? &o[1] : &o[2], *master = pass ? &o[3] : &o[4];
             rc = check_read(c, wl, wi, 1, st->es, st->p, 1.0f, &o[0]);
             if (rc == GM_OK && !pass)
-                rc = check_read(c, (loc){&st->buf[grad], 0}, p, 1, st->es, st->p, 1.0f, &o[1]);
+                rc = check_read(c, (loc){st->zoff ? model_grads(st) : &st->buf[grad], 0}, p, 1, st->es, st->p, 1.0f,
+                                &o[1]);
             if (rc == GM_OK)
                 rc = check_read(c, (loc){&st->buf[mom], 0}, p, 1, 4, GM_FP32, 1.0f, &mv[0]);
             if (rc == GM_OK)
                 rc = check_read(c, (loc){&st->buf[mom], 0}, np + p, 1, 4, GM_FP32, 1.0f, &mv[1]);
             if (rc == GM_OK && st->master)
                 rc = check_read(c, (loc){&st->buf[mst], 0}, p, 1, 4, GM_FP32, 1.0f, master);
+        }
+    }
+    /* --zero-offload: the device's weights are the host's master weights
+     * rounded to the compute precision, bit for bit (the upload). */
+    for (int i = 0; i < CHECK_PARAMS && rc == GM_OK && c->ok && st->zoff; i++) {
+        float want = (float)check_stored(st->p, after[i][3], 1.0f);
+        if (after[i][0] != want) {
+            snprintf(c->note, c->note_len, "weight of %sparameter %llu on the device after the host's AdamW step %u: "
+                     "expected %.9g (the host's master weight %.9g rounded), got %.9g", st->lora ? "adapter " : "",
+                     (unsigned long long)idx[i], st->steps, (double)want, (double)after[i][3], (double)after[i][0]);
+            c->ok = false;
         }
     }
     for (int i = 0; i < CHECK_PARAMS && rc == GM_OK && c->ok; i++) {

@@ -226,6 +226,34 @@ static int emit_measurements(const point *pt, const double *ms, size_t reps)
     return rc;
 }
 
+/* The rows of a step with host parts (--zero-offload): its transfers,
+ * its host AdamW and the rest, the device's compute, per repetition (ms;
+ * compute is the step's time less the other two, which are blocking), and
+ * the bytes it holds in host memory. The arrays are overwritten. */
+static int emit_host_parts(const point *pt, const double *ms, double *xfer, double *host, uint64_t host_bytes,
+                           size_t reps)
+{
+    int rc = emit_series(pt, "offload_transfer_time", "ms", xfer, reps,
+                         "the step's blocking copies between device and host, each after the work before it: each "
+                         "module's gradients device to host as the backward ends it, the updated weights host to "
+                         "device (wall time; not overlapped with compute)");
+    if (rc == 0)
+        rc = emit_series(pt, "host_adamw_time", "ms", host, reps,
+                         "AdamW over every trainable parameter on the host's CPU (one thread), from the gradients in "
+                         "host memory, the weights rounded to the compute precision for the device (wall time)");
+    for (size_t i = 0; i < reps; i++)
+        xfer[i] = ms[i] - xfer[i] - host[i];
+    if (rc == 0)
+        rc = emit_series(pt, "device_compute_time", "ms", xfer, reps,
+                         "the step's time less its transfers and host AdamW: the device's forward, loss and backward, "
+                         "and the waits for them");
+    gm_row row = base_row(pt);
+    gm_row_single(&row, "host_bytes", "bytes", (double)host_bytes);
+    row.note = "pinned host memory the step holds (gpumem plan's host_total): fp32 master weights, AdamW moments and "
+               "the gradients in the compute precision";
+    return rc == 0 ? gm_bench_emit(pt->b, &row, NULL, 0) : rc;
+}
+
 /* Bytes of the model at the point's shape (0 if it overflows), and what
  * its pattern asks of the device (the arena rounds each tensor up). */
 static int model_of(point *pt, gm_tensor *t, uint64_t *needed)
@@ -311,6 +339,11 @@ static int run_point(point *pt)
                      "counts its memory)", gm_mode_label(pt->s));
         return emit_status(pt, GM_ROW_UNSUPPORTED, note);
     }
+    if ((pt->s->train || pt->s->tune) && gm_shape_has_arch(pt->s) && model_offload_unsupported(pt->s)) {
+        /* nothing allocated; the row carries plan's device bytes */
+        snprintf(note, sizeof note, "%s: %s", pt->s->arch.name, model_offload_unsupported(pt->s));
+        return emit_status(pt, GM_ROW_UNSUPPORTED, note);
+    }
     uint64_t free_b;
     gm_device_free_memory(dev, GM_FREE_UNKNOWN_TOTAL, &free_b);
     free_b += gm_pattern_env_cached(pt->env);
@@ -335,13 +368,21 @@ static int run_point(point *pt)
     }
     const gm_bench_opts *o = b->opts;
     double *ms = calloc(o->reps, sizeof *ms), *check_ms = calloc(o->reps, sizeof *check_ms);
+    /* A step with host parts (--zero-offload) is timed unheld: its time
+     * spans its blocking transfers and host work (gm_workload.host_parts). */
+    double *xfer_ms = calloc(o->reps, sizeof *xfer_ms), *host_ms = calloc(o->reps, sizeof *host_ms);
+    uint64_t host_bytes = 0;
+    bool host = pt->r->host_parts && xfer_ms && host_ms && pt->r->host_parts(state, xfer_ms, host_ms, &host_bytes);
     bool correct = true;
     /* Warm-up unheld: a first launch may load code, which must not wait
      * behind a held queue (bench.h). */
     for (unsigned w = 0; st == GM_OK && w < o->warmup && ms; w++)
         st = gm_time_on_queue(dev, 0, pt->r->enqueue, state, &ms[0]);
     for (unsigned r = 0; st == GM_OK && ms && check_ms && r < o->reps && correct; r++) {
-        st = gm_time_work(dev, 0, pt->r->enqueue, state, &ms[r]);
+        st = host ? gm_time_on_queue(dev, 0, pt->r->enqueue, state, &ms[r])
+                  : gm_time_work(dev, 0, pt->r->enqueue, state, &ms[r]);
+        if (st == GM_OK && host)
+            pt->r->host_parts(state, &xfer_ms[r], &host_ms[r], &host_bytes);
         if (st == GM_OK && b->output_fault.kind != GM_OUTPUT_FAULT_NONE)
             st = pt->r->corrupt(state, &b->output_fault, r);
         /* The check, outside the timed region: its own wall time. */
@@ -366,12 +407,16 @@ static int run_point(point *pt)
         rc = emit_measurements(pt, ms, o->reps);
         if (rc == 0)
             rc = emit_mfu(pt, state, ms, o->reps);
+        if (rc == 0 && host)
+            rc = emit_host_parts(pt, ms, xfer_ms, host_ms, host_bytes, o->reps);
         if (rc == 0)
             rc = emit_series(pt, "verify_time", "ms", check_ms, o->reps,
                              "the output's check after each repetition (read back and compared; untimed)");
     }
     free(ms);
     free(check_ms);
+    free(xfer_ms);
+    free(host_ms);
     pt->r->teardown(state);
     gm_pattern_end(&pat);
     return rc;

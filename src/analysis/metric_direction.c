@@ -15,6 +15,10 @@ static const struct {
     {"alloc_latency_", GM_BETTER_LOWER, 1},
     {"free_latency_", GM_BETTER_LOWER, 1},
     {"offload_penalty", GM_BETTER_LOWER, 0},
+    /* a --zero-offload training step's parts (bench/workloads/model_offload.c) */
+    {"offload_transfer_time", GM_BETTER_LOWER, 0},
+    {"host_adamw_time", GM_BETTER_LOWER, 0},
+    {"device_compute_time", GM_BETTER_LOWER, 0},
     {"max_batch_lost", GM_BETTER_LOWER, 0},
     {"fragmentation", GM_BETTER_LOWER, 0},
     {"errors", GM_BETTER_LOWER, 0},
@@ -47,6 +51,7 @@ static const struct {
     {"kv_pool_vs_plan", GM_BETTER_NEITHER, 0},
     {"occupancy", GM_BETTER_NEITHER, 0},
     {"step_bytes", GM_BETTER_NEITHER, 0},
+    {"host_bytes", GM_BETTER_NEITHER, 0},
     {"roofline_time", GM_BETTER_NEITHER, 0},
     /* the check of a point's output on the host, outside its timing */
     {"verify_time", GM_BETTER_NEITHER, 0},

@@ -174,13 +174,16 @@ APPLY(gm_apply_plan_tune)
     } else if (!strcmp(name, "lora-targets")) {
         if (gm_option_parse_names(opt, v, &t->targets, err, err_len))
             return -1;
-    } else if (!m) {
-        return -1;
     } else if (!strcmp(name, "host-memory")) {
-        if (gm_parse_size(v, &m->host_bytes, why, sizeof why) != 0 || m->host_bytes == 0) {
+        uint64_t bytes;
+        if (gm_parse_size(v, &bytes, why, sizeof why) != 0 || bytes == 0) {
             snprintf(err, err_len, "--%s '%s': expected a size such as 512GiB", name, v);
             return -1;
         }
+        if (m)
+            m->host_bytes = bytes;
+        else
+            d->bench->shape.host_memory = bytes;
         return 0;
     } else {
         int i = gm_option_parse_enum(opt, v, err, err_len);
@@ -199,8 +202,12 @@ APPLY(gm_apply_plan_tune)
             sh->lora_rank = t->rank;
         else if (!strcmp(name, "lora-alpha"))
             sh->lora_alpha = t->alpha;
-        else
+        else if (!strcmp(name, "lora-targets"))
             sh->lora_targets = t->targets;
+        else if (!strcmp(name, "zero-offload"))
+            sh->zero_offload = (unsigned)t->offload;
+        else
+            return -1;      /* a plan option alone */
     }
     return 0;
 }

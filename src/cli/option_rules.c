@@ -185,7 +185,7 @@ UNMET(oversubscribes)
 UNMET(offloads)
 {
     (void)value;
-    return a->offload ? NULL : say(buf, len, "sizes the host memory that offloaded states fit in: add --zero-offload "
+    return a->offload || (a->shape && a->shape->zero_offload) ? NULL : say(buf, len, "sizes the host memory that offloaded states fit in: add --zero-offload "
                                              "optimizer or params");
 }
 
@@ -236,6 +236,8 @@ static const rule rules[] = {
     {"mode", B, .suites = "workloads,oom", .unmet = trains},
     {"optimizer", B, .suites = "workloads,oom", .workloads = "block", .mode = "train", .unmet = needs_model},
     {"recompute", B, .suites = "workloads,oom", .workloads = "block", .mode = TRAINING, .unmet = recomputes},
+    {"zero-offload", B, .suites = "workloads", .workloads = "block", .mode = TRAINING, .unmet = needs_model},
+    {"host-memory", B, .suites = "workloads", .workloads = "block", .mode = TRAINING, .unmet = offloads},
     {"lora-rank", B, .suites = "workloads,oom", .workloads = "block", .mode = "lora,qlora", .unmet = needs_model},
     {"lora-alpha", B, .suites = "workloads,oom", .workloads = "block", .mode = "lora,qlora", .unmet = needs_model},
     {"lora-targets", B, .suites = "workloads,oom", .workloads = "block", .mode = "lora,qlora", .unmet = needs_model},

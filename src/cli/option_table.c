@@ -862,10 +862,11 @@ const gm_option gm_option_table[] = {
     {"adapter-precision", GM_OPTARG_ENUM, "P", P, "model lora, qlora", "the adapters' weights and gradients "
      "(16-bit ones with fp32 master copies)", "fp32", VALUES(gm_adapter_precision_values),
      .apply = gm_apply_plan_tune},
-    {"zero-offload", GM_OPTARG_ENUM, "O", P, "model training", "in host memory (ZeRO-Offload): optimizer (fp32 "
-     "master weights, optimizer states, gradients) or params (those and the weights: ZeRO-3)", "none",
-     VALUES(gm_offload_values), .apply = gm_apply_plan_tune},
-    {"host-memory", GM_OPTARG_SIZE, "SIZE", P, "model --zero-offload", "the host memory offloaded states must "
+    {"zero-offload", GM_OPTARG_ENUM, "O", B | P, "model training", "in host memory (ZeRO-Offload): optimizer (fp32 "
+     "master weights, optimizer states, gradients) or params (those and the weights: ZeRO-3); bench: block's "
+     "training step keeps them in pinned host memory and steps AdamW on the host (optimizer; params is an "
+     "unsupported row)", "none", VALUES(gm_offload_values), .apply = gm_apply_plan_tune},
+    {"host-memory", GM_OPTARG_SIZE, "SIZE", B | P, "model --zero-offload", "the host memory offloaded states must "
      "fit in", "this host's", .apply = gm_apply_plan_tune},
     {"saved", GM_OPTARG_ENUM, "S", P, "model training", "the tensors backward keeps: gpumem's step's, or plain "
      "PyTorch's eager autograd's (RMSNorm's fp32 upcasts, silu(gate), the unfused loss's 3 fp32 logit tensors)",

@@ -5,9 +5,12 @@
 #include "bench/model/mem_plan.h"
 #include "bench/model/precision_roles.h"
 #include "bench/model/train_plan.h"
+#include "cli/option_plan.h"
 #include "cli/option_table.h"
 #include "cli/profile_text.h"
+#include "lib/host_memory.h"
 #include "lib/precision.h"
+#include "lib/units.h"
 #include "bench/workloads/registry.h"
 
 #include <ini.h>
@@ -198,6 +201,55 @@ int gm_profile_load(gm_bench_opts *o, const char *name, const char *suite, char 
     return 0;
 }
 
+/* --zero-offload against the host memory (--host-memory, or this host's):
+ * the host bytes plan puts there for each training mode and precision
+ * asked must fit, as plan refuses them. 0, or -1 with one line in err. */
+static int offload_host_check(const gm_bench_opts *o, char *err, size_t err_len)
+{
+    if (!o->shape.zero_offload || !gm_shape_has_arch(&o->shape))
+        return 0;
+    const char *offload_names[3];
+    gm_offload_values(offload_names, 3);
+    unsigned precisions = o->precisions ? o->precisions : 1u << GM_BF16;   /* training's default */
+    uint64_t host = o->shape.host_memory ? o->shape.host_memory : gm_host_mem_total();
+    for (int m = 0; m < GM_PLAN_MODE_COUNT; m++) {
+        if (!(o->modes & (1u << m)) || !gm_plan_trains((gm_plan_mode)m))
+            continue;
+        for (int p = 0; p < GM_PREC_COUNT; p++) {
+            if (!(precisions & (1u << p)))
+                continue;
+            gm_plan_opts po;
+            gm_plan_opts_init(&po);
+            po.mode = (gm_plan_mode)m;
+            po.prec = (gm_precision)p;
+            po.batch = o->shape.batch ? o->shape.batch : 1;
+            po.seq = o->shape.seq ? o->shape.seq : 1;
+            po.tune.rank = o->shape.lora_rank;
+            po.tune.alpha = o->shape.lora_alpha;
+            po.tune.targets = o->shape.lora_targets;
+            po.tune.offload = (gm_offload)o->shape.zero_offload;
+            if (m == GM_PLAN_QLORA)
+                po.weight_prec = GM_INT4 + 1;
+            gm_plan_item it[GM_PLAN_MAX_ITEMS];
+            int n = gm_plan_model(&o->shape.arch, &po, it);
+            uint64_t need = n < 0 ? 0 : gm_plan_host_sum(it, n);
+            if (need <= host)
+                continue;
+            char want[32], have[32];
+            snprintf(err, err_len, "--%s %s: --zero-offload %s puts %s in host memory for %s's %s --mode %s step "
+                     "(fp32 master weights, gradients, optimizer states), more than %s",
+                     o->shape.host_memory ? "host-memory" : "zero-offload",
+                     o->shape.host_memory ? gm_format_size(host, have, sizeof have)
+                                          : offload_names[o->shape.zero_offload],
+                     offload_names[o->shape.zero_offload], gm_format_size(need, want, sizeof want),
+                     o->shape.arch.name, gm_precision_name((gm_precision)p), gm_plan_mode_names[m],
+                     o->shape.host_memory ? "it" : "this host's memory (--host-memory SIZE sizes another host)");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, size_t err_len)
 {
     if (gm_int4_lm_head_check(NULL, &o->shape, err, err_len))
@@ -232,6 +284,8 @@ int gm_roles_check_opts(const gm_bench_opts *o, const char *suite, char *err, si
             return -1;
         }
     }
+    if (offload_host_check(o, err, err_len))
+        return -1;
     /* LoRA and QLoRA train in fp32, fp16 or bf16 (full fine-tuning's
      * other precisions are unsupported rows of the device's step). */
     unsigned trains = (1u << GM_FP32) | (1u << GM_FP16) | (1u << GM_BF16);
