@@ -31,7 +31,7 @@ void block_model_describe(void *state, char *note, size_t len);
 /* MFU's parts (gm_workload.utilization). */
 bool block_model_utilization(void *state, double *flops, double *peak, char *basis, size_t len);
 /* Does the device run shape s's LoRA or QLoRA step (--mode lora or qlora
- * of a model it runs, fp32, fp16 or bf16, --recompute none; model_lora.c,
+ * of a model it runs, fp32, fp16 or bf16, any --recompute; model_lora.c,
  * model_nf4.c)? Else its rows are unsupported and carry plan's bytes. */
 bool model_lora_runs(const gm_shape *s);
 

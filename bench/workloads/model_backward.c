@@ -59,6 +59,10 @@ const char *model_train_unsupported(const gm_shape *s)
     /* selective: the log-sum-exp after the attention's (max, sum) pairs. */
     if (s->recompute == GM_RECOMPUTE_SELECTIVE && s->arch.vocab < 3 * s->arch.heads)
         return "--recompute selective needs a vocabulary of at least three times the heads";
+    /* fp32: a recomputed attention's row statistics and selective's
+     * log-sum-exp, 3 heads floats a token, in the final norm's input. */
+    if (s->prec == GM_FP32 && s->recompute != GM_RECOMPUTE_NONE && 3 * s->arch.heads > s->arch.hidden)
+        return "fp32 with --recompute needs a hidden size of at least three times the heads";
     /* The workspace's fp32 D follows dR: e T h bytes must keep it aligned. */
     if (gm_precision_size(s->prec) == 2 && (s->batch * s->seq * s->arch.hidden) % 2)
         return "a 16-bit backward needs an even tokens x hidden";
@@ -178,26 +182,31 @@ static gm_status head_backward(model_state *st)
 
 /* What --recompute drops of layer l, again before its backward: full,
  * every stage from the kept input but the last (its output is the next
- * layer's kept input); selective, the attention (its log-sum-exp; the
- * output it writes again is the kept one, bit for bit). */
+ * layer's kept input), and of the last LoRA's x A of down, which its
+ * adapter's backward reads; selective, the attention (its log-sum-exp;
+ * the output it writes again is the kept one, bit for bit). */
 static gm_status recompute_layer(model_state *st, uint64_t l)
 {
     if (st->recompute == GM_RECOMPUTE_SELECTIVE)
         return model_stage(st, l, S_ATTN);
+    if (st->recompute != GM_RECOMPUTE_FULL)
+        return GM_OK;
     gm_status rc = GM_OK;
-    for (int s = S_NORM1; s < S_DOWN && rc == GM_OK && st->recompute == GM_RECOMPUTE_FULL; s++)
+    for (int s = S_NORM1; s < S_DOWN && rc == GM_OK; s++)
         rc = model_stage(st, l, s);
-    return rc;
+    return rc == GM_OK ? model_lora_keep_xa(st, M_DOWN, l, st->run_T, model_locs(st, l).act) : rc;
 }
 
 gm_status model_backward(model_state *st)
 {
     gm_status rc = head_backward(st);
+    st->in_backward = true;
     for (uint64_t l = st->L; l-- > 0 && rc == GM_OK;) {
         rc = recompute_layer(st, l);
         if (rc == GM_OK)
             rc = layer_backward(st, l);
     }
+    st->in_backward = false;
     if (st->lora)       /* the embedding is frozen */
         return rc;
     loc g = {&st->buf[B_GRAD], 0};
