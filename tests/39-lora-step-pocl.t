@@ -105,41 +105,41 @@ like "$(bad_input $model --mode train --lora-rank 8)" "^2:1:gpumem bench: --lora
 # --recompute: full keeps each layer's input and runs the rest of the
 # layer again before its backward (the down adapter's x A with it),
 # selective the attention (its log-sum-exp). LoRA and QLoRA verify as
-# above (full in fp32 too, whose recomputed attention statistics must not
-# land on the loss's gradient), and the device holds plan's difference
-# less, to the byte.
-for r in full selective; do
-    precisions=bf16 steps=2
-    [ $r = full ] && precisions=fp32,bf16 steps=4
+# above (full in fp32, whose recomputed attention statistics must not
+# land on the loss's gradient over the logits; selective in bf16), and
+# the device holds plan's difference less, to the byte.
+for rp in full:fp32 selective:bf16; do
+    r=${rp%%:*} p=${rp##*:}
     run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode lora,qlora \
-        --recompute $r --precision $precisions --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/r$r" --quiet
-    is "$RC:$(csv_count "$TEST_TMP/r$r/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 0:$steps \
-        "--recompute $r ($precisions): the LoRA and QLoRA steps verify (every adapter gradient against the double-precision step)"
+        --recompute $r --precision $p --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/r$r" --quiet
+    is "$RC:$(csv_count "$TEST_TMP/r$r/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 0:2 \
+        "--recompute $r, $p: the LoRA and QLoRA steps verify (every adapter gradient against the double-precision step)"
     for m in lora qlora; do
         base=l
         [ $m = qlora ] && base=q
-        none=$(csv_value "$TEST_TMP/$base/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq 'bf16'" model_bytes)
-        got=$(csv_value "$TEST_TMP/r$r/results.csv" "\$_->{metric} eq 'time' && \$_->{mode} eq '$m' && \$_->{precision} eq 'bf16'" model_bytes)
-        want=$(($(mode=$m plan_total bf16) - $(mode=$m plan_total bf16 --recompute $r)))
-        is "$((none - got))" "$want" "--recompute $r, $m: the device holds $((none - got)) bytes less, as plan says"
+        none=$(csv_value "$TEST_TMP/$base/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)
+        got=$(csv_value "$TEST_TMP/r$r/results.csv" "\$_->{metric} eq 'time' && \$_->{mode} eq '$m'" model_bytes)
+        want=$(($(mode=$m plan_total $p) - $(mode=$m plan_total $p --recompute $r)))
+        is "$((none - got))" "$want" "--recompute $r, $m $p: the device holds $((none - got)) bytes less, as plan says"
     done
 done
 
 # The oom suite searches LoRA's and QLoRA's largest batch by running
-# their steps on the device, per tensor and pooled; the per-tensor answer
-# is the memory model's (or one less), as for --mode train, and the
-# answer to where the models stop fitting names both.
-run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 64MiB --workload block $model \
-    --mode lora,qlora --precision bf16 --seq 32 --pattern per-tensor,pool --out "$TEST_TMP/oom"
+# their steps on the device (per tensor here, as --mode train's test; the
+# patterns are the suite's, whatever the mode); the answer is the memory
+# model's (or one less), as for --mode train, and the answer to where the
+# models stop fitting names both.
+run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 32MiB --workload block $model \
+    --mode lora,qlora --precision bf16 --seq 16 --pattern per-tensor --out "$TEST_TMP/oom"
 is "$RC" 0 "the oom suite's LoRA and QLoRA searches: exit status 0"
 csv="$TEST_TMP/oom/results.csv"
-is "$(csv_count "$csv" '$_->{metric} eq "max_batch" && $_->{status} eq "ok" && $_->{value} >= 1 && $_->{note} =~ /guess \d+ for .* free; each probe allocated the whole batch and ran and verified its first sequence/')" 4 \
-    "lora and qlora, per tensor and pooled: a batch of at least 1 whose probes ran and verified the step, the guess beside it"
+is "$(csv_count "$csv" '$_->{metric} eq "max_batch" && $_->{status} eq "ok" && $_->{value} >= 1 && $_->{note} =~ /guess \d+ for .* free; each probe allocated the whole batch and ran and verified its first sequence/')" 2 \
+    "lora and qlora: a batch of at least 1 whose probes ran and verified the step, the guess beside it"
 for m in lora qlora; do
     found=$(csv_value "$csv" "\$_->{metric} eq 'max_batch' && \$_->{mode} eq '$m' && \$_->{pattern} eq 'per-tensor'" value)
     predicted=$(csv_value "$csv" "\$_->{metric} eq 'max_batch_model' && \$_->{mode} eq '$m' && \$_->{pattern} eq 'per-tensor'" value)
     [ -n "$predicted" ] && [ "${found:-0}" -le "$predicted" ] && [ "${found:-0}" -ge $((predicted - 1)) ]
-    ok $? "$m bf16 seq 32 under 64MiB: the largest batch found ($found) is the memory model's ($predicted) or one less"
+    ok $? "$m bf16 seq 16 under 32MiB: the largest batch found ($found) is the memory model's ($predicted) or one less"
 done
-like "$OUT" "^Where do the models stop fitting\\? .*tiny-llama-gqa bf16 lora per-tensor, seq 32: batch <= [1-9][0-9]* \\(model: [0-9]+\\); tiny-llama-gqa bf16 qlora per-tensor, seq 32: batch <= [1-9]" \
+like "$OUT" "^Where do the models stop fitting\\? .*tiny-llama-gqa bf16 lora per-tensor, seq 16: batch <= [1-9][0-9]* \\(model: [0-9]+\\); tiny-llama-gqa bf16 qlora per-tensor, seq 16: batch <= [1-9]" \
     "the answer to where the models stop fitting names the LoRA and QLoRA searches"
