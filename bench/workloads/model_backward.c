@@ -182,9 +182,9 @@ static gm_status head_backward(model_state *st)
 
 /* What --recompute drops of layer l, again before its backward: full,
  * every stage from the kept input but the last (its output is the next
- * layer's kept input), and of the last LoRA's x A of down, which its
- * adapter's backward reads; selective, the attention (its log-sum-exp;
- * the output it writes again is the kept one, bit for bit). */
+ * layer's kept input), then LoRA's x A of down, which that stage writes
+ * and down's adapter's backward reads; selective, the attention (its
+ * log-sum-exp; the output it writes again is the kept one, bit for bit). */
 static gm_status recompute_layer(model_state *st, uint64_t l)
 {
     if (st->recompute == GM_RECOMPUTE_SELECTIVE)
