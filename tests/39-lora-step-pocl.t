@@ -12,9 +12,11 @@
 # (bench/workloads/model_nf4.c), dequantised for each product; the
 # reference dequantises the same codes on the host, so a planted error in
 # the device's dequantisation (GPUMEM_FAULT=nf4-dequant) is caught.
-# Bad LoRA input is one line and exit status 2.
+# Bad LoRA input is one line and exit status 2. --recompute full and
+# selective recompute in the backward, verify, and drop plan's bytes; the
+# oom suite finds both steps' largest batch by running them.
 . tests/lib.sh
-plan 22
+plan 31
 
 model="--model tiny-llama-gqa"
 plan_total() {   # PRECISION [OPTIONS]
@@ -100,10 +102,44 @@ like "$(bad_input $model --mode train --lora-rank 8)" "^2:1:gpumem bench: --lora
     "--lora-rank without lora or qlora: one line, exit 2"
 [ ! -e "$TEST_TMP/bad/results.csv" ]; ok $? "refused before anything is measured: no results written"
 
-# A LoRA step the device does not keep as plan counts it: unsupported, plan's bytes.
-run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode lora \
-    --recompute full --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/rf" --quiet
-is "$(csv_value "$TEST_TMP/rf/results.csv" "\$_->{metric} eq 'time'" status):$(csv_value "$TEST_TMP/rf/results.csv" "\$_->{metric} eq 'time'" model_bytes)" \
-    "unsupported:$(plan_total bf16 --recompute full)" "--recompute full LoRA rows are unsupported and carry plan's bytes"
-like "$(csv_value "$TEST_TMP/rf/results.csv" "\$_->{metric} eq 'time'" note)" "keeps every layer's tensors" \
-    "their note says why"
+# --recompute: full keeps each layer's input and runs the rest of the
+# layer again before its backward (the down adapter's x A with it),
+# selective the attention (its log-sum-exp). LoRA and QLoRA verify as
+# above (full in fp32, whose recomputed attention statistics must not
+# land on the loss's gradient over the logits; selective in bf16), and
+# the device holds plan's difference less, to the byte.
+for rp in full:fp32 selective:bf16; do
+    r=${rp%%:*} p=${rp##*:}
+    run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode lora,qlora \
+        --recompute $r --precision $p --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/r$r" --quiet
+    is "$RC:$(csv_count "$TEST_TMP/r$r/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 0:2 \
+        "--recompute $r, $p: the LoRA and QLoRA steps verify (every adapter gradient against the double-precision step)"
+    for m in lora qlora; do
+        base=l
+        [ $m = qlora ] && base=q
+        none=$(csv_value "$TEST_TMP/$base/results.csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)
+        got=$(csv_value "$TEST_TMP/r$r/results.csv" "\$_->{metric} eq 'time' && \$_->{mode} eq '$m'" model_bytes)
+        want=$(($(mode=$m plan_total $p) - $(mode=$m plan_total $p --recompute $r)))
+        is "$((none - got))" "$want" "--recompute $r, $m $p: the device holds $((none - got)) bytes less, as plan says"
+    done
+done
+
+# The oom suite searches LoRA's and QLoRA's largest batch by running
+# their steps on the device (per tensor here, as --mode train's test; the
+# patterns are the suite's, whatever the mode); the answer is the memory
+# model's (or one less), as for --mode train, and the answer to where the
+# models stop fitting names both.
+run_gpumem bench --backend opencl --suite oom --oom-parts batch --mem-limit 32MiB --workload block $model \
+    --mode lora,qlora --precision bf16 --seq 16 --pattern per-tensor --out "$TEST_TMP/oom"
+is "$RC" 0 "the oom suite's LoRA and QLoRA searches: exit status 0"
+csv="$TEST_TMP/oom/results.csv"
+is "$(csv_count "$csv" '$_->{metric} eq "max_batch" && $_->{status} eq "ok" && $_->{value} >= 1 && $_->{note} =~ /guess \d+ for .* free; each probe allocated the whole batch and ran and verified its first sequence/')" 2 \
+    "lora and qlora: a batch of at least 1 whose probes ran and verified the step, the guess beside it"
+for m in lora qlora; do
+    found=$(csv_value "$csv" "\$_->{metric} eq 'max_batch' && \$_->{mode} eq '$m' && \$_->{pattern} eq 'per-tensor'" value)
+    predicted=$(csv_value "$csv" "\$_->{metric} eq 'max_batch_model' && \$_->{mode} eq '$m' && \$_->{pattern} eq 'per-tensor'" value)
+    [ -n "$predicted" ] && [ "${found:-0}" -le "$predicted" ] && [ "${found:-0}" -ge $((predicted - 1)) ]
+    ok $? "$m bf16 seq 16 under 32MiB: the largest batch found ($found) is the memory model's ($predicted) or one less"
+done
+like "$OUT" "^Where do the models stop fitting\\? .*tiny-llama-gqa bf16 lora per-tensor, seq 16: batch <= [1-9][0-9]* \\(model: [0-9]+\\); tiny-llama-gqa bf16 qlora per-tensor, seq 16: batch <= [1-9]" \
+    "the answer to where the models stop fitting names the LoRA and QLoRA searches"

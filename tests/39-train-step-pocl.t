@@ -54,15 +54,18 @@ like "$(train_fault corrupt-output bf16)" "^1:dlogits\[\d+\]\[\d+\] of the itera
 
 # --recompute: full keeps each layer's input and recomputes the rest of a
 # layer before its backward; selective recomputes the attention's
-# log-sum-exp. Both verify, and the device's bytes drop by plan's.
-none=$(csv_value "$csv" "\$_->{metric} eq 'time' && \$_->{precision} eq 'bf16'" model_bytes)
-for r in full selective; do
+# log-sum-exp (fp32 here: its recomputed statistics must not land on the
+# loss's gradient, which fp32 keeps over the logits). Both verify, and the
+# device's bytes drop by plan's.
+for rp in full:bf16 selective:fp32; do
+    r=${rp%%:*} p=${rp##*:}
+    none=$(csv_value "$csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)
     run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model --mode train \
-        --recompute $r --precision bf16 --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/$r" --quiet
+        --recompute $r --precision $p --batch 2 --seq 16 --reps 1 --out "$TEST_TMP/$r" --quiet
     is "$(csv_count "$TEST_TMP/$r/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"')" 1 \
-        "--recompute $r: the step verifies (gradients against the double-precision step)"
+        "--recompute $r, $p: the step verifies (gradients against the double-precision step)"
     got=$(csv_value "$TEST_TMP/$r/results.csv" "\$_->{metric} eq 'time'" model_bytes)
-    want=$(plan_total bf16 2 16 --recompute $r)
-    is "$((none - got))" "$(($(plan_total bf16 2 16) - want))" \
-        "--recompute $r: the device holds $((none - got)) bytes less, as plan says"
+    want=$(plan_total $p 2 16 --recompute $r)
+    is "$((none - got))" "$(($(plan_total $p 2 16) - want))" \
+        "--recompute $r, $p: the device holds $((none - got)) bytes less, as plan says"
 done

@@ -333,8 +333,9 @@ int gm_plan_tune(const gm_arch *a, const gm_plan_opts *o, gm_plan_item *out)
     n = push(out, n, "logits_fp32", GM_PLAN_ACTIVATIONS, mul(4, tv));
     if (e < 4)
         n = push(out, n, "dlogits", GM_PLAN_ACTIVATIONS, mul(e, tv));
-    if (layer)
-        n = push(out, n, "recomputed_layer", GM_PLAN_ACTIVATIONS, layer);
+    if (layer)   /* all of its tensors but its input, which the layers keep (mem_plan.c's too) */
+        n = push(out, n, "recomputed_layer", GM_PLAN_ACTIVATIONS,
+                 layer - gm_layer_tune_activations(a, o, b, s, GM_RECOMPUTE_FULL));
     n = push(out, n, "backward_workspace", GM_PLAN_WORKSPACE, gm_plan_backward_workspace(a, o, b, s));
     /* Each token's target (the frozen embedding needs no segments) and
      * the rotary tables. */

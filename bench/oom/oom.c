@@ -345,7 +345,7 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     int widx = 0;
     while (gm_workloads[widx] != r)
         widx++;
-    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq, s->train, s->serve};
+    sr.point = (gm_probe_point){widx, "", pattern, gm_sweep_prec(s), 1, s->seq, s->train, s->serve, s->tune};
     snprintf(sr.point.impl, sizeof sr.point.impl, "%s", impl);
     gm_row *row = &sr.row;
     row->suite = "oom";
@@ -373,17 +373,6 @@ static int max_batch(gm_bench *b, gm_worker *w, const gm_workload *r, const gm_s
     uint64_t total = gm_device_usable_total(b->dev);
     uint64_t free_b = res.outcome == GM_PROBE_FITS && res.value ? res.value : total;
     uint64_t model = model_batch(r, s, free_b, MAX_BATCH), guess = model;
-    if (s->tune) {
-        /* The device runs no LoRA or QLoRA step: nothing to probe. */
-        char note[200];
-        snprintf(note, sizeof note, "--mode%s: the fine-tuning step is not run on the device; the memory model's "
-                 "largest batch for the free memory is %llu", gm_mode_label(s), (unsigned long long)model);
-        row->metric = "max_batch";
-        row->unit = "batch";
-        row->status = GM_ROW_UNSUPPORTED;
-        row->note = note;
-        return gm_bench_emit(b, row, NULL, 0);
-    }
     uint64_t lo = 0, hi = 0;     /* lo fits (0: nothing does yet); hi fails (0: none failed yet) */
     uint64_t halving = 0;
     int64_t overhead = 0;

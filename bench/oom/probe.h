@@ -68,6 +68,7 @@ typedef struct {
     uint64_t batch, seq;
     bool train;                   /* --mode train's point */
     bool serve;                   /* --mode serve's point */
+    unsigned tune;                /* --mode lora or qlora's point: its gm_plan_mode (0 otherwise) */
 } gm_probe_point;
 
 /* The shape of a probe point: the options' model shape at its precision,

@@ -1,4 +1,5 @@
 /* OOM probes in this process (the worker's side of bench/oom/probe.h). */
+#include "bench/model/mem_plan.h"
 #include "bench/model/precision_roles.h"
 #include "bench/oom/probe.h"
 #include "bench/workloads/runnable.h"
@@ -70,6 +71,7 @@ gm_shape gm_probe_shape(const gm_bench_opts *o, const gm_probe_point *p)
     gm_shape_set_roles(&s, &o->shape, p->prec);
     s.train = p->train;
     s.serve = p->serve;
+    s.tune = p->tune;
     s.probe = true;
     s.seq = p->seq;
     s.batch = p->batch;
@@ -177,25 +179,33 @@ static void flatten(char *s)
             *s = ' ';
 }
 
+/* A point's mode on the wire: its gm_plan_mode. */
+static gm_plan_mode mode_of(const gm_probe_point *p)
+{
+    return p->serve ? GM_PLAN_SERVE : p->tune ? (gm_plan_mode)p->tune : p->train ? GM_PLAN_TRAIN : GM_PLAN_INFERENCE;
+}
+
 int gm_probe_format_point(const gm_probe_point *p, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "point %d %s %d %d %" PRIu64 " %" PRIu64 " %d\n", p->workload, p->impl,
-                     (int)p->pattern, (int)p->prec, p->batch, p->seq, p->serve ? 2 : (int)p->train);
+                     (int)p->pattern, (int)p->prec, p->batch, p->seq, (int)mode_of(p));
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
 int gm_probe_parse_point(const char *line, gm_probe_point *p)
 {
-    int pattern, prec, train;
+    int pattern, prec, mode;
     memset(p, 0, sizeof *p);
     if (sscanf(line, "point %d %31s %d %d %" SCNu64 " %" SCNu64 " %d", &p->workload, p->impl, &pattern, &prec,
-               &p->batch, &p->seq, &train) != 7)
+               &p->batch, &p->seq, &mode) != 7)
         return -1;
     if (p->workload < 0 || p->workload >= GM_RUNNABLE_WORKLOAD_COUNT || pattern < 0 || pattern >= GM_PATTERN_COUNT
-        || prec < 0 || prec >= GM_PREC_COUNT || p->batch == 0 || p->seq == 0 || train < 0 || train > 2)
+        || prec < 0 || prec >= GM_PREC_COUNT || p->batch == 0 || p->seq == 0 || mode < 0
+        || mode >= GM_PLAN_MODE_COUNT)
         return -1;
-    p->train = train == 1;     /* the mode: 0 inference, 1 train, 2 serve */
-    p->serve = train == 2;
+    p->train = mode == GM_PLAN_TRAIN;
+    p->serve = mode == GM_PLAN_SERVE;
+    p->tune = mode == GM_PLAN_LORA || mode == GM_PLAN_QLORA ? (unsigned)mode : 0;
     p->pattern = (gm_pattern_kind)pattern;
     p->prec = (gm_precision)prec;
     return 0;

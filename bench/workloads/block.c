@@ -34,10 +34,6 @@ static int block_tensors(const gm_shape *s, gm_tensor *out)
 
 static gm_status block_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, const char *impl, void **state)
 {
-    if (s->tune && gm_shape_has_arch(s) && s->recompute != GM_RECOMPUTE_NONE)
-        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode%s with --recompute %s: the device's LoRA step "
-                              "keeps every layer's tensors (gpumem plan counts its memory)", gm_mode_label(s),
-                              s->recompute == GM_RECOMPUTE_FULL ? "full" : "selective");
     if (s->tune && !model_lora_runs(s))
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "--mode %s: the fine-tuning step is not run on the device "
                               "(gpumem plan --mode %s counts its memory)", gm_mode_label(s) + 1, gm_mode_label(s) + 1);

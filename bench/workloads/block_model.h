@@ -37,7 +37,7 @@ const char *model_offload_unsupported(const gm_shape *s);
 /* The training step's host parts with --zero-offload (gm_workload.host_parts). */
 bool block_model_host_parts(void *state, double *transfer_ms, double *host_ms, uint64_t *host_bytes);
 /* Does the device run shape s's LoRA or QLoRA step (--mode lora or qlora
- * of a model it runs, fp32, fp16 or bf16, --recompute none; model_lora.c,
+ * of a model it runs, fp32, fp16 or bf16, any --recompute; model_lora.c,
  * model_nf4.c)? Else its rows are unsupported and carry plan's bytes. */
 bool model_lora_runs(const gm_shape *s);
 

@@ -59,6 +59,10 @@ const char *model_train_unsupported(const gm_shape *s)
     /* selective: the log-sum-exp after the attention's (max, sum) pairs. */
     if (s->recompute == GM_RECOMPUTE_SELECTIVE && s->arch.vocab < 3 * s->arch.heads)
         return "--recompute selective needs a vocabulary of at least three times the heads";
+    /* fp32: a recomputed attention's row statistics and selective's
+     * log-sum-exp, 3 heads floats a token, in the final norm's input. */
+    if (s->prec == GM_FP32 && s->recompute != GM_RECOMPUTE_NONE && 3 * s->arch.heads > s->arch.hidden)
+        return "fp32 with --recompute needs a hidden size of at least three times the heads";
     /* The workspace's fp32 D follows dR: e T h bytes must keep it aligned. */
     if (gm_precision_size(s->prec) == 2 && (s->batch * s->seq * s->arch.hidden) % 2)
         return "a 16-bit backward needs an even tokens x hidden";
@@ -183,16 +187,19 @@ static gm_status head_backward(model_state *st)
 
 /* What --recompute drops of layer l, again before its backward: full,
  * every stage from the kept input but the last (its output is the next
- * layer's kept input); selective, the attention (its log-sum-exp; the
- * output it writes again is the kept one, bit for bit). */
+ * layer's kept input), then LoRA's x A of down, which that stage writes
+ * and down's adapter's backward reads; selective, the attention (its
+ * log-sum-exp; the output it writes again is the kept one, bit for bit). */
 static gm_status recompute_layer(model_state *st, uint64_t l)
 {
     if (st->recompute == GM_RECOMPUTE_SELECTIVE)
         return model_stage(st, l, S_ATTN);
+    if (st->recompute != GM_RECOMPUTE_FULL)
+        return GM_OK;
     gm_status rc = GM_OK;
-    for (int s = S_NORM1; s < S_DOWN && rc == GM_OK && st->recompute == GM_RECOMPUTE_FULL; s++)
+    for (int s = S_NORM1; s < S_DOWN && rc == GM_OK; s++)
         rc = model_stage(st, l, s);
-    return rc;
+    return rc == GM_OK ? model_lora_keep_xa(st, M_DOWN, l, st->run_T, model_locs(st, l).act) : rc;
 }
 
 /* The first trainable parameter of layer l and the layer's count: its
@@ -209,6 +216,7 @@ gm_status model_backward(model_state *st)
      * order the backward writes them (model_offload.c) */
     st->grad_base = st->zoff && !st->lora ? model_param(st, M_LM, 0) : 0;
     gm_status rc = head_backward(st);
+    st->in_backward = true;
     for (uint64_t l = st->L; l-- > 0 && rc == GM_OK;) {
         uint64_t first, n;
         layer_params(st, l, &first, &n);
@@ -220,6 +228,7 @@ gm_status model_backward(model_state *st)
             rc = model_grad_flush(st, first, n, 0);
     }
     st->grad_base = 0;
+    st->in_backward = false;
     if (st->lora)       /* the embedding is frozen */
         return rc;
     const uint64_t Vh = st->V * st->h;

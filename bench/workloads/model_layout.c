@@ -176,10 +176,10 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
      * backward recomputes it into the logits' space). */
     uint64_t LT = gm_tensor_mul(&l, L, T), KT = s->recompute == GM_RECOMPUTE_FULL ? T : LT;
     const char *kept = s->recompute == GM_RECOMPUTE_FULL ? "recomputed" : "saved";
-    char names[11][32];
+    char names[12][32];
     static const char *const what[] = {"attn_in", "q", "k", "v", "attn_out", "lse", "mid", "mlp_in", "gate", "up",
-                                       "down_in"};
-    for (int i = 0; i < 11; i++)
+                                       "down_in", "lora_xa"};
+    for (int i = 0; i < 12; i++)
         snprintf(names[i], sizeof names[i], "%s_%s", kept, what[i]);
     /* LoRA: a projection's input is kept only where an adapter learns
      * from it (mem_plan's count); else one layer's, reused. */
@@ -198,8 +198,8 @@ int model_tensor_list(const gm_shape *s, gm_tensor *out, int *ids)
     ADD(B_GATE, names[8], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
     ADD(B_UP, names[9], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, I), e);
     ADD(B_ACT, KD == T && lora ? "down_in" : names[10], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KD, I), e);
-    if (lora)
-        ADD(B_XA, "saved_lora_xa", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, LT, n_ad * rank), e);
+    if (lora)   /* --recompute full: one layer's, as the layer's other tensors */
+        ADD(B_XA, names[11], GM_ROLE_ACTIVATION, gm_tensor_mul(&l, KT, n_ad * rank), e);
     ADD(B_FIN, "final_norm_in", GM_ROLE_ACTIVATION, gm_tensor_mul(&l, T, h), e);
     /* LoRA: the head does not learn, so its input is not kept: the final
      * norm writes it into the backward's workspace, free until the loss. */
@@ -337,7 +337,8 @@ layer_locs model_locs(model_state *st, uint64_t l)
      * selective: the log-sum-exp after the (max, sum) pairs in the logits'
      * space, until the LM head or in the backward (model_backward.c). */
     uint64_t k = st->recompute == GM_RECOMPUTE_FULL ? 0 : l;
-    loc lse = st->recompute == GM_RECOMPUTE_SELECTIVE ? (loc){&b[B_LOGITS], 2 * st->heads * T}
+    gm_buffer *stats = st->in_backward && st->es == 4 ? &b[B_FIN] : &b[B_LOGITS];
+    loc lse = st->recompute == GM_RECOMPUTE_SELECTIVE ? (loc){stats, 2 * st->heads * T}
                                                        : (loc){&b[B_LSE], k * st->heads * T};
     unsigned adapted = st->lora ? st->lora_m : ~0u;
     uint64_t ka = lora_keeps(adapted, M_Q) ? k : 0, km = lora_keeps(adapted, M_GATE) ? k : 0;
@@ -348,7 +349,7 @@ layer_locs model_locs(model_state *st, uint64_t l)
         .lse = lse, .mid = {&b[B_MID], k * T * h}, .mlp_in = {&b[B_MIN], km * T * h},
         .gate = {&b[B_GATE], k * T * st->I}, .up = {&b[B_UP], k * T * st->I}, .act = {&b[B_ACT], kd * T * st->I},
         .out = l + 1 < st->L ? (loc){&b[B_X], (l + 1) * T * h} : (loc){&b[B_FIN], 0},
-        .stats = {&b[B_LOGITS], 0}};
+        .stats = {stats, 0}};
 }
 
 void block_model_work(const gm_shape *s, double *flops, double *bytes, double *tokens)
@@ -414,8 +415,7 @@ static gm_tune_opts tune_of(const gm_shape *s)
 bool model_lora_runs(const gm_shape *s)
 {
     return (s->tune == GM_PLAN_LORA || (s->tune == GM_PLAN_QLORA && model_nf4_fits(&s->arch)))
-           && gm_shape_has_arch(s) && !model_unsupported(&s->arch)
-           && s->recompute == GM_RECOMPUTE_NONE && !s->checkpoint
+           && gm_shape_has_arch(s) && !model_unsupported(&s->arch) && !s->checkpoint
            && (s->prec == GM_FP32 || s->prec == GM_FP16 || s->prec == GM_BF16);
 }
 
@@ -462,10 +462,10 @@ uint64_t model_lora_param(const model_state *st, int m, uint64_t l)
 
 loc model_lora_xa(model_state *st, int m, uint64_t l)
 {
-    uint64_t idx = 0;
+    uint64_t idx = 0, k = st->recompute == GM_RECOMPUTE_FULL ? 0 : l;   /* full: one layer's, recomputed */
     for (int i = 0; i < m; i++)
         idx += model_lora_adapted(st, i);
-    return (loc){&st->buf[B_XA], (l * st->n_adapted + idx) * st->T * st->rank};
+    return (loc){&st->buf[B_XA], (k * st->n_adapted + idx) * st->T * st->rank};
 }
 
 bool model_is_nf4(const model_state *st, int m)

@@ -26,15 +26,22 @@ static gm_status product(model_state *st, uint64_t rows, uint64_t cols, uint64_t
     return model_product(st, rows, cols, k, a, ta, b, tb, c, acc, backward ? &st->tally_bwd : &st->tally_proj);
 }
 
+gm_status model_lora_keep_xa(model_state *st, int m, uint64_t l, uint64_t rows, loc x)
+{
+    if (!model_lora_adapted(st, m))
+        return GM_OK;
+    loc a = {&st->buf[B_AD], model_lora_param(st, m, l)}, xa = model_lora_xa(st, m, l);
+    gm_status rc = product(st, rows, st->rank, model_in(st, m), x, false, a, false, xa, false, false);
+    return rc == GM_OK ? gm_train_scale(st->dev, &st->tk, xa.buf, rows * st->rank, xa.off, st->lora_scale) : rc;
+}
+
 gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, loc x, loc y)
 {
     if (!model_lora_adapted(st, m))
         return GM_OK;
     uint64_t in = model_in(st, m), out = model_out(st, m), r = st->rank, p = model_lora_param(st, m, l);
-    loc a = {&st->buf[B_AD], p}, b = {&st->buf[B_AD], p + in * r}, xa = model_lora_xa(st, m, l);
-    gm_status rc = product(st, rows, r, in, x, false, a, false, xa, false, false);
-    if (rc == GM_OK)
-        rc = gm_train_scale(st->dev, &st->tk, xa.buf, rows * r, xa.off, st->lora_scale);
+    loc b = {&st->buf[B_AD], p + in * r}, xa = model_lora_xa(st, m, l);
+    gm_status rc = model_lora_keep_xa(st, m, l, rows, x);
     return rc == GM_OK ? product(st, rows, out, r, xa, false, b, false, y, true, false) : rc;
 }
 

@@ -163,6 +163,12 @@ typedef struct {
     gm_train_kernels tk;
     bool tk_built;
     unsigned recompute;             /* gm_recompute: what the backward recomputes */
+    /* The layers' backward runs (model_backward.c): an fp32 step's
+     * recomputed attention writes its row statistics (and selective's
+     * log-sum-exp) into the final norm's input, free after the head's
+     * backward, not into the logits' space, where fp32 keeps the loss's
+     * gradient for the check (model_locs). */
+    bool in_backward;
     uint64_t segments, counted;
     /* --mode lora (model_lora.c): the base frozen (no gradient, no
      * optimizer state), rank-r adapters on the matrices of lora_m (bit
@@ -296,8 +302,13 @@ bool model_lora_adapted(const model_state *st, int m);
 /* Element of A [in, r] of matrix m of layer l in the adapters (B [r, out]
  * follows it), the same in their gradients, master copies and moments. */
 uint64_t model_lora_param(const model_state *st, int m, uint64_t l);
-/* Where layer l's kept (alpha / r) x A of matrix m is ([T, r]). */
+/* Where layer l's kept (alpha / r) x A of matrix m is ([T, r]); with
+ * --recompute full every layer's in the one layer's place (recomputed
+ * before its backward, as the layer's other tensors). */
 loc model_lora_xa(model_state *st, int m, uint64_t l);
+/* The scaled x A of matrix m of layer l, `rows` rows of x, into its
+ * place (model_lora_xa); nothing where m has no adapter. */
+gm_status model_lora_keep_xa(model_state *st, int m, uint64_t l, uint64_t rows, loc x);
 /* After y = x W_m (+ r), `rows` rows: y += (alpha / r) (x A) B, keeping
  * the scaled x A. */
 gm_status model_lora_forward(model_state *st, int m, uint64_t l, uint64_t rows, loc x, loc y);

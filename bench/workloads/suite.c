@@ -327,16 +327,11 @@ static int run_point(point *pt)
     if (model_of(pt, t, &needed) < 0)
         return emit_status(pt, GM_ROW_SKIPPED, "the shape's size overflows 64 bits");
     if (pt->s->tune && !model_lora_runs(pt->s)) {
-        /* QLoRA, and LoRA where the device does not run its step
-         * (model_lora.c): the row carries plan's bytes; nothing is
+        /* LoRA and QLoRA where the device does not run their step
+         * (model_lora_runs): the row carries plan's bytes; nothing is
          * allocated for a step the device does not run. */
-        if (pt->s->recompute != GM_RECOMPUTE_NONE)
-            snprintf(note, sizeof note, "--mode%s with --recompute %s: the device's LoRA step keeps every layer's "
-                     "tensors (gpumem plan counts its memory)", gm_mode_label(pt->s),
-                     pt->s->recompute == GM_RECOMPUTE_FULL ? "full" : "selective");
-        else
-            snprintf(note, sizeof note, "--mode%s: the fine-tuning step is not run on the device (gpumem plan "
-                     "counts its memory)", gm_mode_label(pt->s));
+        snprintf(note, sizeof note, "--mode%s: the fine-tuning step is not run on the device (gpumem plan "
+                 "counts its memory)", gm_mode_label(pt->s));
         return emit_status(pt, GM_ROW_UNSUPPORTED, note);
     }
     if ((pt->s->train || pt->s->tune) && gm_shape_has_arch(pt->s) && model_offload_unsupported(pt->s)) {

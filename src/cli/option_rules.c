@@ -127,9 +127,10 @@ UNMET(needs_model)
     return has_model(a) ? NULL : say(buf, len, "concerns a whole model: add --model NAME (a preset or a config.json)");
 }
 
-/* bench --recompute: a whole model's training step recomputes it on the
- * device; its lora and qlora rows carry plan's bytes with it, where
- * --checkpoint means full (tune_tensors.c), so the two must agree. */
+/* bench --recompute: a whole model's training, LoRA and QLoRA steps
+ * recompute it on the device; with --checkpoint, which means full for
+ * lora and qlora rows (they carry plan's bytes: tune_tensors.c), the two
+ * must agree. */
 UNMET(recomputes)
 {
     if (needs_model(a, value, buf, len))

@@ -716,8 +716,8 @@ const gm_option gm_option_table[] = {
      VALUES(bench_optimizer_values), .apply = apply_shape},
     {"recompute", GM_OPTARG_ENUM, "R", B, "block --mode train, lora, qlora", "what the training step's backward "
      "recomputes instead of keeping: none, selective (the attention's row statistics) or full (every layer but its "
-     "input); lora and qlora steps run with none, their rows with the others unsupported, carrying plan's bytes "
-     "(--checkpoint: full)",
+     "input), in train, lora and qlora steps alike (--checkpoint: full, lora and qlora rows unsupported with plan's "
+     "bytes)",
      "none", VALUES(recompute_values), .apply = apply_shape},
     {"model", GM_OPTARG_TEXT, "NAME", P, NULL, "a whole model: a preset of share/models/, a Hugging Face "
      "config.json or a model's folder holding one; planned whole without --workload, else the workload takes "
