@@ -15,7 +15,7 @@ NVCC=${NVCC:-$(command -v nvcc || true)}
 listing=$(make -s print-cuda-variants)
 variants=$(echo "$listing" | cut -d' ' -f1)
 n_images=$(echo "$listing" | awk '{ n += NF - 1 } END { print n }')
-plan $((n_images * 2 + 3))
+plan $((n_images * 2 + 4))
 images=build/cuda
 
 # elf_sms FILE: "MACHINE SM" of every ELF image inside a fatbin, one a
@@ -43,7 +43,11 @@ EOF
 extra=$(echo "$listing" | awk '/ 89( |$)/ { print $1 }' | tr '\n' ' ')
 is "$extra" "stream.fp8e4m3-grid stream.fp8e4m3-chunked stream.fp8e5m2-grid stream.fp8e5m2-chunked " \
     "sm_89 code for the stream kernels' fp8 variants only"
-# The binary carries one image per variant (the names the backend looks up).
+# The binary carries one image per variant (the names the backend looks up):
+# every program's grid variants, and the chunked ones of the stream kernels
+# alone (the one suite whose --access asks a GPU for them).
+chunked=$(echo "$variants" | grep -- '-chunked$' | grep -v '^stream\.' | tr '\n' ' ')
+is "$chunked" "" "no chunked image but the stream kernels'"
 table=$GM_BUILD/gen/kernel_table.c
 got=$(sed -n '/gm_cuda_images\[\]/,/^};/p' "$table" 2>/dev/null | grep -o '{"[^"]*"' | tr -d '{"' | sort | tr '\n' ' ')
 is "$got" "$(echo "$variants" | sort | tr '\n' ' ')" "gpumem embeds exactly the variants built"
@@ -53,7 +57,7 @@ is "$got" "$(echo "$variants" | sort | tr '\n' ' ')" "gpumem embeds exactly the 
 # GM_ATTN_MAX_DIM array: 1024 bytes); the binary reserves the largest one
 # at open all the same (gm_cuda_stack_bytes).
 stack=$(sed -n 's/^const size_t gm_cuda_stack_bytes = \([0-9]*\);/\1/p' "$table" 2>/dev/null)
-want=$(cat build/cuda/*.ptxas.log 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) bytes stack frame.*/\1/p' | sort -n | tail -1)
+want=$(for v in $variants; do cat "$images/$v.ptxas.log"; done 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) bytes stack frame.*/\1/p' | sort -n | tail -1)
 [ -n "$stack" ] && [ "$stack" = "$want" ] && [ "$stack" -gt 0 ] && [ "$stack" -le 1024 ]
 ok $? "the largest kernel stack frame is within CUDA's default 1 KiB and gpumem reserves it ($stack bytes; ptxas: $want)"
 done_testing

@@ -206,7 +206,10 @@ typedef struct gm_backend {
     gm_status (*prefetch)(struct gm_device *dev, int queue, gm_buffer *buf, bool to_device);
 
     /* Builds `program` (a name from kernels/) specialised by `variant`
-     * ("fp16-chunked": each token T becomes -DGM_<T>=1). */
+     * ("fp16-chunked": each token T becomes -DGM_<T>=1). CUDA loads the
+     * image built ahead of time for the pair (kernels/variants.mk lists
+     * them); a pair without one fails GM_ERR_BUILD, "no CUDA image for
+     * PROGRAM.VARIANT: ...". */
     gm_status (*program_build)(struct gm_device *dev, const char *program, const char *variant,
                                const char *extra_defines, gm_program **out);
     void (*program_release)(struct gm_device *dev, gm_program *prog);

@@ -10,8 +10,10 @@
  * within. On PoCL the worst output used 0.87 of its bound in bf16, 0.52
  * in fp16, 0.19 in fp32 (attention's).
  * A planted error (GM_TRAIN_FAULT in SwiGLU's backward) must be caught.
- * GM_TRAIN_TEST_BACKEND=cuda runs the same checks on a CUDA card (the
- * planted error needs a build at run time: OpenCL only).
+ * GM_TRAIN_TEST_BACKEND=cuda runs the same checks on a CUDA card, in the
+ * grid access alone (the CUDA build carries chunked images for the stream
+ * kernels only: kernels/variants.mk), and without the planted error (it
+ * needs a build at run time: OpenCL only).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +33,8 @@
 
 #define COMBOS 6
 static gm_train_kernels built[COMBOS];   /* fp32, fp16, bf16 x grid, chunked */
+/* The step through built[]: 1 on OpenCL (both accesses), 2 on CUDA (grid). */
+static int combo_step = 1;
 static const gm_precision precs[3] = {GM_FP32, GM_FP16, GM_BF16};
 
 /* The OpenCL device (PoCL in CI), or with GM_TRAIN_TEST_BACKEND=cuda the
@@ -50,8 +54,9 @@ static int setup(void **state)
             return -1;
         }
         gm_device_set_limit(&dev, 64u << 20);
+        combo_step = 2;
     }
-    for (int i = 0; i < COMBOS; i++)
+    for (int i = 0; i < COMBOS; i += combo_step)
         if (gm_train_kernels_build(&dev, precs[i / 2], i % 2, false, &built[i]) != GM_OK) {
             fprintf(stderr, "train kernels %s: %s\n", gm_precision_name(precs[i / 2]), dev.err.msg);
             return -1;
@@ -61,7 +66,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < COMBOS; i++)
+    for (int i = 0; i < COMBOS; i += combo_step)
         gm_train_kernels_release(&dev, &built[i]);
     return close_device(state);
 }
@@ -151,7 +156,7 @@ static void test_rope(void **state)
     float *cs = malloc(tn * sizeof *cs), *sn = malloc(tn * sizeof *sn);
     gm_train_rope_table(10000.0, dim, pos0 + seq, cs, sn);
     gm_buffer tables[2] = {upload_bytes(cs, tn * 4), upload_bytes(sn, tn * 4)};
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         gm_train_kernels *k = &built[i];
         for (int dir = 1; dir >= -1; dir -= 2) {
             double *x = randoms(n, 2), *want = malloc(n * sizeof *want);
@@ -174,7 +179,7 @@ static void test_rmsnorm(void **state)
     const size_t rows = 5;
     const unsigned width = 40;
     const size_t n = rows * width;
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         gm_train_kernels *k = &built[i];
         gm_precision p = k->prec;
         double *x = randoms(n, 3), *w = randoms(width, 1), *dy = randoms(n, 1), *dx0 = randoms(n, 1);
@@ -216,7 +221,7 @@ static size_t swiglu_off(gm_train_kernels *k)
 static void test_swiglu(void **state)
 {
     (void)state;
-    for (int i = 0; i < COMBOS; i++)
+    for (int i = 0; i < COMBOS; i += combo_step)
         assert_int_equal(swiglu_off(&built[i]), 0);
 }
 
@@ -268,7 +273,7 @@ static void attention(gm_train_kernels *k, bool causal, unsigned dim)
 static void test_attention(void **state)
 {
     (void)state;
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         attention(&built[i], false, 16);
         attention(&built[i], true, 80);
     }
@@ -282,7 +287,7 @@ static void test_xent(void **state)
     const uint32_t targets[6] = {5, 299, GM_TRAIN_IGNORE, 0, 150, 77};
     const double scale = 1.0 / 5;      /* five rows count */
     gm_buffer tb = upload_bytes(targets, sizeof targets);
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         gm_train_kernels *k = &built[i];
         double *z = randoms(rows * vocab, 8), *dz = malloc(rows * vocab * sizeof *dz), loss[6];
         gm_buffer b[3] = {upload_floats(z, rows * vocab)};
@@ -318,7 +323,7 @@ static void test_embed(void **state)
     assert_int_equal(gm_train_embed_segments(tokens, n, vocab, order, start, tok, &segs), 0);
     gm_buffer seg[3] = {upload_bytes(order, sizeof order), upload_bytes(start, sizeof start),
                         upload_bytes(tok, sizeof tok)};
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         gm_train_kernels *k = &built[i];
         double *dx = randoms(n * hidden, 1), *de0 = randoms(vocab * hidden, 1), *de = malloc(vocab * hidden * 8);
         gm_buffer b[2] = {upload(k->prec, dx, n * hidden), upload(k->prec, de0, vocab * hidden)};
@@ -343,7 +348,7 @@ static void test_nf4(void **state)
     gm_ref_nf4_dequant(q.codes, q.absmax_q, q.code2, q.scale2, q.offset, want, n);
     gm_buffer b[5] = {upload_bytes(q.codes, n / 2), upload_bytes(q.absmax_q, n / 64),
                       upload_bytes(q.code2, sizeof q.code2), upload_bytes(q.scale2, 2 * sizeof *q.scale2)};
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         gm_train_kernels *k = &built[i];
         assert_int_equal(gm_device_alloc(&dev, GM_MEM_DEVICE, n * gm_precision_size(k->prec), &b[4]), GM_OK);
         assert_int_equal(gm_train_nf4_dequant(&dev, k, &b[0], &b[1], &b[2], &b[3], q.offset, &b[4], n, 0,
@@ -364,7 +369,7 @@ static void test_adamw(void **state)
     (void)state;
     const size_t rows = 8;
     const unsigned width = 64;
-    for (int i = 0; i < COMBOS; i++) {
+    for (int i = 0; i < COMBOS; i += combo_step) {
         gm_train_kernels *k = &built[i];
         gm_precision p = k->prec;
         bool master = p != GM_FP32;

@@ -488,7 +488,9 @@ static gm_status cu_program_build(gm_device *dev, const char *program, const cha
     size_t len = 0;
     const unsigned char *image = gm_cuda_image(program, variant, &len);
     if (!image)
-        return gm_device_fail(dev, GM_ERR_BUILD, 0, "no CUDA image for %s.%s", program, variant);
+        return gm_device_fail(dev, GM_ERR_BUILD, 0,
+                              "no CUDA image for %s.%s: the build compiles the variants kernels/variants.mk lists",
+                              program, variant);
     gm_status st = gm_cu_enter(dev);
     if (st != GM_OK)
         return st;
