@@ -315,6 +315,16 @@ gm_status model_nf4_init(model_state *st);
 gm_status model_nf4_host(model_state *st, int m, uint64_t l, double *out);
 void model_nf4_release(model_state *st);
 
+/* ---- model_step.c ---- */
+
+/* Training: the forward pass alone and the whole step (block_model_enqueue)
+ * timed in turn, MODEL_STEP_PAIRS pairs after the point's repetitions:
+ * *fwd_ms and *step_ms their medians, *ratio the median over the pairs of
+ * 3 x forward / step, the step's FLOP rate (3 x its forward's FLOPs) over
+ * the forward pass's on the same shapes. Leaves the weights one step on. */
+#define MODEL_STEP_PAIRS 3
+gm_status model_time_forward_and_step(model_state *st, double *fwd_ms, double *step_ms, double *ratio);
+
 /* ---- model_rows.c ---- */
 
 /* The model FLOPs of one iteration (PaLM's convention, model_rows.c). */
