@@ -362,8 +362,13 @@ GM_KERNEL matmul_strided(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm
  * by GM_MM_TC columns of one c_z: each l loads GM_MM_TR elements of a and
  * GM_MM_TC of b for GM_MM_TR x GM_MM_TC products, where matmul_strided
  * loads two for one. Sums in fp32 in order of l: the same results as
- * matmul_strided, bit for bit. Items: batch x ceil(m / GM_MM_TR) x
- * ceil(n / GM_MM_TC).
+ * matmul_strided, bit for bit, but for a whole fp32 tile on an OpenCL CPU
+ * device whose a and b both run along l (A B^T, a training step's dX),
+ * summed in 8 lanes added at the end (within fp32 rounding of the
+ * same). Whole fp32 tiles with b row-major (A^T B, every dW) and with
+ * a and b along l take vector loads and multiply-adds, where the loop
+ * below leaves the compiler strides it cannot see. Items: batch x
+ * ceil(m / GM_MM_TR) x ceil(n / GM_MM_TC).
  */
 #define GM_MM_TR 4
 #define GM_MM_TC 16
@@ -396,19 +401,78 @@ GM_KERNEL matmul_strided_tiled(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL co
 #pragma unroll
             for (unsigned int q = 0; q < GM_MM_TC; q++)
                 acc[i][q] = 0.0f;
-        for (unsigned int l = 0; l < k; l++) {
-            float av[GM_MM_TR], bv[GM_MM_TC];
-#pragma unroll
+#if defined(GM_OPENCL) && defined(GM_CHUNKED) && defined(GM_FP32)
+        const bool whole = rows == GM_MM_TR && cols == GM_MM_TC;
+        if (whole && b_cs == 1) {
+            /* b row-major (every dW = X^T dY, and the training LM head's
+             * fp32 logits): each l's 16 elements of b lie side by side,
+             * one vector load, and the tile's 4 x 16 products are four
+             * 16-wide multiply-adds, summed in the order of l. */
+            float16 c[GM_MM_TR];
             for (unsigned int i = 0; i < GM_MM_TR; i++)
-                av[i] = GM_LOAD(a, ar[i] + l * a_cs, sa);
+                c[i] = (float16)(0.0f);
+            for (unsigned int l = 0; l < k; l++) {
+                const float16 bv = vload16(0, b + bj + l * b_rs);
+                const size_t al = l * a_cs;
+                c[0] = fma((float16)(a[ar[0] + al]), bv, c[0]);
+                c[1] = fma((float16)(a[ar[1] + al]), bv, c[1]);
+                c[2] = fma((float16)(a[ar[2] + al]), bv, c[2]);
+                c[3] = fma((float16)(a[ar[3] + al]), bv, c[3]);
+            }
+            for (unsigned int i = 0; i < GM_MM_TR; i++) {
+                float e[GM_MM_TC];
+                vstore16(c[i], 0, e);
+                for (unsigned int q = 0; q < GM_MM_TC; q++)
+                    acc[i][q] = e[q];
+            }
+        } else if (whole && a_cs == 1 && b_rs == 1) {
+            /* A B^T with both row-major (every dX = dY W^T): each row of a
+             * and column of b runs along l: 8-wide dot products, a 4 x 4
+             * block of outputs at a time (16 vector sums), each output's
+             * 8 lanes added at the end. */
+            for (unsigned int q0 = 0; q0 < GM_MM_TC; q0 += 4) {
+                float8 d[GM_MM_TR][4];
+                for (unsigned int i = 0; i < GM_MM_TR; i++)
+                    for (unsigned int q = 0; q < 4; q++)
+                        d[i][q] = (float8)(0.0f);
+                unsigned int l = 0;
+                for (; l + 8 <= k; l += 8) {
+                    float8 bv[4];
+                    for (unsigned int q = 0; q < 4; q++)
+                        bv[q] = vload8(0, b + bc[q0 + q] + l);
+                    for (unsigned int i = 0; i < GM_MM_TR; i++) {
+                        const float8 av = vload8(0, a + ar[i] + l);
+                        for (unsigned int q = 0; q < 4; q++)
+                            d[i][q] = fma(av, bv[q], d[i][q]);
+                    }
+                }
+                for (unsigned int i = 0; i < GM_MM_TR; i++)
+                    for (unsigned int q = 0; q < 4; q++) {
+                        const float8 v = d[i][q];
+                        const float4 h = v.lo + v.hi;
+                        float sum = (h.s0 + h.s1) + (h.s2 + h.s3);
+                        for (unsigned int t = l; t < k; t++)
+                            sum = fma(a[ar[i] + t], b[bc[q0 + q] + t], sum);
+                        acc[i][q0 + q] = sum;
+                    }
+            }
+        } else
+#endif
+        {
+            for (unsigned int l = 0; l < k; l++) {
+                float av[GM_MM_TR], bv[GM_MM_TC];
 #pragma unroll
-            for (unsigned int q = 0; q < GM_MM_TC; q++)
-                bv[q] = GM_LOAD(b, bc[q] + l * b_rs, sb);
-#pragma unroll
-            for (unsigned int i = 0; i < GM_MM_TR; i++)
+                for (unsigned int i = 0; i < GM_MM_TR; i++)
+                    av[i] = GM_LOAD(a, ar[i] + l * a_cs, sa);
 #pragma unroll
                 for (unsigned int q = 0; q < GM_MM_TC; q++)
-                    acc[i][q] += av[i] * bv[q];
+                    bv[q] = GM_LOAD(b, bc[q] + l * b_rs, sb);
+#pragma unroll
+                for (unsigned int i = 0; i < GM_MM_TR; i++)
+#pragma unroll
+                    for (unsigned int q = 0; q < GM_MM_TC; q++)
+                        acc[i][q] += av[i] * bv[q];
+            }
         }
         for (unsigned int i = 0; i < rows; i++)
             for (unsigned int q = 0; q < cols; q++) {

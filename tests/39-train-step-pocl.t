@@ -11,7 +11,7 @@
 # ids among them): the harness allocates exactly them, at once, so the
 # step's peak on the device is plan's total.
 . tests/lib.sh
-plan 13
+plan 14
 
 model="--model tiny-llama-gqa"
 plan_total() {   # PRECISION BATCH SEQ [OPTIONS]
@@ -30,6 +30,11 @@ is "$(csv_count "$csv" '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{n
     "fp32 and bf16 steps verify: loss and gradients against the double-precision step, AdamW on a sample"
 is "$(csv_count "$csv" '$_->{metric} eq "tokens" && $_->{unit} eq "tokens/s" && $_->{status} eq "ok" && $_->{value} > 0')" 2 \
     "each precision reports tokens/s of whole training steps"
+# The step's FLOP rate beside its forward pass's alone, timed in turn in
+# the point: the note gives the ratio and the two times (their values are
+# the machine's; only that they are measured and stated is checked here).
+is "$(csv_count "$csv" '$_->{metric} eq "time" && $_->{note} =~ /; step FLOP rate (\d+\.\d\d) x the forward.s \(3 x forward ([\d.e+-]+) ms over step ([\d.e+-]+) ms, medians of 3 pairs timed in turn\)/ && $1 > 0 && $2 > 0 && $3 > 0')" 2 \
+    "each training row's note gives the step's FLOP rate over the forward's, with both times"
 for p in fp32 bf16; do
     want=$(plan_total $p 2 16)
     is "$(csv_value "$csv" "\$_->{metric} eq 'time' && \$_->{precision} eq '$p'" model_bytes)" "$want" \

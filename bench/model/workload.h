@@ -195,7 +195,10 @@ typedef struct gm_workload {
     /* Work done by one iteration. */
     void (*work)(const gm_shape *s, double *flops, double *bytes, double *tokens);
     /* Optional: what every row of the point says besides its figures
-     * (which implementation ran each part), after its timed repetitions. */
+     * (which implementation ran each part), after its timed repetitions
+     * and their checks; it may time further work of its own on queue 0
+     * and say it (the whole model's training rows: the forward pass
+     * beside the step, model_time_forward_and_step). */
     void (*describe)(void *state, char *note, size_t note_len);
     /* Optional: model FLOPs utilization's parts, the model FLOPs of one
      * iteration and the device's dense peak in FLOP/s for them, with the

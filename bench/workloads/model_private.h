@@ -363,6 +363,16 @@ gm_status model_host_adamw(model_state *st, float bc1, float bc2);
 /* The buffer holding every gradient after a step (the host's with offload). */
 gm_buffer *model_grads(model_state *st);
 
+/* ---- model_step.c ---- */
+
+/* Training: the forward pass alone and the whole step (block_model_enqueue)
+ * timed in turn, MODEL_STEP_PAIRS pairs after the point's repetitions:
+ * *fwd_ms and *step_ms their medians, *ratio the median over the pairs of
+ * 3 x forward / step, the step's FLOP rate (3 x its forward's FLOPs) over
+ * the forward pass's on the same shapes. Leaves the weights one step on. */
+#define MODEL_STEP_PAIRS 3
+gm_status model_time_forward_and_step(model_state *st, double *fwd_ms, double *step_ms, double *ratio);
+
 /* ---- model_rows.c ---- */
 
 /* The model FLOPs of one iteration (PaLM's convention, model_rows.c). */

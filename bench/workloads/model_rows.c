@@ -46,6 +46,15 @@ void block_model_describe(void *state, char *note, size_t len)
         gm_mm_tally_describe(&st->mm, &st->tally_bwd, bwd, sizeof bwd);
         n += snprintf(note + n, len - (size_t)n, "; backward products: %s%s", bwd, kept[st->recompute]);
     }
+    /* Full training: the step's FLOP rate beside the forward's, timed here
+     * (model_time_forward_and_step), where nothing times it otherwise. */
+    double fwd, step, ratio;
+    if (st->train && !st->lora && n > 0 && (size_t)n < len
+        && model_time_forward_and_step(st, &fwd, &step, &ratio) == GM_OK)
+        n += snprintf(note + n, len - (size_t)n,
+                      "; step FLOP rate %.2f x the forward's (3 x forward %.3g ms over step %.3g ms, medians of "
+                      "%d pairs timed in turn)",
+                      ratio, fwd, step, MODEL_STEP_PAIRS);
     if (st->lora && n > 0 && (size_t)n < len)
         n += snprintf(note + n, len - (size_t)n, "; LoRA r %llu on %llu projections a layer, alpha/r %g%s",
                       (unsigned long long)st->rank, (unsigned long long)st->n_adapted, (double)st->lora_scale,

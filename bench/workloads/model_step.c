@@ -2,6 +2,8 @@
  * forward pass, or a whole training step. */
 #include "bench/workloads/model_private.h"
 
+#include "lib/stats.h"
+
 /* Inference: the forward pass. Training: AdamW over the gradients of the
  * iteration before (or set-up's step), then the forward pass, the loss
  * and the backward pass: a whole training step, rotated so that the
@@ -26,4 +28,25 @@ bool block_model_host_parts(void *state, double *transfer_ms, double *host_ms, u
     *host_ms = st->host_opt_ms;
     *host_bytes = st->host_bytes;
     return st->zoff;
+}
+
+static gm_status forward_alone(void *state) { return model_forward_pass(state); }
+
+gm_status model_time_forward_and_step(model_state *st, double *fwd_ms, double *step_ms, double *ratio)
+{
+    double f[MODEL_STEP_PAIRS], s[MODEL_STEP_PAIRS], r[MODEL_STEP_PAIRS];
+    gm_status rc = GM_OK;
+    for (int i = 0; i < MODEL_STEP_PAIRS && rc == GM_OK; i++) {
+        rc = gm_time_work(st->dev, 0, forward_alone, st, &f[i]);
+        if (rc == GM_OK)
+            rc = gm_time_work(st->dev, 0, block_model_enqueue, st, &s[i]);
+        if (rc == GM_OK)
+            r[i] = s[i] > 0 ? 3.0 * f[i] / s[i] : 0.0;
+    }
+    if (rc != GM_OK)
+        return rc;
+    *fwd_ms = gm_median_in_place(f, MODEL_STEP_PAIRS);
+    *step_ms = gm_median_in_place(s, MODEL_STEP_PAIRS);
+    *ratio = gm_median_in_place(r, MODEL_STEP_PAIRS);
+    return GM_OK;
 }
