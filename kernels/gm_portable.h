@@ -642,14 +642,16 @@ typedef gm_t gm_kv_t;
 #endif
 
 /*
- * A device check's verdict (the attention and KV cache verify kernels):
+ * A device check's verdict (stream_verify, attention_verify, kv_verify):
  * gm_verdict_write reduces each work item's count of wrong elements and
- * least wrong index (`none` where it found none) over its work group in
- * the local arrays count_of and first_of (GM_VERDICT_WG_MAX entries each),
- * and work item 0 writes result[2 g] = the group's count and
- * result[2 g + 1] = its least index. No atomics. Every work item of the
- * group must call it; the work-group size must be a power of two <=
- * GM_VERDICT_WG_MAX. bench/workloads/device_check.c sums the groups.
+ * the least index of one (the caller's "none" value where it found none)
+ * over its work group in the local arrays count_of and first_of (one
+ * entry a work item: GM_VERDICT_WG_MAX where the caller launches groups
+ * of at most that), and work item 0 writes result[2 g] = the group's
+ * count and result[2 g + 1] = its least index. No atomics. Every work
+ * item of the group must call it; the work-group size must be a power of
+ * two. The host sums the groups (bench/stream/stream.c,
+ * bench/workloads/device_check.c).
  */
 #define GM_VERDICT_WG_MAX 256
 GM_INLINE void gm_verdict_write(GM_LOCAL gm_u64 *count_of, GM_LOCAL gm_u64 *first_of, gm_u64 wrong, gm_u64 first,
