@@ -651,9 +651,12 @@ typedef gm_t gm_kv_t;
  * count and result[2 g + 1] = its least index. No atomics. Every work
  * item of the group must call it; the work-group size must be a power of
  * two. The host sums the groups (bench/stream/stream.c,
- * bench/workloads/device_check.c).
+ * bench/workloads/device_check.c). Device compilers only: a host compiler
+ * that includes this header for its conversions
+ * (tests/cuda/stream_cvt_agree.cpp) has no work groups.
  */
 #define GM_VERDICT_WG_MAX 256
+#if defined(__CUDACC__) || defined(GM_OPENCL)
 GM_INLINE void gm_verdict_write(GM_LOCAL gm_u64 *count_of, GM_LOCAL gm_u64 *first_of, gm_u64 wrong, gm_u64 first,
                                 GM_GLOBAL gm_u64 *result)
 {
@@ -673,5 +676,6 @@ GM_INLINE void gm_verdict_write(GM_LOCAL gm_u64 *count_of, GM_LOCAL gm_u64 *firs
         result[2 * gm_group_id() + 1] = first_of[0];
     }
 }
+#endif
 
 #endif /* GM_PORTABLE_H */
