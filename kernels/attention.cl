@@ -128,6 +128,76 @@ GM_KERNEL attention_tiled(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const g
 }
 
 /*
+ * attention_verify: every element of the head-major output o ([bh, seq,
+ * dim], as attention_pv and the attention workload's attention_tiled
+ * write it) recomputed on the device, outside the timed region and apart
+ * from the timed kernels: for each query row a plain two-pass softmax in
+ * fp32 (the largest score first; then each key's exponential, their sum
+ * and the exponential-weighted sum of the values), divided out and
+ * compared with the stored element within
+ *   out_rel |want| + out_abs       the output format's rounding on either
+ *                                  side (2 gm_tolerance, from the host)
+ *   + 2^-23 vmax ((4 dim + 12) A + 4 last + 34)
+ *                                  both computations' fp32 arithmetic
+ * with `last` the row's keys, A the largest over its keys of
+ * sum_d |q_d k_jd| / sqrt(dim) (a score's error is within (dim + 2) u A),
+ * vmax the largest |v| it reads (docs/measurements.md derives the bound).
+ * Writes the verdict (gm_verdict_write): per work group the elements
+ * found wrong and the least index (row * dim + d) of one, bh * seq * dim
+ * where none. The work-group size must be a power of two <=
+ * GM_VERDICT_WG_MAX.
+ */
+GM_KERNEL attention_verify(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_t *GM_RESTRICT k,
+                           GM_GLOBAL const gm_t *GM_RESTRICT v, GM_GLOBAL const gm_t *GM_RESTRICT o,
+                           GM_GLOBAL gm_u64 *GM_RESTRICT result, unsigned int bh, unsigned int seq, unsigned int dim,
+                           unsigned int causal, float scale_in, float scale_out, float out_rel, float out_abs)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    const float inv_sqrt = 1.0f / sqrt((float)dim), u2 = 1.0f / 8388608.0f;
+    const gm_u64 n = (gm_u64)bh * seq * dim;
+    gm_u64 wrong = 0, first = n;
+    GM_FOR_EACH(r, (size_t)bh * seq) {
+        const size_t h = r / seq, i = r % seq, last = causal ? i + 1 : seq, qi = r * dim;
+        float m = -INFINITY, a = 0.0f, vmax = 0.0f, l = 0.0f;
+        for (size_t j = 0; j < last; j++) {
+            const size_t kj = (h * seq + j) * dim;
+            float s = 0.0f, sa = 0.0f;
+            for (unsigned int d = 0; d < dim; d++) {
+                const float p = GM_LOAD(q, qi + d, scale_in) * GM_LOAD(k, kj + d, scale_in);
+                s += p;
+                sa += fabs(p);
+            }
+            m = fmax(m, s * inv_sqrt);
+            a = fmax(a, sa * inv_sqrt);
+        }
+        float acc[GM_ATTN_MAX_DIM];
+        for (unsigned int d = 0; d < dim; d++)
+            acc[d] = 0.0f;
+        for (size_t j = 0; j < last; j++) {
+            const size_t kj = (h * seq + j) * dim;
+            float s = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                s += GM_LOAD(q, qi + d, scale_in) * GM_LOAD(k, kj + d, scale_in);
+            const float e = exp(s * inv_sqrt - m);
+            l += e;
+            for (unsigned int d = 0; d < dim; d++) {
+                const float x = GM_LOAD(v, kj + d, scale_in);
+                acc[d] += e * x;
+                vmax = fmax(vmax, fabs(x));
+            }
+        }
+        const float arith = u2 * vmax * ((4.0f * (float)dim + 12.0f) * a + 4.0f * (float)last + 34.0f);
+        for (unsigned int d = 0; d < dim; d++) {
+            const float want = acc[d] / l, got = GM_LOAD(o, qi + d, scale_out);
+            if (!(fabs(got - want) <= out_rel * fabs(want) + out_abs + arith) && wrong++ == 0)
+                first = qi + d;
+        }
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+}
+
+/*
  * attention_softmax_rows: the softmax of one chunk of query rows of the
  * vendor path's attention (bench/workloads/model_attention.c), between its
  * QK^T and PV GEMMs. s holds the fp32 scores q k^T, row r (head

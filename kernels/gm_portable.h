@@ -641,4 +641,41 @@ typedef gm_t gm_kv_t;
     } while (0)
 #endif
 
+/*
+ * A device check's verdict (stream_verify, attention_verify, kv_verify):
+ * gm_verdict_write reduces each work item's count of wrong elements and
+ * the least index of one (the caller's "none" value where it found none)
+ * over its work group in the local arrays count_of and first_of (one
+ * entry a work item: GM_VERDICT_WG_MAX where the caller launches groups
+ * of at most that), and work item 0 writes result[2 g] = the group's
+ * count and result[2 g + 1] = its least index. No atomics. Every work
+ * item of the group must call it; the work-group size must be a power of
+ * two. The host sums the groups (bench/stream/stream.c,
+ * bench/workloads/device_check.c). Device compilers only: a host compiler
+ * that includes this header for its conversions
+ * (tests/cuda/stream_cvt_agree.cpp) has no work groups.
+ */
+#define GM_VERDICT_WG_MAX 256
+#if defined(__CUDACC__) || defined(GM_OPENCL)
+GM_INLINE void gm_verdict_write(GM_LOCAL gm_u64 *count_of, GM_LOCAL gm_u64 *first_of, gm_u64 wrong, gm_u64 first,
+                                GM_GLOBAL gm_u64 *result)
+{
+    const size_t lid = gm_local_id();
+    count_of[lid] = wrong;
+    first_of[lid] = first;
+    gm_barrier();
+    for (size_t half_n = gm_local_size() / 2; half_n > 0; half_n /= 2) {
+        if (lid < half_n) {
+            count_of[lid] += count_of[lid + half_n];
+            first_of[lid] = first_of[lid + half_n] < first_of[lid] ? first_of[lid + half_n] : first_of[lid];
+        }
+        gm_barrier();
+    }
+    if (lid == 0) {
+        result[2 * gm_group_id()] = count_of[0];
+        result[2 * gm_group_id() + 1] = first_of[0];
+    }
+}
+#endif
+
 #endif /* GM_PORTABLE_H */

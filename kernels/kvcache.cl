@@ -37,6 +37,9 @@ GM_INLINE size_t kv_row(GM_GLOBAL const int *table, unsigned int paged, unsigned
     return base + ((phys * heads + h) * block + t % block) * dim;
 }
 
+/* kv_verify's per-item accumulator: head_dim up to this (kvcache.c refuses more). */
+#define KV_VERIFY_MAX_DIM 256
+
 GM_KERNEL kv_append(GM_GLOBAL gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL gm_kv_t *GM_RESTRICT v_cache,
                     GM_GLOBAL gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table, unsigned int paged, unsigned int n_seq,
                     unsigned int heads, unsigned int capacity, unsigned int block, unsigned int dim,
@@ -150,3 +153,70 @@ GM_KERNEL kv_attend(GM_GLOBAL const gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL cons
     }
 }
 #endif
+
+/*
+ * kv_verify: every element of the last step's output (query rows
+ * [n_seq * group, dim], step t of layer `layer`) recomputed on the
+ * device, outside the timed region and apart from kv_attend: per query
+ * row a plain two-pass softmax in fp32 over the cached keys and values
+ * 0..t (the largest score first; then each key's exponential, their sum
+ * and the exponential-weighted sum of the values), compared with the
+ * stored element within the tolerance of attention_verify
+ * (kernels/attention.cl): out_rel |want| + out_abs + 2^-23 vmax
+ * ((4 dim + 12) A + 4 (t + 1) + 34). Writes the verdict
+ * (gm_verdict_write): per work group the elements found wrong and the
+ * least index (row * dim + d) of one, n_seq * group * dim where none. The
+ * cache itself is compared with what was appended by the host.
+ */
+GM_KERNEL kv_verify(GM_GLOBAL const gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL const gm_kv_t *GM_RESTRICT v_cache,
+                    GM_GLOBAL const gm_t *GM_RESTRICT query, GM_GLOBAL const int *GM_RESTRICT table,
+                    GM_GLOBAL const gm_t *GM_RESTRICT out, GM_GLOBAL gm_u64 *GM_RESTRICT result, unsigned int paged,
+                    unsigned int n_seq, unsigned int heads, unsigned int capacity, unsigned int block,
+                    unsigned int dim, unsigned int t, unsigned int layer, float scale, unsigned int group,
+                    float out_rel, float out_abs)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    const float inv_sqrt = 1.0f / sqrt((float)dim), u2 = 1.0f / 8388608.0f;
+    const gm_u64 n = (gm_u64)n_seq * group * dim;
+    gm_u64 wrong = 0, first = n;
+    GM_FOR_EACH(s, (size_t)n_seq * group) {
+        const unsigned int si = (unsigned int)(s / group);      /* the KV head query row s reads */
+        const size_t qi = s * dim;
+        float m = -INFINITY, a = 0.0f, vmax = 0.0f, l = 0.0f;
+        for (unsigned int j = 0; j <= t; j++) {
+            const size_t kj = kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim);
+            float sc = 0.0f, sa = 0.0f;
+            for (unsigned int d = 0; d < dim; d++) {
+                const float p = GM_LOAD(query, qi + d, scale) * GM_KVLOAD(k_cache, kj + d, scale);
+                sc += p;
+                sa += fabs(p);
+            }
+            m = fmax(m, sc * inv_sqrt);
+            a = fmax(a, sa * inv_sqrt);
+        }
+        float acc[KV_VERIFY_MAX_DIM];
+        for (unsigned int d = 0; d < dim; d++)
+            acc[d] = 0.0f;
+        for (unsigned int j = 0; j <= t; j++) {
+            const size_t kj = kv_row(table, paged, layer, n_seq, si, j, heads, capacity, block, dim);
+            float sc = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                sc += GM_LOAD(query, qi + d, scale) * GM_KVLOAD(k_cache, kj + d, scale);
+            const float e = exp(sc * inv_sqrt - m);
+            l += e;
+            for (unsigned int d = 0; d < dim; d++) {
+                const float x = GM_KVLOAD(v_cache, kj + d, scale);
+                acc[d] += e * x;
+                vmax = fmax(vmax, fabs(x));
+            }
+        }
+        const float arith = u2 * vmax * ((4.0f * (float)dim + 12.0f) * a + 4.0f * (float)(t + 1) + 34.0f);
+        for (unsigned int d = 0; d < dim; d++) {
+            const float want = acc[d] / l, got = GM_LOAD(out, qi + d, scale);
+            if (!(fabs(got - want) <= out_rel * fabs(want) + out_abs + arith) && wrong++ == 0)
+                first = qi + d;
+        }
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+}

@@ -875,19 +875,5 @@ GM_KERNEL stream_verify(GM_GLOBAL const gm_t *GM_RESTRICT c, GM_GLOBAL const flo
         GM_TAIL(i, (size_t)n) if (gm_stream_wrong(bits[i], i, stream_kernel, values, s, scale) && wrong++ == 0)
             first = first < i ? first : i;
     }
-    const size_t lid = gm_local_id();
-    count_of[lid] = wrong;
-    first_of[lid] = first;
-    gm_barrier();
-    for (size_t half_n = gm_local_size() / 2; half_n > 0; half_n /= 2) {
-        if (lid < half_n) {
-            count_of[lid] += count_of[lid + half_n];
-            first_of[lid] = first_of[lid + half_n] < first_of[lid] ? first_of[lid + half_n] : first_of[lid];
-        }
-        gm_barrier();
-    }
-    if (lid == 0) {
-        result[2 * gm_group_id()] = count_of[0];
-        result[2 * gm_group_id() + 1] = first_of[0];
-    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
 }

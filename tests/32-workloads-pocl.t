@@ -46,8 +46,8 @@ is "$(csv_count "$TEST_TMP/attn/results.csv" '$_->{seq_len} == 70 && $_->{precis
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
     --workload attention --precision fp16 --batch 1 --seq 16 --hidden 32 --heads 2 --reps 1 --out "$TEST_TMP/afault" --quiet
 is "$RC" 1 "attention: a wrong output makes the run exit 1"
-is "$(csv_count "$TEST_TMP/afault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^o\[\d+\]\[\d+\]: expected/')" 2 \
-    "attention: the corrupted element is found in both implementations"
+is "$(csv_count "$TEST_TMP/afault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^o: element \d+ \(o\[\d+\]\[\d+\] = .*checked whole on the device\); CPU check: o\[\d+\]\[\d+\]: expected/')" 2 \
+    "attention: the corrupted element is found in both implementations, on the device and by the CPU"
 
 # kvcache: decoding with contiguous and paged caches over two layers; the
 # last step's output and every cached key and value are verified.
@@ -66,8 +66,8 @@ run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workload
 is "$(csv_count "$TEST_TMP/exact/results.csv" '$_->{status} ne "ok"')" 0 "allocations match the memory model exactly"
 GPUMEM_FAULT=corrupt-output run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads \
     --workload kvcache --precision int8 --batch 1 --seq 9 --hidden 16 --heads 2 --reps 1 --out "$TEST_TMP/kvfault" --quiet
-is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^out\[\d+\]\[\d+\]: expected/')" 2 \
-    "kvcache: the corrupted output is found"
+is "$(csv_count "$TEST_TMP/kvfault/results.csv" '$_->{status} eq "mismatch" && $_->{note} =~ /^out: element \d+ \(out\[\d+\]\[\d+\] = .*checked whole on the device\); CPU check: out\[\d+\]\[\d+\]: expected/')" 2 \
+    "kvcache: the corrupted output is found, on the device and by the CPU"
 
 # Any workload under any pattern: one arena carved into the tensors (five
 # implementations in fp16: linear, naive and tiled attention, two caches).

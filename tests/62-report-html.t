@@ -7,7 +7,7 @@
 plain_pass_only "the report's rendering is Chromium's"
 command -v gnuplot >/dev/null || skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 browser=$(command -v chromium || command -v chromium-browser)
-plan 31
+plan 33
 
 run=$TEST_TMP/run
 run_gpumem bench --backend opencl --mem-limit 32MiB --suite stream,swap,oom --sizes 1MiB --kernels copy \
@@ -107,6 +107,16 @@ html=$run/report.html
 nplots=$(ls "$run/plots" | grep -c '\.svg$')
 refs=$(grep -o -E '(src|href)="[^"d][^"]*"' "$html" | head -3)
 is "$refs" "" "report.html refers to no other file"
+# The run's verification time: its verify_time rows summed (each value
+# times its repetitions) against its wall time, one headline row.
+secs=$(perl -e "$CSV_PERL"'my $s = 0; for (rows($ARGV[0])) { $s += $_->{value} * $_->{reps} if $_->{metric} eq "verify_time" }
+    printf "%.1f", $s / 1000' "$run/results.csv")
+want=$(printf '%s' "$secs" | sed 's/\./\\./')
+like "$(cat "$run/report.md")" \
+    "^\| verification time \| $want s of (the run's [0-9]+ s wall time \([0-9.]+%; |a run that took under a second \()the verify_time rows summed" \
+    "report.md: the verification time ($secs s, the verify_time rows summed) against the run's wall time"
+like "$(cat "$html")" "<tr><td>verification time</td><td>$want s of (the run's [0-9]+ s wall time|a run that took under a second)" \
+    "report.html: the same line"
 if [ -z "$browser" ]; then
     for i in 1 2 3 4 5; do skip "no chromium (Debian: chromium)"; done
     done_testing

@@ -409,8 +409,8 @@ gm_status serve_sched_step(serve_sched *s, unsigned what, uint64_t max_running, 
     rc = serve_step_upload(e);
     if (rc == GM_OK)
         rc = gm_time_work(e->dev, 0, serve_step_enqueue, e, &info->ms);
-    if (rc == GM_OK && verify && s->corrupt)
-        rc = serve_step_corrupt(e);
+    if (rc == GM_OK && verify && s->fault.kind != GM_OUTPUT_FAULT_NONE)
+        rc = serve_step_corrupt(e, &s->fault, rep);
     if (rc == GM_OK && verify)
         rc = serve_step_verify(e, rep, correct, note, note_len);
     if (rc == GM_OK)

@@ -86,7 +86,7 @@ typedef struct {
     serve_preempt_cost cost[2];
     int64_t resuming;           /* the request whose recompute is under way (-1: none) */
     bool verify_next_decode;    /* a swapped-in request is back: check the next decode step */
-    bool corrupt;               /* test-only: overwrite each checked step's output before its check */
+    gm_output_fault fault;      /* test-only: strike each checked step's output before its check */
     uint32_t *sampled;          /* a step's sampled tokens */
 } serve_sched;
 
@@ -109,8 +109,8 @@ enum {
 /* Builds and runs one step of the rows `what` allows, admitting at most
  * up to `max_running` running requests, times it (gm_time_work), verifies
  * it when `verify` (serve_step_verify; *correct false and note set on a
- * mismatch; with s->corrupt, the test-only fault, its output overwritten
- * first) and commits it. info->rows is 0 when there was nothing to do.
+ * mismatch; with s->fault, the test-only fault, an element of its
+ * output struck first) and commits it. info->rows is 0 when there was nothing to do.
  * Returns GM_OK or the failed call's status. */
 gm_status serve_sched_step(serve_sched *s, unsigned what, uint64_t max_running, bool verify, unsigned rep,
                            serve_step_info *info, bool *correct, char *note, size_t note_len);

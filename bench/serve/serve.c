@@ -475,7 +475,7 @@ static int run_point(point *pt, gm_pattern_env *env)
     if (st == GM_OK)
         st = serve_sched_init(&sc, e, n_req, pt->prompt, pt->output, s->prefill_requests, s->preempt,
                               2 * per_request);
-    sc.corrupt = b->output_fault.kind != GM_OUTPUT_FAULT_NONE;
+    sc.fault = b->output_fault;
     /* The ramp: 1, 2, 4, ... running sequences, decode steps at each;
      * then every request the pool takes, and preemption. A level's rows
      * are written when it is done, every check so far passed (its first

@@ -3,7 +3,15 @@
  * head_dim], `naive` (the fp32 score matrix materialised: memory grows
  * with seq^2) or `tiled` (keys streamed with an online softmax: memory
  * grows with seq). --causal masks keys after the query.
+ *
+ * The output is checked whole on the device after every repetition
+ * (attention_verify, kernels/attention.cl: each row recomputed with a
+ * plain two-pass softmax, every element compared within the precision's
+ * tolerance), untimed; the host's double-precision check of every row up
+ * to FULL_CHECK_ROWS, beyond that of the first, middle and last and a
+ * seeded sample, cross-checks the verifier.
  */
+#include "bench/workloads/device_check.h"
 #include "bench/workloads/kernel_calls.h"
 #include "bench/workloads/runnable.h"
 
@@ -13,7 +21,7 @@
 #include <string.h>
 
 #define MAX_DIM 256          /* GM_ATTN_MAX_DIM in kernels/attention.cl */
-#define FULL_CHECK_ROWS 512  /* every query row up to this many; beyond, a sample */
+#define FULL_CHECK_ROWS 512  /* the host's cross-check: every row up to this many; beyond, a sample */
 #define SAMPLE_ROWS 64
 #define INT8_SCALE (1.0f / 127.0f)
 
@@ -24,8 +32,9 @@ typedef struct {
     unsigned int bh, seq, dim;
     gm_buffer q, k, v, o, work;      /* work: scores (naive) or softmax stats (tiled) */
     gm_buffer host_q, host_k, host_v, out;
+    gm_buffer verdict;               /* attention_verify's count and first index a work group */
     gm_program *prog;
-    gm_kernel *scores, *softmax, *pv, *tiled;
+    gm_kernel *scores, *softmax, *pv, *tiled, *verify;
 } attn_state;
 
 static int attention_impls(const gm_device *dev, const gm_shape *s, const char **out)
@@ -47,11 +56,12 @@ static void attention_teardown(void *state)
     attn_state *st = state;
     if (!st)
         return;
-    gm_buffer *bufs[] = {&st->q, &st->k, &st->v, &st->o, &st->work, &st->host_q, &st->host_k, &st->host_v, &st->out};
+    gm_buffer *bufs[] = {&st->q,      &st->k,      &st->v,      &st->o,   &st->work,
+                         &st->host_q, &st->host_k, &st->host_v, &st->out, &st->verdict};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         gm_device_free(st->dev, bufs[i]);
-    gm_kernel *kernels[] = {st->scores, st->softmax, st->pv, st->tiled};
-    for (size_t i = 0; i < 4; i++)
+    gm_kernel *kernels[] = {st->scores, st->softmax, st->pv, st->tiled, st->verify};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (kernels[i])
             st->dev->backend->kernel_release(st->dev, kernels[i]);
     if (st->prog)
@@ -110,6 +120,8 @@ static gm_status attention_setup(gm_device *dev, gm_pattern *pat, const gm_shape
     } else if (rc == GM_OK) {
         rc = dev->backend->kernel_get(dev, st->prog, "attention_tiled", &st->tiled);
     }
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->prog, "attention_verify", &st->verify);
     if (rc != GM_OK) {
         gm_error saved = dev->err;
         attention_teardown(st);
@@ -199,31 +211,88 @@ static bool check_row(const attn_state *st, size_t r, double *scores, char *note
     return true;
 }
 
+/* The host's check of rows[0..n) (double precision); stops at the first
+ * wrong row, its note in note. */
+static bool host_check(const attn_state *st, const size_t *rows, size_t n, char *note, size_t len)
+{
+    double *scores = malloc(st->seq * sizeof *scores);
+    if (!scores) {
+        snprintf(note, len, "out of host memory for the CPU check");
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = check_row(st, rows[i], scores, note, len);
+    free(scores);
+    return ok;
+}
+
+/* The rows the host cross-checks: every row up to FULL_CHECK_ROWS, else the
+ * first, last and middle and SAMPLE_ROWS seeded ones. Returns how many. */
+static size_t host_rows(const attn_state *st, unsigned rep, size_t *rows)
+{
+    size_t n = (size_t)st->bh * st->seq;
+    if (n <= FULL_CHECK_ROWS) {
+        for (size_t r = 0; r < n; r++)
+            rows[r] = r;
+        return n;
+    }
+    rows[0] = 0;
+    rows[1] = n - 1;
+    rows[2] = n / 2;
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
+    for (int s = 0; s < SAMPLE_ROWS; s++) {
+        gm_xorshift(&x);
+        rows[3 + s] = (size_t)(x % n);
+    }
+    return 3 + SAMPLE_ROWS;
+}
+
+/*
+ * Every element of o on the device (attention_verify), then the host's
+ * cross-check. Tolerance of the output format, from the host's
+ * gm_tolerance: 2 gm_tolerance(p, want) <= out_rel |want| + out_abs.
+ */
 static gm_status attention_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     attn_state *st = state;
-    gm_status rc = st->dev->backend->copy(st->dev, 0, &st->out, 0, &st->o, 0, st->o.bytes, false);
+    gm_precision p = st->s.prec;
+    bool integer = p == GM_INT8;
+    const float scale = INT8_SCALE, out_rel = integer ? 0.0f : (float)(2.0 * gm_tolerance(p, 1.0, INT8_SCALE));
+    const float out_abs = (float)(2.0 * gm_tolerance(p, 0.0, INT8_SCALE));
+    const unsigned int causal = st->s.causal;
+    gm_arg args[] = {gm_arg_buf(&st->q),    gm_arg_buf(&st->k),    gm_arg_buf(&st->v),     gm_arg_buf(&st->o),
+                     gm_arg_buf(&st->verdict), gm_arg_u32(&st->bh),   gm_arg_u32(&st->seq),  gm_arg_u32(&st->dim),
+                     gm_arg_u32(&causal),   gm_arg_f32(&scale),    gm_arg_f32(&scale),     gm_arg_f32(&out_rel),
+                     gm_arg_f32(&out_abs)};
+    size_t rows = (size_t)st->bh * st->seq;
+    gm_device_verdict v;
+    gm_status rc = gm_device_check_run(st->dev, st->verify, st->chunked, rows, args,
+                                       (int)(sizeof args / sizeof args[0]), 4, &st->verdict,
+                                       (uint64_t)rows * st->dim, &v);
+    if (rc == GM_OK)
+        rc = st->dev->backend->copy(st->dev, 0, &st->out, 0, &st->o, 0, st->o.bytes, false);
     if (rc != GM_OK)
         return rc;
-    double *scores = malloc(st->seq * sizeof *scores);
-    if (!scores)
-        return gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
-    size_t rows = (size_t)st->bh * st->seq;
-    *correct = true;
-    if (rows <= FULL_CHECK_ROWS) {
-        for (size_t r = 0; r < rows && *correct; r++)
-            *correct = check_row(st, r, scores, note, len);
+    size_t picks[3 + SAMPLE_ROWS > FULL_CHECK_ROWS ? 3 + SAMPLE_ROWS : FULL_CHECK_ROWS];
+    size_t n_picks = host_rows(st, rep, picks);
+    char host_note[160] = "";
+    if (v.wrong) {
+        /* The host's verdict on the row the device found wrong first. */
+        size_t row = (size_t)(v.first / st->dim);
+        bool host_ok = host_check(st, &row, 1, host_note, sizeof host_note);
+        snprintf(note, len, "o: element %llu (o[%llu][%llu] = %.7g) wrong; %llu of %llu wrong (checked whole on the "
+                 "device)%s%.159s",
+                 (unsigned long long)v.first, (unsigned long long)row, (unsigned long long)(v.first % st->dim),
+                 (double)gm_load(p, st->out.host, (size_t)v.first, INT8_SCALE), (unsigned long long)v.wrong,
+                 (unsigned long long)v.of, host_ok ? "; the CPU finds that row right" : "; CPU check: ", host_note);
+        *correct = false;
+    } else if (!host_check(st, picks, n_picks, host_note, sizeof host_note)) {
+        snprintf(note, len, "%.159s (the CPU check; the device's whole check found nothing wrong)", host_note);
+        *correct = false;
     } else {
-        /* First and last rows, the middle one, then a seeded sample. */
-        *correct = check_row(st, 0, scores, note, len) && check_row(st, rows - 1, scores, note, len)
-                   && check_row(st, rows / 2, scores, note, len);
-        uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
-        for (int s = 0; s < SAMPLE_ROWS && *correct; s++) {
-            gm_xorshift(&x);
-            *correct = check_row(st, (size_t)(x % rows), scores, note, len);
-        }
+        *correct = true;
     }
-    free(scores);
     return GM_OK;
 }
 

@@ -11,8 +11,18 @@
  * input. int4 weights: each checked layer's codes and scales are read
  * back and checked against the host's quantisation of the same hashes
  * (block_int4_matches), then the products use them.
+ *
+ * The block's output (the last layer's, block_inputs [layers]) is checked
+ * whole besides: the last layer's down projection and residual,
+ * output = resid + mlp W_down, through row and column checksums
+ * (check_output_sums, bench/workloads/product_check.h) against the
+ * device's mlp and resid, so that a wrong element anywhere in the output
+ * is found whatever the token rows sampled; the stages before it are
+ * checked on the sampled rows only (a wrong activation on a row not
+ * sampled flows on into the output consistently, and is not found).
  */
 #include "bench/workloads/block_private.h"
+#include "bench/workloads/product_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -291,6 +301,187 @@ static gm_status check_layer(checker *c, uint64_t layer, unsigned rep, bool *ok)
     return rc;
 }
 
+/*
+ * Rows of one activation (or the output) of the last micro-batch, read
+ * from the device a window of rows at a time, as the checksums ask for
+ * them in order.
+ */
+typedef struct {
+    gm_buffer *buf;
+    gm_precision p;
+    uint64_t base, width;       /* element offset of row 0; elements a row */
+    uint64_t first, count, cap; /* the rows held: [first, first + count); at most cap */
+    float *rows;
+} row_window;
+
+typedef struct {
+    checker *c;
+    uint64_t layer, T;
+    row_window mlp, resid, out;
+    gm_status rc;               /* the first read that failed */
+} output_sums;
+
+static const float *window_row(output_sums *o, row_window *w, uint64_t i)
+{
+    if (i < w->first || i >= w->first + w->count) {
+        block_state *st = o->c->st;
+        uint64_t n = o->T - i < w->cap ? o->T - i : w->cap;
+        size_t es = gm_precision_size(w->p);
+        gm_status rc = block_read_floats(st->dev, &o->c->stage, o->c->stage.bytes, w->buf, w->base, i * w->width,
+                                         n * w->width, es, w->p, BLOCK_ACT_SCALE, w->rows);
+        if (rc != GM_OK && o->rc == GM_OK)
+            o->rc = rc;
+        w->first = i;
+        w->count = rc == GM_OK ? n : 0;
+        if (rc != GM_OK)
+            return NULL;
+    }
+    return w->rows + (i - w->first) * w->width;
+}
+
+static void sums_a(const void *ctx, size_t i, double *row)
+{
+    output_sums *o = (output_sums *)ctx;
+    const float *a = window_row(o, &o->mlp, i);
+    for (uint64_t kk = 0; kk < o->mlp.width; kk++)
+        row[kk] = a ? a[kk] : 0.0;
+}
+
+static void sums_b(const void *ctx, size_t kk, double *row)
+{
+    const output_sums *o = ctx;
+    for (uint64_t j = 0; j < o->c->st->h; j++)
+        row[j] = weight(o->c, W_DOWN, o->layer, kk, j);
+}
+
+static void sums_c(const void *ctx, size_t i, double *row)
+{
+    output_sums *o = (output_sums *)ctx;
+    const float *y = window_row(o, &o->out, i);
+    for (uint64_t j = 0; j < o->out.width; j++)
+        row[j] = y ? y[j] : 0.0;
+}
+
+static void sums_r(const void *ctx, size_t i, double *row)
+{
+    output_sums *o = (output_sums *)ctx;
+    const float *r = window_row(o, &o->resid, i);
+    for (uint64_t j = 0; j < o->resid.width; j++)
+        row[j] = r ? r[j] : 0.0;
+}
+
+/* Output element (i, j) against its own product (resid + mlp W_down, in
+ * double), within compare()'s bound: *want and *tol; false when a read failed. */
+static bool output_element(output_sums *o, uint64_t i, uint64_t j, double *want, double *tol)
+{
+    const float *a = window_row(o, &o->mlp, i), *r = window_row(o, &o->resid, i);
+    if (!a || !r)
+        return false;
+    double sum = r[j], mag = fabs(r[j]);
+    for (uint64_t kk = 0; kk < o->mlp.width; kk++) {
+        double pr = (double)a[kk] * weight(o->c, W_DOWN, o->layer, kk, j);
+        sum += pr;
+        mag += fabs(pr);
+    }
+    gm_precision p = o->c->st->s.prec;
+    *want = stored(p, sum);
+    *tol = 2.0 * gm_tolerance(p, *want, BLOCK_ACT_SCALE) + 1.2 * (double)o->mlp.width * 0x1p-23 * mag;
+    return true;
+}
+
+/* int8: a code saturated at +-127 may stand for any sum beyond it; it is
+ * checked against its own product, its bound then its distance from the
+ * product plus the sum's and half a step (NaN where that check fails). */
+static double sums_saturated(const void *ctx, size_t i, size_t j, double c)
+{
+    output_sums *o = (output_sums *)ctx;
+    double want, tol;
+    if (!output_element(o, i, j, &want, &tol) || !(fabs(c - want) <= tol))
+        return NAN;
+    return fabs(c - want) + tol;
+}
+
+/*
+ * The block's output whole: the last layer's output = resid + mlp W_down
+ * over the last micro-batch's rows, through row and column checksums of
+ * the product (product_check.h, the residual as its r_row). Bounds: the
+ * output's rounding (half gm_tolerance, as the linear workload's
+ * checksums; int8 half a step, saturated codes on their own), fp32
+ * accumulation of ffn terms in any order and the residual's addition
+ * (u_acc 1.2 * 2^-24: compare()'s 1.2 k 2^-23 for the sum, and 1.2 2^-24
+ * |resid| for the addition). Where a sum fails, the rows and column it
+ * points to are checked element by element (output_element) and the note
+ * names the first wrong element, block_output[t][j] of the last layer,
+ * with the checksums' finding.
+ */
+static gm_status check_output_sums(checker *c, bool *ok)
+{
+    block_state *st = c->st;
+    uint64_t L = st->layers, layer = L - 1, T = st->last_nb * st->seq, h = st->h, ffn = st->ffn;
+    uint64_t slot = st->s.checkpoint ? 0 : layer, Tm = st->tokens_max;
+    gm_precision p = st->s.prec;
+    uint64_t cap_h = (1u << 18) / h ? (1u << 18) / h : 1, cap_f = (1u << 18) / ffn ? (1u << 18) / ffn : 1;
+    output_sums o = {.c = c, .layer = layer, .T = T,
+                     .mlp = {&st->act[A_MLP], p, slot * Tm * ffn, ffn, 0, 0, cap_f, NULL},
+                     .resid = {&st->act[A_RESID], p, slot * Tm * h, h, 0, 0, cap_h, NULL},
+                     .out = {&st->inputs, p, L * Tm * h, h, 0, 0, cap_h, NULL}};
+    o.mlp.rows = malloc((size_t)(cap_f * ffn) * sizeof(float));
+    o.resid.rows = malloc((size_t)(cap_h * h) * sizeof(float));
+    o.out.rows = malloc((size_t)(cap_h * h) * sizeof(float));
+    gm_status rc = GM_OK;
+    if (!o.mlp.rows || !o.resid.rows || !o.out.rows)
+        rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
+    if (rc == GM_OK && st->wp == GM_INT4)
+        rc = load_int4(c, W_DOWN, layer, ok);
+    gm_product_sums ps = {.m = (size_t)T, .n = (size_t)h, .k = (size_t)ffn, .ctx = &o, .a_row = sums_a,
+                          .b_row = sums_b, .c_row = sums_c, .r_row = sums_r, .u_acc = 1.2 * 0x1p-24, .name = "block output"};
+    if (p == GM_INT8) {
+        ps.out_abs = 0.5 * gm_tolerance(p, 0.0, BLOCK_ACT_SCALE);
+        ps.sat = 126.5 * (double)BLOCK_ACT_SCALE;
+        ps.saturated = sums_saturated;
+    } else {
+        ps.u_out = 0.5 * gm_tolerance(p, 1.0, BLOCK_ACT_SCALE);
+        ps.out_abs = 0.5 * gm_tolerance(p, 0.0, BLOCK_ACT_SCALE);
+    }
+    ps.group = gm_product_group(ps.m, ps.k, ps.n, ps.u_out, p == GM_INT8);
+    gm_product_expect e = {0};
+    int verdict = 1;
+    char sums_note[256] = "";
+    gm_product_where where = {0};
+    if (rc == GM_OK && *ok && gm_product_expect_init(&e, &ps) != 0)
+        rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory for the output's checksums");
+    if (rc == GM_OK && *ok && o.rc == GM_OK)
+        verdict = gm_product_sums_check_at(&ps, &e, sums_note, sizeof sums_note, &where);
+    if (rc == GM_OK)
+        rc = o.rc;
+    if (rc == GM_OK && verdict < 0)
+        rc = gm_device_fail(st->dev, GM_ERR_OOM, 0, "%s", sums_note);
+    if (rc == GM_OK && verdict == 0) {
+        *ok = false;
+        snprintf(c->note, c->note_len, "%.250s", sums_note);
+        /* The element the failing sums point to. */
+        bool found = false;
+        for (uint64_t i = where.row_first; i <= where.row_last && !found && o.rc == GM_OK; i++)
+            for (uint64_t j = where.col < h ? where.col : 0; j < (where.col < h ? where.col + 1 : h) && !found; j++) {
+                const float *y = window_row(&o, &o.out, i);
+                double want, tol;
+                if (y && output_element(&o, i, j, &want, &tol) && !(fabs(y[j] - want) <= tol)) {
+                    snprintf(c->note, c->note_len, "layer %llu block_output[%llu][%llu]: expected %.7g, got %.7g "
+                             "(found by the output's checksums: %.250s)",
+                             (unsigned long long)layer, (unsigned long long)i, (unsigned long long)j, want,
+                             (double)y[j], sums_note);
+                    found = true;
+                }
+            }
+        rc = o.rc;
+    }
+    gm_product_expect_release(&e);
+    free(o.mlp.rows);
+    free(o.resid.rows);
+    free(o.out.rows);
+    return rc;
+}
+
 gm_status block_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     block_state *st = state;
@@ -324,6 +515,10 @@ gm_status block_verify(void *state, unsigned rep, bool *correct, char *note, siz
     for (uint64_t n = 0; rc == GM_OK && *correct && n < (L < MAX_CHECKED_LAYERS ? L : MAX_CHECKED_LAYERS); n++) {
         uint64_t layer = L <= MAX_CHECKED_LAYERS ? L - 1 - n : n == 0 ? L - 1 : n == 1 ? 0 : gm_xorshift(&x) % L;
         rc = check_layer(&c, layer, rep, correct);
+        /* The output whole, while the last layer's activations are there
+         * (--checkpoint recomputed them into slot 0). */
+        if (n == 0 && rc == GM_OK && *correct)
+            rc = check_output_sums(&c, correct);
     }
     uint64_t n_earlier = st->last_b0 / st->mb;
     for (uint64_t n = 0; rc == GM_OK && *correct && n < n_earlier && n < MAX_EARLIER_BATCHES; n++) {

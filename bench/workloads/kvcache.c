@@ -5,9 +5,15 @@
  * fixed-size blocks from a pool through a block table, in a shuffled
  * order as a serving engine's allocator would. One iteration is the whole
  * decode; the output of the last step and every cached key and value are
- * verified.
+ * verified: the output whole on the device (kv_verify, kernels/kvcache.cl:
+ * each query row recomputed from the cache with a plain two-pass softmax,
+ * every element compared within the precision's tolerance), untimed, with
+ * the host's double-precision check of every query row up to SAMPLE_SEQS,
+ * else of a seeded sample, as its cross-check; every cached key and value
+ * on the host, bit for bit against what was appended.
  */
 #include "bench/model/precision_roles.h"
+#include "bench/workloads/device_check.h"
 #include "bench/workloads/runnable.h"
 
 #include <math.h>
@@ -16,7 +22,8 @@
 #include <string.h>
 
 #define INT8_SCALE (1.0f / 127.0f)
-#define SAMPLE_SEQS 32
+#define SAMPLE_SEQS 32       /* the host's cross-check: every query row up to this many; beyond, a sample */
+#define MAX_DIM 256          /* KV_VERIFY_MAX_DIM in kernels/kvcache.cl */
 
 typedef struct {
     gm_device *dev;
@@ -26,8 +33,9 @@ typedef struct {
     unsigned int group, n_q;        /* GQA: query heads per KV head; query rows (n_seq * group) */
     gm_buffer table, k, v, query, out, scores;
     gm_buffer host_table, host_cache, host_out;
+    gm_buffer verdict;              /* kv_verify's count and first index a work group */
     gm_program *prog;
-    gm_kernel *append, *attend;
+    gm_kernel *append, *attend, *verify;
 } kv_state;
 
 static int kvcache_impls(const gm_device *dev, const gm_shape *s, const char **out)
@@ -76,13 +84,15 @@ static void kvcache_teardown(void *state)
     if (!st)
         return;
     gm_buffer *bufs[] = {&st->table, &st->k, &st->v, &st->query, &st->out, &st->scores, &st->host_table, &st->host_cache,
-                         &st->host_out};
+                         &st->host_out, &st->verdict};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         gm_device_free(st->dev, bufs[i]);
     if (st->append)
         st->dev->backend->kernel_release(st->dev, st->append);
     if (st->attend)
         st->dev->backend->kernel_release(st->dev, st->attend);
+    if (st->verify)
+        st->dev->backend->kernel_release(st->dev, st->verify);
     if (st->prog)
         st->dev->backend->program_release(st->dev, st->prog);
     free(st);
@@ -108,6 +118,8 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
     *state = NULL;
     if (s->batch * s->heads > 0x7fffffffu || s->seq > 0x7fffffffu || s->layers > 4096)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "shape too large for 32-bit indices");
+    if (s->head_dim == 0 || s->head_dim > MAX_DIM)
+        return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "head_dim must be 1 to %d", MAX_DIM);
     kv_state *st = calloc(1, sizeof *st);
     if (!st)
         return gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
@@ -164,6 +176,8 @@ static gm_status kvcache_setup(gm_device *dev, gm_pattern *pat, const gm_shape *
         rc = dev->backend->kernel_get(dev, st->prog, "kv_append", &st->append);
     if (rc == GM_OK)
         rc = dev->backend->kernel_get(dev, st->prog, "kv_attend", &st->attend);
+    if (rc == GM_OK)
+        rc = dev->backend->kernel_get(dev, st->prog, "kv_verify", &st->verify);
     if (rc != GM_OK) {
         gm_error saved = dev->err;
         kvcache_teardown(st);
@@ -286,21 +300,61 @@ static bool check_cache(const kv_state *st, unsigned int which, char *note, size
     return true;
 }
 
+/* The last step's output whole on the device (kv_verify); *v its verdict.
+ * Tolerance of the output format, from the host's gm_tolerance:
+ * 2 gm_tolerance(p, want) <= out_rel |want| + out_abs. */
+static gm_status device_check(kv_state *st, gm_device_verdict *v)
+{
+    gm_precision p = st->s.prec;
+    const float scale = INT8_SCALE, out_rel = p == GM_INT8 ? 0.0f : (float)(2.0 * gm_tolerance(p, 1.0, INT8_SCALE));
+    const float out_abs = (float)(2.0 * gm_tolerance(p, 0.0, INT8_SCALE));
+    const unsigned int paged = st->paged, t = st->tokens - 1, layer = st->layers - 1;
+    const gm_buffer *table = st->paged ? &st->table : &st->scores;   /* unread when contiguous */
+    gm_arg args[] = {gm_arg_buf(&st->k),       gm_arg_buf(&st->v),       gm_arg_buf(&st->query),
+                     gm_arg_buf(table),        gm_arg_buf(&st->out),     gm_arg_buf(&st->verdict),
+                     gm_arg_u32(&paged),       gm_arg_u32(&st->n_seq),   gm_arg_u32(&st->heads),
+                     gm_arg_u32(&st->capacity), gm_arg_u32(&st->block),  gm_arg_u32(&st->dim),
+                     gm_arg_u32(&t),           gm_arg_u32(&layer),       gm_arg_f32(&scale),
+                     gm_arg_u32(&st->group),   gm_arg_f32(&out_rel),     gm_arg_f32(&out_abs)};
+    return gm_device_check_run(st->dev, st->verify, st->chunked, st->n_q, args, (int)(sizeof args / sizeof args[0]), 5,
+                               &st->verdict, (uint64_t)st->n_q * st->dim, v);
+}
+
 static gm_status kvcache_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)
 {
     kv_state *st = state;
     const gm_backend *be = st->dev->backend;
-    gm_status rc = be->copy(st->dev, 0, &st->host_out, 0, &st->out, 0, st->out.bytes, false);
+    gm_device_verdict v;
+    gm_status rc = device_check(st, &v);
+    if (rc == GM_OK)
+        rc = be->copy(st->dev, 0, &st->host_out, 0, &st->out, 0, st->out.bytes, false);
     double *w = malloc(st->tokens * sizeof *w);
     if (!w)
         return gm_device_fail(st->dev, GM_ERR_OOM, 0, "out of host memory");
     *correct = true;
+    if (rc == GM_OK && v.wrong) {
+        /* The host's verdict on the query row the device found wrong first. */
+        unsigned int row = (unsigned int)(v.first / st->dim);
+        char host_note[160] = "";
+        bool host_ok = check_output(st, row, w, host_note, sizeof host_note);
+        snprintf(note, len, "out: element %llu (out[%u][%llu] = %.7g) wrong; %llu of %llu wrong (checked whole on the "
+                 "device)%s%.159s",
+                 (unsigned long long)v.first, row, (unsigned long long)(v.first % st->dim),
+                 (double)gm_load(st->s.prec, st->host_out.host, (size_t)v.first, INT8_SCALE),
+                 (unsigned long long)v.wrong, (unsigned long long)v.of,
+                 host_ok ? "; the CPU finds that row right" : "; CPU check: ", host_note);
+        *correct = false;
+    }
     uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rep << 24);
     unsigned int checks = st->n_q <= SAMPLE_SEQS ? st->n_q : SAMPLE_SEQS;
     for (unsigned int i = 0; rc == GM_OK && i < checks && *correct; i++) {
         gm_xorshift(&x);
         unsigned int s = st->n_q <= SAMPLE_SEQS ? i : (unsigned int)(x % st->n_q);
         *correct = check_output(st, s, w, note, len);
+        if (!*correct) {
+            size_t used = strlen(note);
+            snprintf(note + used, len - used, " (the CPU check; the device's whole check found nothing wrong)");
+        }
     }
     free(w);
     if (rc == GM_OK && *correct)

@@ -389,33 +389,6 @@ static double sums_saturated(const void *ctx, size_t i, size_t j, double c)
 }
 
 /*
- * Rows a column sum covers: few enough that the block's rounding, about
- * group * u_out * |y| (u_out = 2^-mant), stays near 2^-4 |y|, below what
- * a wrong element moves the sum by (a flip of the top exponent bit moves
- * an element by |y| or more, or by 1.99 or more: output_fault.h): all
- * rows in fp32, 64 in fp16, 8 in bf16, 1 in fp8 (every element then meets
- * its own expected value); int8 32 (16 steps against a flip's 128); the
- * exact int32 sums all rows. The expected sums then cost (m / group) k n
- * multiply-adds once a point and 4 (m / group) max(k, n) doubles; past 2^31
- * of the one or 2^22 of the other (a large fp8 or bf16 product) the
- * blocks grow to stay within them, and the note of a mismatch says over
- * which rows the sum failed.
- */
-static size_t sums_group(const linear_state *st, double u_out)
-{
-    size_t g = st->m;
-    if (st->s.prec == GM_INT8 && !st->s.int32_out)
-        g = 32;
-    else if (u_out > 0)
-        g = u_out >= 0x1p-4 ? 1 : (size_t)(0x1p-4 / u_out);
-    double wide = (double)(st->k > st->n ? st->k : st->n);
-    double budget = fmin(0x1p31 / ((double)st->k * (double)st->n), 0x1p22 / wide);
-    while (g < st->m && (double)st->m / (double)g > budget)
-        g *= 2;
-    return g < st->m ? g : st->m;
-}
-
-/*
  * Every element of y through its row and column sums (product_check.h).
  * The rounding of a stored value c: half of gm_tolerance (2^-mant |c|, at
  * least the format's least normal's: twice the half unit in the last
@@ -440,7 +413,9 @@ static int linear_sums(linear_state *st, char *note, size_t len)
         ps.u_out = 0.5 * gm_tolerance(p, 1.0, st->sy);
         ps.out_abs = 0.5 * gm_tolerance(p, 0.0, st->sy);
     }
-    ps.group = sums_group(st, ps.u_out);
+    /* Rows a column sum covers (gm_product_group; a mismatch's note says
+     * over which rows its sum failed). */
+    ps.group = gm_product_group(st->m, st->k, st->n, ps.u_out, p == GM_INT8 && !int32);
     if (!st->sums.want_col && gm_product_expect_init(&st->sums, &ps) != 0) {
         snprintf(note, len, "y: out of host memory for its checksums");
         return -1;

@@ -99,13 +99,34 @@ static void consider(worst *w, size_t at, size_t block, double got, double want,
         *w = (worst){at, block, diff, tol, ratio, fails};
 }
 
+size_t gm_product_group(size_t m, size_t k, size_t n, double u_out, int int8_steps)
+{
+    size_t g = m;
+    if (int8_steps)
+        g = 32;
+    else if (u_out > 0)
+        g = u_out >= 0x1p-4 ? 1 : (size_t)(0x1p-4 / u_out);
+    double wide = (double)(k > n ? k : n);
+    double budget = fmin(0x1p31 / ((double)k * (double)n), 0x1p22 / wide);
+    while (g < m && (double)m / (double)g > budget)
+        g *= 2;
+    return g < m ? g : m;
+}
+
 int gm_product_sums_check(const gm_product_sums *p, const gm_product_expect *e, char *note, size_t len)
+{
+    return gm_product_sums_check_at(p, e, note, len, NULL);
+}
+
+int gm_product_sums_check_at(const gm_product_sums *p, const gm_product_expect *e, char *note, size_t len,
+                             gm_product_where *where)
 {
     size_t m = p->m, n = p->n, k = p->k, g = e->group;
     double *got_col = calloc(n, sizeof(double)), *tol_col = calloc(n, sizeof(double));
     double *abs_col = calloc(n, sizeof(double)), *row = malloc(n * sizeof(double));
+    double *res = p->r_row ? malloc(n * sizeof(double)) : NULL;
     int rc = -1;
-    if (!got_col || !tol_col || !abs_col || !row) {
+    if (!got_col || !tol_col || !abs_col || !row || (p->r_row && !res)) {
         snprintf(note, len, "%s: out of host memory for its checksums", p->name);
         goto out;
     }
@@ -113,12 +134,19 @@ int gm_product_sums_check(const gm_product_sums *p, const gm_product_expect *e, 
     worst wc = {0}, wr = {0};
     for (size_t i = 0; i < m; i++) {
         p->c_row(p->ctx, i, row);
+        if (res)
+            p->r_row(p->ctx, i, res);
         double s = 0, t = 0, sa = 0;
         for (size_t j = 0; j < n; j++) {
             double c = row[j], a = fabs(c);
             double r = p->u_out * a > p->out_abs ? p->u_out * a : p->out_abs;
             if (p->sat > 0 && a >= p->sat)
                 r = p->saturated(p->ctx, i, j, c);
+            if (res) {
+                c -= res[j];
+                r += p->u_acc * fabs(res[j]);
+                a = fabs(c) + fabs(res[j]);
+            }
             s += c;
             t += r;
             sa += a;
@@ -140,6 +168,15 @@ int gm_product_sums_check(const gm_product_sums *p, const gm_product_expect *e, 
         }
     }
     rc = !wc.failed && !wr.failed;
+    if (!rc && where) {
+        if (wc.failed) {
+            size_t last = (wc.block + 1) * g < m ? (wc.block + 1) * g - 1 : m - 1;
+            *where = wr.failed ? (gm_product_where){wc.at, wr.at, wr.at}
+                               : (gm_product_where){wc.at, wc.block * g, last};
+        } else {
+            *where = (gm_product_where){n, wr.at, wr.at};
+        }
+    }
     if (!rc) {
         const worst *w = wc.failed ? &wc : &wr;
         int at = wc.failed && g == 1
@@ -160,5 +197,6 @@ out:
     free(tol_col);
     free(abs_col);
     free(row);
+    free(res);
     return rc;
 }

@@ -43,6 +43,11 @@ typedef struct {
     void (*a_row)(const void *ctx, size_t i, double *row);    /* A[i][0..k) as the device read it */
     void (*b_row)(const void *ctx, size_t kk, double *row);   /* B[kk][0..n) as the device read it */
     void (*c_row)(const void *ctx, size_t i, double *row);    /* C[i][0..n) as stored */
+    /* NULL, or R[i][0..n): a residual the device added to the sum before
+     * it rounded it, C = round(A B + R) (a residual epilogue). C - R is
+     * then compared with A B: rho still of the stored c, and the
+     * addition's rounding, u_acc |R_ij|, an element more. */
+    void (*r_row)(const void *ctx, size_t i, double *row);
     double u_out, out_abs;                                    /* rho(c) = max(u_out |c|, out_abs) */
     /* > 0: a stored |c| >= sat is saturated, and saturated(ctx, i, j, c)
      * gives its bound instead of rho (NaN: the element is wrong by
@@ -75,5 +80,33 @@ void gm_product_expect_release(gm_product_expect *e);
  * when host memory ran out (note says so).
  */
 int gm_product_sums_check(const gm_product_sums *p, const gm_product_expect *e, char *note, size_t len);
+
+/* Where a failed check points (gm_product_sums_check_at): the failing
+ * column (n where only a row's sum failed) and the rows its failing sum
+ * covers, first to last (one row where a row's sum failed too). */
+typedef struct {
+    size_t col, row_first, row_last;
+} gm_product_where;
+
+/* As gm_product_sums_check, and where it returns 0, *where (may be NULL)
+ * says where to look for the wrong element. */
+int gm_product_sums_check_at(const gm_product_sums *p, const gm_product_expect *e, char *note, size_t len,
+                             gm_product_where *where);
+
+/*
+ * Rows a column sum covers for an output of m rows (product_check.h's
+ * group) of a k-term product with n columns whose stored values round by
+ * u_out |c| (int8_steps: in steps of an int8 scale instead): few enough
+ * that a block's rounding, about group * u_out * |c|, stays near 2^-4 |c|,
+ * below what a wrong element moves the sum by (a flip of the top exponent
+ * bit moves an element by |c| or more, or by 1.99 or more:
+ * output_fault.h): all rows in fp32, 64 in fp16, 8 in bf16, 1 in fp8
+ * (every element then meets its own expected value); int8 32 (16 steps
+ * against a flip's 128); exact sums (u_out 0, not int8) all rows. The
+ * expected sums then cost (m / group) k n multiply-adds and 4 (m / group)
+ * max(k, n) doubles; past 2^31 of the one or 2^22 of the other the blocks
+ * grow to stay within them.
+ */
+size_t gm_product_group(size_t m, size_t k, size_t n, double u_out, int int8_steps);
 
 #endif

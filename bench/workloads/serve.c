@@ -148,13 +148,11 @@ static gm_status serve_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s,
 
 static gm_status serve_enqueue(void *state) { return serve_step_enqueue(((serve_state *)state)->e); }
 
-/* The serving engine's fault: a fixed logit (serve_step_corrupt), the
- * same the serve suite plants; it does not draw an element from f. */
+/* The serving engine's fault (serve_step_corrupt), as the serve suite
+ * plants it: a seeded element of the step's logits. */
 static gm_status serve_corrupt(void *state, const gm_output_fault *f, unsigned rep)
 {
-    (void)f;
-    (void)rep;
-    return serve_step_corrupt(((serve_state *)state)->e);
+    return serve_step_corrupt(((serve_state *)state)->e, f, rep);
 }
 
 static gm_status serve_verify(void *state, unsigned rep, bool *correct, char *note, size_t len)

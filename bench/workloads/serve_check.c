@@ -11,7 +11,9 @@
  * attention over the sequence's keys and values as the host's copy of the
  * block table places them, SwiGLU, the logits, their fp32 copy and the
  * greedy sample. The replay's logits must equal the step's bit for bit
- * (the kernels are deterministic).
+ * (the kernels are deterministic), every one of them: the step's whole
+ * output is read back before the replay and compared with the replay's,
+ * so a wrong bit anywhere in it is found (check_replay).
  *
  * Bounds: a product of k terms in fp32 in any order is within
  * 1.2 k 2^-23 sum |x w| of the exact sum, plus the output's rounding on
@@ -357,9 +359,45 @@ static gm_status check_embedding(checker *c)
     return rc;
 }
 
-/* The final norm, the logits of sampled logit rows against the step's
- * (kept in kept[]), their fp32 copy and the sampled token. */
-static gm_status check_head(checker *c, float **kept, const uint32_t *kept_rows, int n_kept, uint64_t *x)
+/*
+ * The replay's logits (n_logits rows of V, in the activations' precision)
+ * against the step's, kept in `kept` before the replay: every element bit
+ * for bit. The note names the first that differs (its index in the
+ * logits, its row and column) and how many do.
+ */
+static gm_status check_replay(checker *c, const unsigned char *kept)
+{
+    serve_engine *e = c->e;
+    size_t es = gm_precision_size(e->d.p), n = (size_t)e->n_logits * e->V, per = c->stage_bytes / es;
+    uint64_t differ = 0, first = 0;
+    double step_v = 0.0, replay_v = 0.0;
+    gm_status rc = GM_OK;
+    for (size_t done = 0; done < n && rc == GM_OK;) {
+        size_t k = n - done < per ? n - done : per;
+        rc = e->dev->backend->copy(e->dev, 0, &c->stage, 0, &e->buf[SB_LOGITS], done * es, k * es, false);
+        const unsigned char *now = c->stage.host;
+        for (size_t i = 0; rc == GM_OK && i < k; i++)
+            if (memcmp(now + i * es, kept + (done + i) * es, es) != 0 && differ++ == 0) {
+                first = done + i;
+                step_v = gm_load(e->d.p, kept, done + i, 1.0f);
+                replay_v = gm_load(e->d.p, now, i, 1.0f);
+            }
+        done += k;
+    }
+    if (rc == GM_OK && differ) {
+        snprintf(c->note, c->note_len, "logits of the step against its replay: element %llu (logit row %llu, column "
+                 "%llu): %.7g, replayed %.7g; %llu of %llu differ (compared whole, bit for bit)",
+                 (unsigned long long)first, (unsigned long long)(first / e->V), (unsigned long long)(first % e->V),
+                 step_v, replay_v, (unsigned long long)differ, (unsigned long long)n);
+        c->ok = false;
+    }
+    return rc;
+}
+
+/* The final norm, the step's logits whole against the replay's
+ * (check_replay), the logits of sampled logit rows against the host, their
+ * fp32 copy and the sampled token. */
+static gm_status check_head(checker *c, const unsigned char *kept, const uint32_t *kept_rows, int n_kept, uint64_t *x)
 {
     serve_engine *e = c->e;
     serve_layer_locs lc = serve_locs(e);
@@ -374,6 +412,8 @@ static gm_status check_head(checker *c, float **kept, const uint32_t *kept_rows,
         rc = read_rows(c, lc.b, e->h, c->out);
     if (rc == GM_OK)
         check_norm(c, M_FINAL, e->L, c->in, c->out);
+    if (rc == GM_OK && c->ok)
+        rc = check_replay(c, kept);
     for (int i = 0; i < n_kept && rc == GM_OK && c->ok; i++) {
         uint32_t lr = kept_rows[i];
         c->rows[0] = e->logit_row[lr];
@@ -383,9 +423,6 @@ static gm_status check_head(checker *c, float **kept, const uint32_t *kept_rows,
             rc = read_elems(c, (serve_loc){&e->buf[SB_LOGITS], 0}, (uint64_t)lr * V, V, e->d.p, c->out[0]);
         if (rc == GM_OK)
             check_product(c, "logits", M_LM, e->L, c->in, NULL, c->out);
-        for (uint64_t j = 0; j < V && rc == GM_OK && c->ok; j++)
-            if (memcmp(&c->out[0][j], &kept[i][j], sizeof(float)) != 0)
-                fail(c, "logits of the step against its replay", e->L, c->rows[0], j, kept[i][j], c->out[0][j]);
         if (rc == GM_OK && c->ok)
             rc = read_elems(c, (serve_loc){&e->buf[SB_LOGITS32], 0}, (uint64_t)lr * V, V, GM_FP32, c->in2[0]);
         uint64_t best = 0;
@@ -421,13 +458,18 @@ gm_status serve_step_verify(serve_engine *e, unsigned rep, bool *correct, char *
     c.stage_bytes = (size_t)(wide < (1u << 18) ? (1u << 18) : wide) * 4;
     gm_status rc = gm_device_alloc(e->dev, GM_MEM_HOST, c.stage_bytes, &c.stage);
     bool have = true;
-    float *kept[CHECK_ROWS] = {0};
     for (int r = 0; r < CHECK_ROWS; r++) {
         have = (c.in[r] = malloc(wide * sizeof(float))) && have;
         have = (c.in2[r] = malloc(wide * sizeof(float))) && have;
         have = (c.out[r] = malloc(wide * sizeof(float))) && have;
-        have = (kept[r] = malloc(e->V * sizeof(float))) && have;
     }
+    /* The step's whole output, before the replay overwrites it. */
+    gm_buffer kept = {0};
+    size_t kept_bytes = (size_t)e->n_logits * e->V * gm_precision_size(e->d.p);
+    if (rc == GM_OK && kept_bytes)
+        rc = gm_device_alloc(e->dev, GM_MEM_HOST, kept_bytes, &kept);
+    if (rc == GM_OK && kept_bytes)
+        rc = e->dev->backend->copy(e->dev, 0, &kept, 0, &e->buf[SB_LOGITS], 0, kept_bytes, false);
     c.w = malloc((size_t)(wide * CHECK_COLS) * sizeof(float));
     c.cols = malloc(CHECK_COLS * sizeof *c.cols);
     c.want = malloc((size_t)(wide > n_ctx ? wide : n_ctx) * sizeof(double));
@@ -437,14 +479,12 @@ gm_status serve_step_verify(serve_engine *e, unsigned rep, bool *correct, char *
     have = have && c.w && c.cols && c.want && c.mag && c.kseq && c.vseq;
     if (rc == GM_OK && !have)
         rc = gm_device_fail(e->dev, GM_ERR_OOM, 0, "out of host memory");
-    /* The step's logits of sampled logit rows, before the replay. */
+    /* The logit rows the host checks against the weights. */
     uint64_t x = 0x51ed270b27f4a7c1ull ^ rep;
     uint32_t kept_rows[CHECK_ROWS];
     int n_kept = e->n_logits < CHECK_ROWS ? (int)e->n_logits : CHECK_ROWS;
     for (int i = 0; i < n_kept; i++)
         kept_rows[i] = i == 0 ? 0 : i == 1 ? e->n_logits - 1 : (uint32_t)(gm_xorshift(&x) % e->n_logits);
-    for (int i = 0; i < n_kept && rc == GM_OK; i++)
-        rc = read_elems(&c, (serve_loc){&e->buf[SB_LOGITS], 0}, (uint64_t)kept_rows[i] * e->V, e->V, e->d.p, kept[i]);
     /* The replay: the embedding, every layer (each stage of the checked
      * ones compared), the head. */
     pick_rows(&c, e->n_rows, &x);
@@ -466,14 +506,14 @@ gm_status serve_step_verify(serve_engine *e, unsigned rep, bool *correct, char *
             rc = checked_stage(&c, l, s, check);
     }
     if (rc == GM_OK && c.ok)
-        rc = check_head(&c, kept, kept_rows, n_kept, &x);
+        rc = check_head(&c, kept.host, kept_rows, n_kept, &x);
     *correct = c.ok;
     for (int r = 0; r < CHECK_ROWS; r++) {
         free(c.in[r]);
         free(c.in2[r]);
         free(c.out[r]);
-        free(kept[r]);
     }
+    gm_device_free(e->dev, &kept);
     free(c.w);
     free(c.cols);
     free(c.want);

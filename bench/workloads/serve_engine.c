@@ -369,9 +369,10 @@ gm_status serve_step_commit(serve_engine *e, uint32_t *out)
     return rc;
 }
 
-gm_status serve_step_corrupt(serve_engine *e)
+gm_status serve_step_corrupt(serve_engine *e, const gm_output_fault *f, unsigned rep)
 {
-    return gm_corrupt_bytes(e->dev, &e->buf[SB_LOGITS], 0, gm_precision_size(e->d.p));
+    return gm_output_fault_strike(f, e->dev, &e->buf[SB_LOGITS], 0, (size_t)e->n_logits * e->V,
+                                  gm_precision_size(e->d.p), gm_output_fault_salt("serve logits"), rep, 0, NULL);
 }
 
 gm_status serve_block_out(serve_engine *e, int32_t block, gm_buffer *host, size_t off)

@@ -112,8 +112,11 @@ gm_status serve_step_commit(serve_engine *e, uint32_t *out);
  * compared with a double-precision recomputation from the device's own
  * inputs (serve_check.c). */
 gm_status serve_step_verify(serve_engine *e, unsigned rep, bool *correct, char *note, size_t len);
-/* Test-only fault: overwrites the first logit of the step. */
-gm_status serve_step_corrupt(serve_engine *e);
+/* Test-only fault (bench/output_fault.h): strikes one element of the
+ * step's logits (n_logits rows of the vocabulary), the one f picks for
+ * repetition rep, any bit of it (serve_step_verify compares the logits
+ * whole, bit for bit, with a replay's). */
+gm_status serve_step_corrupt(serve_engine *e, const gm_output_fault *f, unsigned rep);
 
 /* Moves physical block `block` (every layer, K and V) to or from byte
  * `off` of host buffer `host` on queue 0 (not waiting). */

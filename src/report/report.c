@@ -228,6 +228,7 @@ void gm_report_collect(const gm_plot_data *d, const char *run, gm_report *r)
     gemm_rows(r, &r->fig);
     batch_rows(r, &r->fig);
     gm_report_serve(r, d);
+    gm_report_verify(r, d, run);
     stress_rows(r, &r->fig);
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void gm_report_headline(gm_report *r, const char *label, const char *fmt, ...)
 {
@@ -93,6 +94,50 @@ void gm_report_facts(const char *run, gm_report *r)
     fact(r, "ended", "%s", gm_json_str(m, "end_time"));
     fact(r, "run status", "%s", gm_json_str(m, "status"));
     json_decref(m);
+}
+
+/* An ISO 8601 UTC time ("2026-11-29T04:15:35Z") as seconds, or -1. */
+static double iso_seconds(const char *s)
+{
+    struct tm tm = {0};
+    if (!s || sscanf(s, "%d-%d-%dT%d:%d:%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                     &tm.tm_sec) != 6)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (double)timegm(&tm);
+}
+
+void gm_report_verify(gm_report *r, const gm_plot_data *d, const char *run)
+{
+    int col_reps = gm_csv_table_column(&d->table, "reps");
+    double ms = 0;
+    int rows = 0;
+    for (int i = 0; i < d->n_rows; i++) {
+        char *const *f = d->fields[i];
+        if (strcmp(f[d->col_metric], "verify_time") != 0 || (d->col_unit >= 0 && strcmp(f[d->col_unit], "ms") != 0))
+            continue;
+        double reps = col_reps >= 0 ? strtod(f[col_reps], NULL) : 1;
+        ms += strtod(f[d->col_value], NULL) * (reps > 0 ? reps : 1);
+        rows++;
+    }
+    if (rows == 0)
+        return;
+    char path[4200], err[400];
+    snprintf(path, sizeof path, "%s/meta.json", run);
+    json_t *m = gm_json_load(path, err, sizeof err);
+    double start = m ? iso_seconds(gm_json_str(m, "start_time")) : -1;
+    double end = m ? iso_seconds(gm_json_str(m, "end_time")) : -1;
+    json_decref(m);
+    const char *what = "the verify_time rows summed, each a point's median check times its repetitions";
+    if (start >= 0 && end > start)
+        gm_report_headline(r, "verification time", "%.1f s of the run's %.0f s wall time (%.1f%%; %s)", ms / 1e3,
+                           end - start, 100.0 * ms / 1e3 / (end - start), what);
+    else if (start >= 0 && end == start)
+        gm_report_headline(r, "verification time", "%.1f s of a run that took under a second (%s)", ms / 1e3, what);
+    else
+        gm_report_headline(r, "verification time", "%.1f s (%s; the run's wall time is not in meta.json)", ms / 1e3,
+                           what);
 }
 
 int gm_report_meta_read(const char *run, gm_report_meta *out)

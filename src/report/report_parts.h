@@ -9,6 +9,13 @@
 /* Device and run facts from RUN/meta.json (src/report_facts.c). */
 void gm_report_facts(const char *run, gm_report *r);
 
+/* The headline row of the run's verification time: the verify_time rows
+ * summed (each a point's median check times its repetitions; the stream
+ * suite's, its first rep's device check) against the run's wall time
+ * (meta.json's start and end). No row where the run has no verify_time
+ * rows (src/report_facts.c). */
+void gm_report_verify(gm_report *r, const gm_plot_data *d, const char *run);
+
 /* The serve suite's rows: a headline row per point, and a line of the
  * third answer (src/report_serve.c). */
 void gm_report_serve(gm_report *r, const gm_plot_data *d);
