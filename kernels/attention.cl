@@ -154,7 +154,7 @@ GM_KERNEL attention_verify(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const 
 {
     GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
     GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
-    const float inv_sqrt = 1.0f / sqrt((float)dim), u2 = 1.0f / 8388608.0f;
+    const float inv_sqrt = 1.0f / sqrt((float)dim);
     const gm_u64 n = (gm_u64)bh * seq * dim;
     gm_u64 wrong = 0, first = n;
     GM_FOR_EACH(r, (size_t)bh * seq) {
@@ -187,12 +187,9 @@ GM_KERNEL attention_verify(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const 
                 vmax = fmax(vmax, fabs(x));
             }
         }
-        const float arith = u2 * vmax * ((4.0f * (float)dim + 12.0f) * a + 4.0f * (float)last + 34.0f);
-        for (unsigned int d = 0; d < dim; d++) {
-            const float want = acc[d] / l, got = GM_LOAD(o, qi + d, scale_out);
-            if (!(fabs(got - want) <= out_rel * fabs(want) + out_abs + arith) && wrong++ == 0)
-                first = qi + d;
-        }
+#define ATTN_STORED(d) GM_LOAD(o, qi + (d), scale_out)
+        GM_ATTN_VERIFY_ROW(acc, l, dim, last, a, vmax, ATTN_STORED, out_rel, out_abs, qi, wrong, first);
+#undef ATTN_STORED
     }
     gm_verdict_write(count_of, first_of, wrong, first, result);
 }

@@ -678,4 +678,25 @@ GM_INLINE void gm_verdict_write(GM_LOCAL gm_u64 *count_of, GM_LOCAL gm_u64 *firs
 }
 #endif
 
+/*
+ * The last step of attention_verify and kv_verify (kernels/attention.cl,
+ * kernels/kvcache.cl): one query row's `dim` outputs, read by `got(d)`,
+ * against the fp32 reference acc[d] / l of a two-pass softmax over `keys`
+ * keys. A value passes within the output format's rounding (out_rel |want|
+ * + out_abs) plus the arithmetic's slack 2^-23 vmax ((4 dim + 12) a + 4 keys
+ * + 34), a the largest |q|.|k| / sqrt(dim) and vmax the largest |v| the row
+ * read (the derivation: docs/workloads.md). Counts the wrong ones into
+ * *wrong and keeps the least index (row_base + d) of one in *first.
+ */
+#define GM_ATTN_VERIFY_ROW(acc, l, dim, keys, a, vmax, got, out_rel, out_abs, row_base, wrong, first) \
+    do {                                                                                              \
+        const float slack_ = (1.0f / 8388608.0f) * (vmax) *                                           \
+                             ((4.0f * (float)(dim) + 12.0f) * (a) + 4.0f * (float)(keys) + 34.0f);     \
+        for (unsigned int d_ = 0; d_ < (dim); d_++) {                                                 \
+            const float want_ = (acc)[d_] / (l), got_ = got(d_);                                      \
+            if (!(fabs(got_ - want_) <= (out_rel) * fabs(want_) + (out_abs) + slack_) && (wrong)++ == 0) \
+                (first) = (row_base) + d_;                                                            \
+        }                                                                                             \
+    } while (0)
+
 #endif /* GM_PORTABLE_H */

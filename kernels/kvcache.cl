@@ -177,7 +177,7 @@ GM_KERNEL kv_verify(GM_GLOBAL const gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL cons
 {
     GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
     GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
-    const float inv_sqrt = 1.0f / sqrt((float)dim), u2 = 1.0f / 8388608.0f;
+    const float inv_sqrt = 1.0f / sqrt((float)dim);
     const gm_u64 n = (gm_u64)n_seq * group * dim;
     gm_u64 wrong = 0, first = n;
     GM_FOR_EACH(s, (size_t)n_seq * group) {
@@ -211,12 +211,9 @@ GM_KERNEL kv_verify(GM_GLOBAL const gm_kv_t *GM_RESTRICT k_cache, GM_GLOBAL cons
                 vmax = fmax(vmax, fabs(x));
             }
         }
-        const float arith = u2 * vmax * ((4.0f * (float)dim + 12.0f) * a + 4.0f * (float)(t + 1) + 34.0f);
-        for (unsigned int d = 0; d < dim; d++) {
-            const float want = acc[d] / l, got = GM_LOAD(out, qi + d, scale);
-            if (!(fabs(got - want) <= out_rel * fabs(want) + out_abs + arith) && wrong++ == 0)
-                first = qi + d;
-        }
+#define KV_STORED(d) GM_LOAD(out, qi + (d), scale)
+        GM_ATTN_VERIFY_ROW(acc, l, dim, t + 1, a, vmax, KV_STORED, out_rel, out_abs, qi, wrong, first);
+#undef KV_STORED
     }
     gm_verdict_write(count_of, first_of, wrong, first, result);
 }
