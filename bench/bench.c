@@ -42,6 +42,21 @@ void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *gl
     }
 }
 
+/* gm_stream_geometry: bench.h. */
+void gm_stream_geometry(const gm_device *dev, bool chunked, size_t vectors, size_t *global, size_t *local)
+{
+    if (vectors == 0)
+        vectors = 1;
+    if (dev->info.type == GM_DEV_CPU || dev->info.type == GM_DEV_OTHER) {
+        gm_launch_geometry(dev, chunked, vectors, global, local);
+        return;
+    }
+    size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;
+    size_t groups = (vectors + 255) / 256, cap = cu * (2048 / 256) * 4;
+    *local = 256;
+    *global = (groups < cap ? groups : cap) * 256;
+}
+
 /* gm_time_work (held) and gm_time_on_queue: bench.h. */
 static gm_status time_between_events(gm_device *dev, int queue, gm_status (*enqueue)(void *ctx), void *ctx,
                                      double *ms, bool held)

@@ -104,6 +104,20 @@ int gm_bench_suite_end(gm_bench *b, int rc);
  * core does not hold up the rest. */
 void gm_launch_geometry(const gm_device *dev, bool chunked, size_t n, size_t *global, size_t *local);
 
+/*
+ * The launch over `vectors` 16-byte vectors (the kernels' unit: see
+ * kernels/stream.cl) of a stream kernel (the stream suite's, and the serve
+ * suite's read of its KV pool). Every compute unit gets several times the
+ * work items it runs at once, and no work item is left without a vector (beyond the
+ * one group a tiny array needs). A CPU core runs one work item at a time:
+ * chunked gives it single-item groups, 64 slices per core (so that
+ * finishing times even out); grid is the bench's common geometry. A GPU
+ * holds 2048 threads per compute unit: both patterns launch groups of 256,
+ * up to four times that many. Reductions write one partial per group, so
+ * there are at most a few dozen per compute unit for the host to add.
+ */
+void gm_stream_geometry(const gm_device *dev, bool chunked, size_t vectors, size_t *global, size_t *local);
+
 /* Times the work enqueue(ctx) puts on `queue`: events before and after
  * it, *ms the device time between them.
  *   gm_time_work: the device's time for the work alone. The queue is held

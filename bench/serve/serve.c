@@ -13,10 +13,12 @@
  *     decoded, the running sequences growing 1, 2, 4, ... up to what the
  *     pool holds: prefill tokens/s, and at each count decode steps timed
  *     with the bytes a step must read (the weights, the embedding rows and
- *     every running sequence's keys and values) over the device-memory
- *     bandwidth the stream suite measured in the same run (its best read
- *     from arrays of at least 4x the last-level cache): the step time the
- *     memory allows, and the measured time as a share of it;
+ *     every running sequence's keys and values) over the rate of a read of
+ *     as many bytes of the KV pool timed after each step (pool_read.h), or
+ *     where that read cannot be built the device-memory bandwidth the
+ *     stream suite measured in the same run (its best read from arrays of
+ *     at least 4x the last-level cache): the step time the memory allows,
+ *     and the measured time as a share of it;
  *  3. at the full pool, decoding on until sequences need blocks that are
  *     not free: preemption by swap (blocks to pinned host memory and back)
  *     and by recompute (dropped, prefill run again), each timed per block
@@ -32,6 +34,7 @@
 #include "bench/model/precision_roles.h"
 #include "bench/model/serve_plan.h"
 #include "bench/pattern/pattern.h"
+#include "bench/serve/pool_read.h"
 #include "bench/serve/sched.h"
 #include "lib/stats.h"
 #include "lib/units.h"
@@ -82,10 +85,12 @@ static bool push(samples *s, double v)
     return true;
 }
 
-/* The decode steps timed at one running count. */
+/* The decode steps timed at one running count, and the reads of the KV
+ * pool timed beside them (one after each step). */
 typedef struct {
     uint64_t running;
     samples ms, tps, share;
+    samples bw;                 /* the pool reads' rates, bytes/s (none: the stream suite's yardstick) */
     double bytes;               /* the mean bytes a step must read */
 } level;
 
@@ -96,6 +101,9 @@ typedef struct {
     uint64_t prompt, output;
     double bw;                  /* the stream suite's device-memory bandwidth, bytes/s (0: none) */
     char bw_note[160];
+    serve_pool_read yard;       /* the roofline's read beside the decode steps */
+    bool yard_open;
+    char yard_why[200];         /* why there is no read beside the steps (when !yard_open) */
     level levels[MAX_LEVELS];
     int n_levels;
     int levels_written;         /* the levels whose rows are written (emit_levels) */
@@ -212,7 +220,11 @@ static gm_status step(point *pt, serve_sched *sc, unsigned what, uint64_t max_ru
     return rc;
 }
 
-/* K decode steps at the running count now, timed and checked (the first). */
+/* K decode steps at the running count now, timed and checked (the first),
+ * each followed by a timed read of as many bytes of the KV pool as the step
+ * must read (the whole pool at most): the roofline's yardstick under the
+ * load the step met. Its share: the bytes over the read's rate, over the
+ * step's time. Without that read, the stream suite's rate in the run. */
 static gm_status decode_level(point *pt, serve_sched *sc)
 {
     if (pt->n_levels == MAX_LEVELS || (pt->n_levels && pt->levels[pt->n_levels - 1].running == sc->n_running))
@@ -230,8 +242,26 @@ static gm_status decode_level(point *pt, serve_sched *sc)
         bytes += need;
         push(&lv->ms, info.ms);
         push(&lv->tps, info.decode_rows / (info.ms / 1e3));
-        if (pt->bw > 0)
-            push(&lv->share, need / pt->bw * 1e3 / info.ms);
+        double bw = pt->bw;
+        if (pt->yard_open) {
+            double read = 0, read_ms = 0;
+            bool read_ok = true;
+            rc = serve_pool_read_time(&pt->yard, need, &read, &read_ms);
+            if (rc == GM_OK && k == 0)    /* a level's first read checked, before it counts */
+                rc = serve_pool_read_check(&pt->yard, &read_ok, pt->yard_why, sizeof pt->yard_why);
+            if (rc != GM_OK)
+                break;
+            if (read_ok) {
+                bw = read / (read_ms / 1e3);
+                push(&lv->bw, bw);
+            } else {              /* the stream suite's read stands in from here, the rows saying why */
+                serve_pool_read_close(&pt->yard);
+                pt->yard_open = false;
+                lv->bw.n = 0;
+            }
+        }
+        if (bw > 0)
+            push(&lv->share, need / bw * 1e3 / info.ms);
     }
     lv->bytes = lv->ms.n ? bytes / (double)lv->ms.n : 0;
     return rc;
@@ -280,23 +310,43 @@ static gm_status preempt_phase(point *pt, serve_sched *sc, uint64_t cap)
     return rc;
 }
 
+/* The yardstick of a level's roofline: its bandwidth (bytes/s, 0: none)
+ * and the note that names it. */
+static double level_bandwidth(const point *pt, const level *lv, char *note, size_t len)
+{
+    if (!lv->bw.n) {
+        if (pt->yard_why[0])
+            snprintf(note, len, "%.160s (no read of the KV pool beside the steps: %.190s)", pt->bw_note, pt->yard_why);
+        else
+            snprintf(note, len, "%.160s", pt->bw_note);
+        return pt->bw;
+    }
+    gm_stats st;
+    gm_stats_compute(lv->bw.v, lv->bw.n, &st);
+    snprintf(note, len, "roofline at the KV pool's read beside the steps, %.3f GB/s (%s, the median of %zu reads, "
+             "one after each step, of as many bytes as it reads)", st.median / 1e9,
+             gm_precision_name(pt->yard.p), lv->bw.n);
+    return st.median;
+}
+
 /* Writes the rows of the decode levels done and not yet written. */
 static int emit_levels(point *pt)
 {
     int rc = 0;
-    char note[240];
+    char note[600], yard[400];
     for (; pt->levels_written < pt->n_levels && rc == 0; pt->levels_written++) {
         level *lv = &pt->levels[pt->levels_written];
+        double bw = level_bandwidth(pt, lv, yard, sizeof yard);
         snprintf(note, sizeof note, "%llu running sequences, device time a step; %s",
-                 (unsigned long long)lv->running, pt->bw_note);
+                 (unsigned long long)lv->running, yard);
         rc = emit_samples(pt, "decode", lv->running, "time", "ms", &lv->ms, note);
         if (rc == 0)
             rc = emit_samples(pt, "decode", lv->running, "tokens", "tokens/s", &lv->tps, note);
         if (rc == 0)
             rc = emit_one(pt, "decode", lv->running, "step_bytes", "bytes", lv->bytes,
                           "bytes a step must read: weights, embedding rows, every running sequence's keys and values");
-        if (rc == 0 && pt->bw > 0) {
-            rc = emit_one(pt, "decode", lv->running, "roofline_time", "ms", lv->bytes / pt->bw * 1e3, pt->bw_note);
+        if (rc == 0 && bw > 0) {
+            rc = emit_one(pt, "decode", lv->running, "roofline_time", "ms", lv->bytes / bw * 1e3, yard);
             if (rc == 0)
                 rc = emit_samples(pt, "decode", lv->running, "roofline_share", "ratio", &lv->share,
                                   "the step time the memory allows over the measured time");
@@ -476,6 +526,17 @@ static int run_point(point *pt, gm_pattern_env *env)
         st = serve_sched_init(&sc, e, n_req, pt->prompt, pt->output, s->prefill_requests, s->preempt,
                               2 * per_request);
     sc.fault = b->output_fault;
+    /* The roofline's read beside the decode steps; where it cannot be
+     * built, the stream suite's read in the run stands in, and the rows
+     * say why. */
+    if (st == GM_OK) {
+        gm_status yst = serve_pool_read_open(&pt->yard, e);
+        pt->yard_open = yst == GM_OK;
+        if (yst == GM_ERR_DEVICE_LOST)
+            st = yst;
+        else if (!pt->yard_open)
+            snprintf(pt->yard_why, sizeof pt->yard_why, "%.190s", dev->err.msg);
+    }
     /* The ramp: 1, 2, 4, ... running sequences, decode steps at each;
      * then every request the pool takes, and preemption. A level's rows
      * are written when it is done, every check so far passed (its first
@@ -491,6 +552,8 @@ static int run_point(point *pt, gm_pattern_env *env)
             wrote = emit_levels(pt);
     }
     if (wrote) {
+        if (pt->yard_open)
+            serve_pool_read_close(&pt->yard);
         serve_sched_release(&sc);
         serve_engine_close(e);
         if (began)
@@ -565,6 +628,8 @@ static int run_point(point *pt, gm_pattern_env *env)
         if (rc == 0)
             rc = emit_preemption(pt, &sc);
     }
+    if (pt->yard_open)
+        serve_pool_read_close(&pt->yard);
     serve_sched_release(&sc);
     serve_engine_close(e);
     if (began)
@@ -613,6 +678,7 @@ static int serve_run(gm_bench *b)
                 free(pt->levels[i].ms.v);
                 free(pt->levels[i].tps.v);
                 free(pt->levels[i].share.v);
+                free(pt->levels[i].bw.v);
             }
             free(pt->prefill_ms.v);
             free(pt->prefill_tps.v);

@@ -230,32 +230,6 @@ static gm_status launch(stream_state *s, int k, gm_precision p, int access, size
     return s->dev->backend->launch(s->dev, 0, s->kern[p][access][k], global, local, args, na);
 }
 
-/*
- * The launch over `vectors` 16-byte vectors (the kernels' unit: see
- * kernels/stream.cl). Every compute unit gets several times the work items
- * it runs at once, and no work item is left without a vector (beyond the
- * one group a tiny array needs). A CPU core runs one work item at a time:
- * chunked gives it single-item groups, 64 slices per core (so that
- * finishing times even out); grid is the bench's common geometry. A GPU
- * holds 2048 threads per compute unit: both patterns launch groups of 256,
- * up to four times that many. Reductions write one partial per group, so
- * there are at most a few dozen per compute unit for the host to add.
- */
-static void stream_geometry(const gm_device *dev, bool chunked, size_t vectors, size_t *global,
-                            size_t *local)
-{
-    if (vectors == 0)
-        vectors = 1;
-    if (dev->info.type == GM_DEV_CPU || dev->info.type == GM_DEV_OTHER) {
-        gm_launch_geometry(dev, chunked, vectors, global, local);
-        return;
-    }
-    size_t cu = dev->info.compute_units > 0 ? (size_t)dev->info.compute_units : 1;
-    size_t groups = (vectors + 255) / 256, cap = cu * (2048 / 256) * 4;
-    *local = 256;
-    *global = (groups < cap ? groups : cap) * 256;
-}
-
 /* A timed rep of a short kernel launches it this many times back to back
  * (at most STREAM_MAX_LAUNCHES) so that the rep lasts about
  * STREAM_REP_TARGET_MS: each launch's fixed cost on the device (a few µs
@@ -503,7 +477,7 @@ static int run_point(stream_state *s, int k, gm_precision p, int access)
 {
     const gm_bench_opts *o = s->b->opts;
     size_t n = s->bytes / gm_precision_size(p), global, local;
-    stream_geometry(s->dev, access == 1, n / (16 / gm_precision_size(p)), &global, &local);
+    gm_stream_geometry(s->dev, access == 1, n / (16 / gm_precision_size(p)), &global, &local);
     size_t groups = global / local;
     gm_status st = GM_OK;
     if (kinfo[k].reduces && s->partials.bytes < groups * sizeof(float)) {
