@@ -206,6 +206,10 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/fuzz -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
 
 fuzz-targets: $(FUZZ_TARGETS)
+# The objects are made by a pattern rule for a pattern rule's target, which
+# makes them intermediate: without this, make would delete them once the
+# targets are linked, and build every one again the next time.
+.SECONDARY: $(FUZZ_OBJS)
 
 fuzz:
 	@scripts/deps.sh build run fuzz
