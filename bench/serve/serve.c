@@ -257,7 +257,6 @@ static gm_status decode_level(point *pt, serve_sched *sc)
             } else {              /* the stream suite's read stands in from here, the rows saying why */
                 serve_pool_read_close(&pt->yard);
                 pt->yard_open = false;
-                lv->bw.n = 0;
             }
         }
         if (bw > 0)

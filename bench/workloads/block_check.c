@@ -339,12 +339,18 @@ static const float *window_row(output_sums *o, row_window *w, uint64_t i)
     return w->rows + (i - w->first) * w->width;
 }
 
+/* Row i of w as doubles (zeros where the read failed: o->rc says so). */
+static void window_row_doubles(output_sums *o, row_window *w, uint64_t i, double *row)
+{
+    const float *x = window_row(o, w, i);
+    for (uint64_t j = 0; j < w->width; j++)
+        row[j] = x ? x[j] : 0.0;
+}
+
 static void sums_a(const void *ctx, size_t i, double *row)
 {
     output_sums *o = (output_sums *)ctx;
-    const float *a = window_row(o, &o->mlp, i);
-    for (uint64_t kk = 0; kk < o->mlp.width; kk++)
-        row[kk] = a ? a[kk] : 0.0;
+    window_row_doubles(o, &o->mlp, i, row);
 }
 
 static void sums_b(const void *ctx, size_t kk, double *row)
@@ -357,17 +363,13 @@ static void sums_b(const void *ctx, size_t kk, double *row)
 static void sums_c(const void *ctx, size_t i, double *row)
 {
     output_sums *o = (output_sums *)ctx;
-    const float *y = window_row(o, &o->out, i);
-    for (uint64_t j = 0; j < o->out.width; j++)
-        row[j] = y ? y[j] : 0.0;
+    window_row_doubles(o, &o->out, i, row);
 }
 
 static void sums_r(const void *ctx, size_t i, double *row)
 {
     output_sums *o = (output_sums *)ctx;
-    const float *r = window_row(o, &o->resid, i);
-    for (uint64_t j = 0; j < o->resid.width; j++)
-        row[j] = r ? r[j] : 0.0;
+    window_row_doubles(o, &o->resid, i, row);
 }
 
 /* Output element (i, j) against its own product (resid + mlp W_down, in
