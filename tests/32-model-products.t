@@ -14,9 +14,11 @@
 # element itself (from the strike's stderr line). Without a fault every
 # point is `ok` and says its products were checked whole; with the device
 # checksums turned off (GPUMEM_PRODUCT_CHECK=sampled) struck products pass
-# the sampled checks: what the checksums find, nothing else does.
+# the sampled checks: what the checksums find, nothing else does. Where
+# the checksums' scratch does not fit under the cap, the sampled checks
+# stand alone and the note says so.
 . tests/lib.sh
-plan 22
+plan 23
 
 # tiny-llama-gqa: 4 layers, hidden 256, 2 KV heads of 32, intermediate
 # 688, vocabulary 1024; 2 sequences of 8 tokens.
@@ -98,6 +100,17 @@ GPUMEM_PRODUCT_CHECK=sampled GPUMEM_FAULT=corrupt-product:up_proj:1 model --mode
 is "$RC:$(csv_count "$TEST_TMP/sampled/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
     && $_->{note} =~ /products checked on sampled rows \(GPUMEM_PRODUCT_CHECK=sampled\)/')" "0:1" \
     "without the device checksums, layer 1 up_proj struck passes as ok"
+
+# Under a cap of exactly the model's bytes the checksums' scratch cannot
+# be allocated: the replay goes on with the sampled checks, the point is
+# ok, and its note says why.
+total=$("$GPUMEM" plan --model tiny-llama-gqa --mode inference --precision bf16 --batch 2 --seq 8 --format csv |
+    awk -F, '$2 == "total" { print $4 }')
+run_gpumem bench --backend opencl --mem-limit "${total:-0}" --suite workloads --workload block --model tiny-llama-gqa \
+    --batch 2 --seq 8 --reps 1 --warmup 0 --quiet --mode inference --precision bf16 --out "$TEST_TMP/edge"
+is "$RC:$(csv_count "$TEST_TMP/edge/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+    && $_->{note} =~ /products checked on sampled rows \(no device memory for the checksums. scratch \(\d+ bytes would exceed the memory limit/')" "0:1" \
+    "at the edge of the cap ($total bytes): the sampled checks alone, the note saying so"
 
 # A product fault names a product the model has, or it is a usage error.
 GPUMEM_FAULT=flip-product-bit:w_proj model --mode inference --precision fp32 --out "$TEST_TMP/bad"
