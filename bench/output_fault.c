@@ -5,15 +5,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const gm_output_fault_products[GM_OUTPUT_FAULT_PRODUCTS] = {
+    "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"};
+
+/* "[:NAME[:LAYER]]" after a product fault's kind into f; -2 where it is not that. */
+static int parse_product(const char *at, gm_output_fault *f)
+{
+    f->site = GM_OUTPUT_FAULT_SITE_PRODUCT;
+    if (!*at)
+        return 0;
+    if (*at++ != ':')
+        return -2;
+    size_t len = strcspn(at, ":");
+    for (int i = 0; i < GM_OUTPUT_FAULT_PRODUCTS && f->product < 0; i++)
+        if (strlen(gm_output_fault_products[i]) == len && strncmp(at, gm_output_fault_products[i], len) == 0)
+            f->product = i;
+    if (f->product < 0)
+        return -2;
+    at += len;
+    if (!*at)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(++at, &end, 10);
+    if (errno || *end || !*at || *at == '-' || *at == '+' || v < 0 || v > 1 << 20)
+        return -2;
+    f->layer = v;
+    return 0;
+}
+
 int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *f)
 {
     f->kind = GM_OUTPUT_FAULT_NONE;
     f->seed = 1;
     f->only_rep = 0;
+    f->site = GM_OUTPUT_FAULT_SITE_OUTPUT;
+    f->product = -1;
+    f->layer = -1;
+    static const char corrupt_product[] = "corrupt-product", flip_product[] = "flip-product-bit";
     if (fault && strcmp(fault, "corrupt-output") == 0)
         f->kind = GM_OUTPUT_FAULT_CORRUPT;
     else if (fault && strcmp(fault, "flip-output-bit") == 0)
         f->kind = GM_OUTPUT_FAULT_FLIP_BIT;
+    else if (fault && strncmp(fault, corrupt_product, sizeof corrupt_product - 1) == 0) {
+        f->kind = GM_OUTPUT_FAULT_CORRUPT;
+        if (parse_product(fault + sizeof corrupt_product - 1, f) != 0) {
+            f->kind = GM_OUTPUT_FAULT_NONE;
+            return -2;
+        }
+    } else if (fault && strncmp(fault, flip_product, sizeof flip_product - 1) == 0) {
+        f->kind = GM_OUTPUT_FAULT_FLIP_BIT;
+        if (parse_product(fault + sizeof flip_product - 1, f) != 0) {
+            f->kind = GM_OUTPUT_FAULT_NONE;
+            return -2;
+        }
+    }
     if (seed && *seed) {
         char *end;
         errno = 0;
@@ -70,9 +116,11 @@ unsigned gm_output_fault_bit(const gm_output_fault *f, uint64_t salt, unsigned r
     return low_bit + (unsigned)(draw(f, salt, rep, 1) % (elem_bits - low_bit));
 }
 
-static const char *kind_name(gm_output_fault_kind k)
+static const char *kind_name(const gm_output_fault *f)
 {
-    return k == GM_OUTPUT_FAULT_CORRUPT ? "corrupt-output" : "flip-output-bit";
+    if (f->site == GM_OUTPUT_FAULT_SITE_PRODUCT)
+        return f->kind == GM_OUTPUT_FAULT_CORRUPT ? "corrupt-product" : "flip-product-bit";
+    return f->kind == GM_OUTPUT_FAULT_CORRUPT ? "corrupt-output" : "flip-output-bit";
 }
 
 void gm_output_fault_visible_bits(gm_precision p, unsigned *low, unsigned *high)
@@ -94,9 +142,11 @@ gm_status gm_output_fault_strike(const gm_output_fault *f, gm_device *dev, gm_bu
                                        (unsigned)(elem_size < 16 ? elem_size : 16) * 8, struck);
 }
 
-gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
-                                      size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
-                                      unsigned high_bit, size_t *struck)
+/* The strike of gm_output_fault_strike_bits, its report ending " of LABEL"
+ * where label is not NULL. */
+static gm_status strike(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset, size_t n,
+                        size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit, unsigned high_bit,
+                        const char *label, size_t *struck)
 {
     if (f->kind == GM_OUTPUT_FAULT_NONE || n == 0 || elem_size == 0 || (f->only_rep && rep + 1 != f->only_rep))
         return GM_OK;
@@ -122,11 +172,31 @@ gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, 
         st = dev->backend->copy(dev, 0, buf, at, &host, 0, elem_size, false);
     if (st == GM_OK) {
         if (f->kind == GM_OUTPUT_FAULT_FLIP_BIT)
-            fprintf(stderr, "gpumem: fault: %s struck element %zu of %zu (bit %u)\n", kind_name(f->kind), i, n, bit);
+            fprintf(stderr, "gpumem: fault: %s struck element %zu of %zu (bit %u)%s%s\n", kind_name(f), i, n, bit,
+                    label ? " of " : "", label ? label : "");
         else
-            fprintf(stderr, "gpumem: fault: %s struck element %zu of %zu\n", kind_name(f->kind), i, n);
+            fprintf(stderr, "gpumem: fault: %s struck element %zu of %zu%s%s\n", kind_name(f), i, n,
+                    label ? " of " : "", label ? label : "");
         if (struck)
             *struck = i;
     }
     return st;
+}
+
+gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                      size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
+                                      unsigned high_bit, size_t *struck)
+{
+    return strike(f, dev, buf, offset, n, elem_size, salt, rep, low_bit, high_bit, NULL, struck);
+}
+
+gm_status gm_output_fault_strike_product(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                         size_t n, size_t elem_size, gm_precision p, uint64_t salt, const char *label,
+                                         size_t *struck)
+{
+    gm_output_fault every = *f;
+    every.only_rep = 0;
+    unsigned low, high;
+    gm_output_fault_visible_bits(p, &low, &high);
+    return strike(&every, dev, buf, offset, n, elem_size, salt, 0, low, high, label, struck);
 }

@@ -19,6 +19,37 @@
  * Each strike is reported on stderr as one line,
  *   gpumem: fault: KIND struck element I of N (bit B)
  * so that a test can match it against the mismatch row's first index.
+ *
+ * The whole model's inner products (bench/workloads/model_product_check.c):
+ *   GPUMEM_FAULT=corrupt-product[:NAME[:LAYER]]
+ *   GPUMEM_FAULT=flip-product-bit[:NAME[:LAYER]]
+ *                                  as corrupt-output and flip-output-bit,
+ *                                  but the element is one of a product's
+ *                                  output inside the forward pass, struck
+ *                                  after the product and before its
+ *                                  consumer in every forward from the
+ *                                  first timed iteration on (timed, the
+ *                                  check's replay, a training step's
+ *                                  recomputation; not set-up's training
+ *                                  step, whose gradients would make the
+ *                                  weights wrong before any check): a
+ *                                  deterministic wrong
+ *                                  product, which comparing the logits
+ *                                  with a replay cannot see. NAME (one of
+ *                                  gm_output_fault_products: q_proj ...
+ *                                  lm_head) and LAYER (from 0) name the
+ *                                  product; where left out they are drawn
+ *                                  from the seed, as the element is
+ *                                  (GPUMEM_FAULT_REP does not apply).
+ *                                  Other workloads' outputs are not
+ *                                  struck. Each strike is reported as
+ *   gpumem: fault: KIND struck element I of N (bit B) of layer L NAME
+ *                                  (I = row * columns + column of the
+ *                                  product's output).
+ *   GPUMEM_PRODUCT_CHECK=sampled   (tests) the whole model's products are
+ *                                  checked on sampled rows alone, as
+ *                                  before their device checksums: shows
+ *                                  what those find that nothing else does.
  */
 #ifndef GM_OUTPUT_FAULT_H
 #define GM_OUTPUT_FAULT_H
@@ -34,15 +65,31 @@ typedef enum {
     GM_OUTPUT_FAULT_FLIP_BIT,   /* flip-output-bit */
 } gm_output_fault_kind;
 
+/* Where a fault strikes: a workload's output after its run (the
+ * workloads' corrupt hooks), or a product inside the whole model's
+ * forward pass (corrupt-product, flip-product-bit). */
+typedef enum {
+    GM_OUTPUT_FAULT_SITE_OUTPUT = 0,
+    GM_OUTPUT_FAULT_SITE_PRODUCT,
+} gm_output_fault_site;
+
+/* The products a product fault names, in this order. */
+#define GM_OUTPUT_FAULT_PRODUCTS 8
+extern const char *const gm_output_fault_products[GM_OUTPUT_FAULT_PRODUCTS];
+
 typedef struct gm_output_fault {
     gm_output_fault_kind kind;
     uint64_t seed;
     unsigned only_rep;   /* 0: every repetition; R + 1: repetition R alone */
+    gm_output_fault_site site;
+    int product;         /* SITE_PRODUCT: index into gm_output_fault_products, -1 drawn */
+    long layer;          /* SITE_PRODUCT: the layer, -1 drawn */
 } gm_output_fault;
 
 /* Reads GPUMEM_FAULT and GPUMEM_FAULT_SEED (either may be NULL). A fault
- * that is not an output fault leaves kind NONE (other layers own it).
- * Returns 0, or -1 for a seed that is not a whole number. */
+ * that is not an output or product fault leaves kind NONE (other layers
+ * own it). Returns 0, -1 for a seed that is not a whole number, -2 for a
+ * product fault whose NAME or LAYER is not one (see above). */
 int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *f);
 
 /* Reads GPUMEM_FAULT_REP (may be NULL: every repetition). Returns 0, or -1
@@ -98,5 +145,15 @@ void gm_output_fault_visible_bits(gm_precision p, unsigned *low, unsigned *high)
 gm_status gm_output_fault_strike_bits(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
                                       size_t n, size_t elem_size, uint64_t salt, unsigned rep, unsigned low_bit,
                                       unsigned high_bit, size_t *struck);
+
+/* A product fault's strike (GM_OUTPUT_FAULT_SITE_PRODUCT) in an output of
+ * n elements of precision p (elem_size bytes) at byte `offset` of buf:
+ * as gm_output_fault_strike_bits with repetition 0 whatever
+ * GPUMEM_FAULT_REP says (the same element and bit in every forward) and
+ * the bits gm_output_fault_visible_bits gives p, its report ending
+ * " of LABEL". */
+gm_status gm_output_fault_strike_product(const gm_output_fault *f, gm_device *dev, gm_buffer *buf, size_t offset,
+                                         size_t n, size_t elem_size, gm_precision p, uint64_t salt, const char *label,
+                                         size_t *struck);
 
 #endif

@@ -22,8 +22,8 @@ run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workloa
     --precision fp32,bf16 --batch 2 --seq 24 --reps 2 --out "$TEST_TMP/dflt" --quiet
 is "$RC-$(rows dflt '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{variant} eq "blocked"')" "0-2" \
     "by default a CPU device runs ours (blocked) in fp32 and bf16, verified"
-is "$(rows dflt '$_->{metric} eq "time" && $_->{note} eq "projections: blocked; attention: attention_tiled (ours); LM head: model_lm_head (ours)"')" 2 \
-    "its rows name what ran the projections, attention and the LM head"
+is "$(rows dflt '$_->{metric} eq "time" && $_->{note} eq "projections: blocked; attention: attention_tiled (ours); LM head: model_lm_head (ours); every product checked whole on the device (29: column checksums over blocks of rows)"')" 2 \
+    "its rows name what ran the projections, attention and the LM head, and how the products were checked"
 
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \
     --precision fp32,bf16 --batch 2 --seq 24 --reps 2 --variant all --mode inference,train --out "$TEST_TMP/all" --quiet

@@ -149,6 +149,7 @@ static gm_status try_vendor(gm_mm_ctx *ctx, const gm_mm *op, gm_mm_kind *ran)
     if (rc == GM_OK)
         rc = be->blas_gemm(dev, 0, &g, op->a.buf, b.buf, (gm_buffer *)op->c.buf);
     *ran = kind;
+    ctx->last_half_sums = g.acc == GM_ACC_FP16;
     return rc;
 }
 
@@ -192,11 +193,14 @@ gm_status gm_mm_run(gm_mm_ctx *ctx, const gm_mm *op, gm_mm_tally *t)
                               (unsigned long long)op->m, (unsigned long long)op->n, (unsigned long long)op->k);
     if (op->c_int32 && op->prec != GM_INT8)
         return gm_device_fail(dev, GM_ERR_INVALID, 0, "an int32 result is int8's alone");
+    ctx->last_half_sums = false;
     if (ctx->vendor) {
         gm_mm_kind ran;
         gm_status rc = try_vendor(ctx, op, &ran);
         if (rc == GM_OK)
             count(t, ran);
+        if (rc == GM_OK)
+            ctx->last_kind = ran;
         if (rc != GM_ERR_UNSUPPORTED)
             return rc;
     }
@@ -208,6 +212,8 @@ gm_status gm_mm_run(gm_mm_ctx *ctx, const gm_mm *op, gm_mm_tally *t)
                             op->sr, op->a.off, op->b.off, op->c.off, op->r_off,
                             op->r ? GM_LINEAR_RESIDUAL : GM_LINEAR_PLAIN};
         count(t, GM_MM_OURS);
+        ctx->last_kind = GM_MM_OURS;
+        ctx->last_half_sums = false;
         if (op->b_scales)
             return gm_linear_enqueue_int4(dev, 0, ctx->k_linear, ctx->chunked, &c, op->b_scales, op->group);
         return gm_linear_enqueue(dev, 0, ctx->k_linear, ctx->chunked, &c);
@@ -215,6 +221,8 @@ gm_status gm_mm_run(gm_mm_ctx *ctx, const gm_mm *op, gm_mm_tally *t)
     if (op->b_scales)
         return gm_device_fail(dev, GM_ERR_UNSUPPORTED, 0, "int4 weights take one plain [k, n] product");
     count(t, GM_MM_OURS_STRIDED);
+    ctx->last_kind = GM_MM_OURS_STRIDED;
+    ctx->last_half_sums = false;
     return run_strided(ctx, op);
 }
 

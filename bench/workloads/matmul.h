@@ -81,6 +81,12 @@ typedef struct {
     gm_kernel *k_linear, *k_strided, *k_copy, *k_dequant;
     gm_kernel *k_strided_tiled;     /* a CPU device's matmul_strided (linear.cl) */
     char refused[256];          /* why the vendor refused the first product it did not run ("" none) */
+    /* The last product gm_mm_run enqueued: what ran it, and whether it
+     * summed in fp16 (the vendor's plan said GM_ACC_FP16: CLBlast's
+     * HGEMM) rather than fp32 (every other). Its checks take their
+     * accumulation's bound from these. */
+    gm_mm_kind last_kind;
+    bool last_half_sums;
 } gm_mm_ctx;
 
 /* Builds our kernels for products in prec with weights in wprec (int4 or

@@ -55,6 +55,10 @@ gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, lo
         op.group = (unsigned int)st->group;
     }
     rc = gm_mm_run(&st->mm, &op, &st->tally_proj);
+    /* The base product is checked (and struck by a product fault) before
+     * LoRA adds its term. */
+    if (rc == GM_OK)
+        rc = model_product_done(st, m, layer, &op, st->mm.last_half_sums, st->mm.last_kind == GM_MM_VENDOR_DEQUANT);
     return rc == GM_OK ? model_lora_forward(st, m, layer, rows, x, y) : rc;
 }
 
@@ -186,30 +190,41 @@ gm_status model_lm_head(model_state *st)
 {
     uint64_t rows = model_head_rows(st);
     loc x = model_head_in(st), w = model_loc(st, M_LM, 0);
-    if ((st->vendor || st->train) && !st->int4_head) {
-        /* fp32 logits of the activations' products: [rows, h] x [h, V],
-         * or the tied embedding [V, h] transposed (training too: every
-         * token's row, where model_lm_head's column reads are slow). */
-        gm_mm op = {.prec = st->p, .m = rows, .n = st->V, .k = st->h, .c_fp32 = true, .sa = ACT,
-                    .sb = model_scale(st, st->tied ? M_EMB : M_LM)};
-        op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};
-        op.b = (gm_mm_operand){w.buf, w.off, 0, 0, st->tied};
-        op.c = (gm_mm_operand){&st->buf[B_LOGITS], 0, 0, 0, false};
-        return gm_mm_run(&st->mm, &op, &st->tally_head);
-    }
-    unsigned int hidden = (unsigned int)st->h, vocab = (unsigned int)st->V, tied = st->tied;
-    float sx = ACT, sw = model_scale(st, st->tied ? M_EMB : M_LM);
+    /* fp32 logits of the activations' products: [rows, h] x [h, V], or the
+     * tied embedding [V, h] transposed; int4: the head's codes and scales. */
+    gm_mm op = {.prec = st->p, .m = rows, .n = st->V, .k = st->h, .c_fp32 = true, .sa = ACT,
+                .sb = model_scale(st, st->tied ? M_EMB : M_LM)};
+    op.a = (gm_mm_operand){x.buf, x.off, 0, 0, false};
+    op.b = (gm_mm_operand){w.buf, w.off, 0, 0, st->tied};
+    op.c = (gm_mm_operand){&st->buf[B_LOGITS], 0, 0, 0, false};
     if (st->int4_head) {
-        unsigned int group = (unsigned int)st->group;
-        gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(w.buf), gm_arg_buf(&st->buf[B_WS]),
-                         gm_arg_buf(&st->buf[B_LOGITS]), gm_arg_u64(&rows), gm_arg_u32(&hidden), gm_arg_u32(&vocab),
-                         gm_arg_u64(&x.off), gm_arg_u64(&w.off), gm_arg_u32(&group), gm_arg_f32(&sx)};
-        return model_launch(st, st->k_lm4, (size_t)(rows * st->V), args, 11);
+        op.b_scales = &st->buf[B_WS];
+        op.group = (unsigned int)st->group;
     }
-    gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(w.buf), gm_arg_buf(&st->buf[B_LOGITS]), gm_arg_u64(&rows),
-                     gm_arg_u32(&hidden), gm_arg_u32(&vocab), gm_arg_u64(&x.off), gm_arg_u64(&w.off),
-                     gm_arg_u32(&tied), gm_arg_f32(&sx), gm_arg_f32(&sw)};
-    return model_launch(st, st->k_lm, (size_t)(rows * st->V), args, 11);
+    gm_status rc;
+    bool half_sums = false;     /* our kernels sum in fp32 */
+    if ((st->vendor || st->train) && !st->int4_head) {
+        /* Training too: every token's row, where model_lm_head's column reads are slow. */
+        rc = gm_mm_run(&st->mm, &op, &st->tally_head);
+        half_sums = st->mm.last_half_sums;
+    } else {
+        unsigned int hidden = (unsigned int)st->h, vocab = (unsigned int)st->V, tied = st->tied;
+        float sx = ACT, sw = op.sb;
+        if (st->int4_head) {
+            unsigned int group = (unsigned int)st->group;
+            gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(w.buf), gm_arg_buf(&st->buf[B_WS]),
+                             gm_arg_buf(&st->buf[B_LOGITS]), gm_arg_u64(&rows), gm_arg_u32(&hidden),
+                             gm_arg_u32(&vocab), gm_arg_u64(&x.off), gm_arg_u64(&w.off), gm_arg_u32(&group),
+                             gm_arg_f32(&sx)};
+            rc = model_launch(st, st->k_lm4, (size_t)(rows * st->V), args, 11);
+        } else {
+            gm_arg args[] = {gm_arg_buf(x.buf), gm_arg_buf(w.buf), gm_arg_buf(&st->buf[B_LOGITS]), gm_arg_u64(&rows),
+                             gm_arg_u32(&hidden), gm_arg_u32(&vocab), gm_arg_u64(&x.off), gm_arg_u64(&w.off),
+                             gm_arg_u32(&tied), gm_arg_f32(&sx), gm_arg_f32(&sw)};
+            rc = model_launch(st, st->k_lm, (size_t)(rows * st->V), args, 11);
+        }
+    }
+    return rc == GM_OK ? model_product_done(st, M_LM, st->L, &op, half_sums, false) : rc;
 }
 
 gm_status model_forward_pass(model_state *st)

@@ -14,7 +14,10 @@
  *   model_nf4.c, model_nf4_setup.c  QLoRA's NF4 base;
  *   model_check.c    reading the device back and the CPU references of
  *                    each stage;
- *   model_replay.c   the check: the stage-by-stage replay and AdamW.
+ *   model_replay.c   the check: the stage-by-stage replay and AdamW;
+ *   model_product_check.c  every product of the replay checked whole on
+ *                    the device (product_device_check.h), and the
+ *                    product faults (output_fault.h) that prove it.
  *
  * The decoder of a Llama-family model (model_type llama, mistral, qwen2 without biases,
  * phi3) as its modelling code runs it:
@@ -62,7 +65,11 @@
  * logits buffer, which is free until the LM head.
  *
  * Checks: the iteration's output (sampled logits rows) is kept, then the
- * forward pass is replayed stage by stage, untimed, and each stage of the
+ * forward pass is replayed stage by stage, untimed: every product of every
+ * layer and the LM head (q, k, v, o, gate, up, down, lm_head) checked whole
+ * on the device as it runs, by column checksums over blocks of rows
+ * (product_device_check.h; fp32, fp16, bf16, int4 and NF4 weights; int8
+ * and fp8 products on the sampled rows alone), and each stage of the
  * checked layers compared on sampled token rows with a double-precision
  * recomputation from the device's own inputs; the replay's logits must
  * equal the iteration's bit for bit (the kernels are deterministic;
@@ -80,6 +87,8 @@
 #include "bench/workloads/kernel_calls.h"
 #include "bench/workloads/matmul.h"
 #include "bench/workloads/train_kernels.h"
+#include "bench/output_fault.h"
+#include "bench/workloads/product_device_check.h"
 
 #define ACT BLOCK_ACT_SCALE
 #define SEED_W 401u
@@ -117,6 +126,18 @@ enum {
     B_HGRAD,                  /* --zero-offload: the gradients in pinned host memory (model_offload.c) */
     N_B
 };
+
+/* A verify's whole-product checks (model_product_check.c), while its
+ * replay runs. */
+typedef struct {
+    bool on;                        /* check each product as it runs */
+    bool failed;                    /* one failed: its note is written */
+    char *note;                     /* the verify's note */
+    size_t note_len;
+    uint64_t limit;                 /* scratch bytes at most */
+    uint64_t checked;               /* products checked whole */
+    char off[200];                  /* why the products fell back to the sampled checks ("" none) */
+} model_pcheck;
 
 typedef struct {
     bool model;                     /* true: this is not a block_state (block.c) */
@@ -193,6 +214,18 @@ typedef struct {
     uint64_t grad_base;
     double xfer_ms, host_opt_ms;
     uint64_t host_bytes;
+    /* The products checked whole (model_product_check.c): the device
+     * checksums' kernels for weights in p (abft) and in int4 (abft4),
+     * built at the first product a verify checks; pcheck while a verify's
+     * replay runs, else NULL; what the last verify did, for the row's note. */
+    gm_abft abft, abft4;
+    model_pcheck *pcheck;
+    char pcheck_note[240];
+    /* GPUMEM_FAULT=corrupt-product / flip-product-bit (output_fault.h):
+     * the product struck in every forward (kind NONE: none). */
+    gm_output_fault pfault;
+    int pfault_m;
+    uint64_t pfault_layer;
 } model_state;
 
 typedef struct {
@@ -362,6 +395,28 @@ gm_status model_grad_fetch(model_state *st, uint64_t first, uint64_t n);
 gm_status model_host_adamw(model_state *st, float bc1, float bc2);
 /* The buffer holding every gradient after a step (the host's with offload). */
 gm_buffer *model_grads(model_state *st);
+
+/* ---- model_product_check.c ---- */
+
+/* The name of matrix m's product (q_proj ... lm_head: output_fault.h's). */
+const char *model_product_name(int m);
+/* Reads a product fault from GPUMEM_FAULT into st (none: nothing);
+ * GM_ERR_INVALID for a layer the model does not have. */
+gm_status model_product_fault_setup(model_state *st);
+/* After product op of matrix m of `layer` (M_LM: the head) has been
+ * enqueued: the product fault where it names this one, then, while a
+ * verify's replay runs (st->pcheck), the product checked whole (half_sums,
+ * b_rounded: gm_abft_check's). A failure sets pcheck->failed and writes
+ * its note; where the checksums cannot run (no scratch, a precision they
+ * do not cover) the replay goes on with the sampled checks alone, and the
+ * note says so. Returns the device's status. */
+gm_status model_product_done(model_state *st, int m, uint64_t layer, const gm_mm *op, bool half_sums,
+                             bool b_rounded);
+/* The verify's replay checks every product from here (into note) to
+ * model_pcheck_end, which frees the scratch and writes st->pcheck_note. */
+void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t len);
+void model_pcheck_end(model_state *st, model_pcheck *pc);
+void model_pcheck_release(model_state *st);
 
 /* ---- model_step.c ---- */
 

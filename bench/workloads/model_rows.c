@@ -39,7 +39,8 @@ void block_model_describe(void *state, char *note, size_t len)
         gm_mm_tally_describe(&st->mm, &st->tally_head, head, sizeof head);
     else
         snprintf(head, sizeof head, "%s (ours)", st->int4_head ? "model_lm_head_int4" : "model_lm_head");
-    int n = snprintf(note, len, "projections: %s; attention: %s; LM head: %s", proj, attn, head);
+    int n = snprintf(note, len, "projections: %s; attention: %s; LM head: %s%s%s", proj, attn, head,
+                     st->pcheck_note[0] ? "; " : "", st->pcheck_note);
     if (st->train && n > 0 && (size_t)n < len) {
         static const char *const kept[] = {"", "; attention recomputed", "; layers recomputed"};
         char bwd[96];

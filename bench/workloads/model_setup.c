@@ -29,6 +29,7 @@ void block_model_teardown(void *state)
             st->dev->backend->program_release(st->dev, ps[i]);
     model_train_release(st);
     model_nf4_release(st);
+    model_pcheck_release(st);
     gm_mm_ctx_release(&st->mm);
     free(st);
 }
@@ -308,6 +309,11 @@ gm_status block_model_setup(gm_device *dev, gm_pattern *pat, const gm_shape *s, 
         rc = model_backward(st);
     if (rc == GM_OK)
         rc = dev->backend->synchronize(dev, 0);
+    /* A product fault strikes from the first timed iteration on: set-up's
+     * training step, whose gradients the first iteration's AdamW applies,
+     * would leave the weights themselves wrong before any check. */
+    if (rc == GM_OK)
+        rc = model_product_fault_setup(st);
     if (rc != GM_OK) {
         gm_error saved = dev->err;
         block_model_teardown(st);

@@ -352,11 +352,24 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
     gm_bench b = {0};
     b.journal_fd = -1;
     /* Test-only: strike one output element after every kernel. */
-    if (gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &b.output_fault) != 0) {
+    int fault_rc = gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &b.output_fault);
+    if (fault_rc == -2) {
+        fprintf(stderr, "gpumem bench: GPUMEM_FAULT '%s': a product fault is corrupt-product or flip-product-bit, "
+                        "then optionally :NAME (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, "
+                        "lm_head) and :LAYER (a whole number)\n", getenv("GPUMEM_FAULT"));
+        gm_opts_release(&o);
+        return GM_EXIT_USAGE;
+    }
+    if (fault_rc != 0) {
         fprintf(stderr, "gpumem bench: GPUMEM_FAULT_SEED '%s': not a whole number\n", getenv("GPUMEM_FAULT_SEED"));
         gm_opts_release(&o);
         return GM_EXIT_USAGE;
     }
+    /* A product fault strikes inside the whole model's forward pass, which
+     * reads it at set-up (bench/workloads/model_product_check.c): no
+     * workload's output is struck after its run. */
+    if (b.output_fault.site == GM_OUTPUT_FAULT_SITE_PRODUCT)
+        b.output_fault.kind = GM_OUTPUT_FAULT_NONE;
     if (gm_output_fault_parse_rep(getenv("GPUMEM_FAULT_REP"), &b.output_fault) != 0) {
         fprintf(stderr, "gpumem bench: GPUMEM_FAULT_REP '%s': not a whole number\n", getenv("GPUMEM_FAULT_REP"));
         gm_opts_release(&o);

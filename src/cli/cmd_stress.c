@@ -120,7 +120,10 @@ int gm_cmd_stress(int argc, char **argv)
     }
     gm_stress_fault fault;
     gm_output_fault output_fault;
-    if (gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &output_fault) != 0) {
+    int fault_rc = gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &output_fault);
+    if (output_fault.site == GM_OUTPUT_FAULT_SITE_PRODUCT)     /* the whole model's (bench) */
+        output_fault.kind = GM_OUTPUT_FAULT_NONE;
+    if (fault_rc == -1) {
         fprintf(stderr, "gpumem stress: GPUMEM_FAULT_SEED '%s': not a whole number\n", getenv("GPUMEM_FAULT_SEED"));
         return GM_EXIT_USAGE;
     }

@@ -34,6 +34,7 @@ static const struct {
     {"kvcache", {"fp32", "fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2", "fp16-kvfp8e5m2"}},
     {"block", {"fp32", "fp16", "bf16", "int8", "fp8e4m3", "fp16-kvfp8e4m3"}},
     {"model", {"fp32", "fp16", "bf16", "int8", "fp8e5m2"}},
+    {"abft", {"fp32", "fp16", "bf16", "fp16-wint4", "bf16-wint4"}},
     {"train", {"fp32", "fp16", "bf16"}},
     {"serve", {"fp32", "fp16", "bf16"}},
     {"touch", {"fp32"}},

@@ -1,0 +1,215 @@
+/*
+ * abft: whole-output checksums of a matrix product C = A B (+ R) on the
+ * device, in the manner of algorithm-based fault tolerance (Huang and
+ * Abraham 1984): the column sums of C over blocks of g rows against the
+ * same sums computed from the inputs, (e_b^T A) B. The host side, and the
+ * derivation of the tolerance every kernel here takes its terms from, is
+ * bench/workloads/product_device_check.h.
+ *
+ * Layouts: A [rows, k] row-major in gm_t from element a_off; B [k, n] in
+ * gm_w_t from element w_off (int4: byte w_off, scales wscale, one per
+ * wgroup rows of a column: gm_portable.h's GM_WLOAD), or stored
+ * transposed, [n, k], where b_trans (never int4); C and R [rows, n]
+ * row-major in gm_t, or in fp32 where c_fp32 (cf and rf then alias the
+ * buffers c and r; a kernel reads the pair its flag names). A block b
+ * covers rows first_row + b g ... first_row + b g + g - 1 (fewer in the
+ * last block of the product).
+ */
+
+/* B[kk][j] as the product read it. */
+#define ABFT_B(kk, j) GM_WLOAD(wm, b_trans ? (size_t)(j) * k + (kk) : (size_t)(kk) * n + (j), (kk), (j), sb)
+
+/*
+ * abft_block_sums: for each block b < nb and column kk < k, the block's
+ * column sum s = sum_i A[i][kk] in fp32, stored as the rows the expected
+ * product multiplies: where s32 is set, s itself into sf[b k + kk] (fp32);
+ * else in gm_t as `parts` rows, hi = round(s) at row parts b and, for
+ * parts 2, lo = round(s - hi) at row parts b + 1 (s - hi and the rest are
+ * exact in fp32: Sterbenz). Also abs_sum[b k + kk] = sum_i |A[i][kk]| and
+ * split[b k + kk] = |s - hi - lo|, what the stored rows miss (|s| where hi
+ * would not be finite: the rows then hold 0).
+ */
+GM_KERNEL abft_block_sums(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *s, GM_GLOBAL float *sf,
+                          GM_GLOBAL float *GM_RESTRICT abs_sum, GM_GLOBAL float *GM_RESTRICT split, gm_u64 a_off,
+                          gm_u64 first_row, gm_u64 rows, unsigned int k, unsigned int g, unsigned int nb,
+                          unsigned int parts, unsigned int s32, float sa)
+{
+    GM_FOR_EACH(e, (size_t)nb * k) {
+        const size_t b = e / k, kk = e % k;
+        const gm_u64 r0 = first_row + (gm_u64)b * g, r1 = r0 + g < rows ? r0 + g : rows;
+        float sum = 0.0f, mag = 0.0f;
+        for (gm_u64 i = r0; i < r1; i++) {
+            const float x = GM_LOAD(a, a_off + i * k + kk, sa);
+            sum += x;
+            mag += fabs(x);
+        }
+        float rest = 0.0f;
+        if (s32) {
+            sf[e] = sum;
+        } else {
+            const size_t hi_at = (parts * b) * k + kk;
+            GM_STORE(s, hi_at, sum, 1.0f);
+            float hi = GM_LOAD(s, hi_at, 1.0f), lo = 0.0f;
+            if (!isfinite(hi)) {
+                GM_STORE(s, hi_at, 0.0f, 1.0f);
+                hi = 0.0f;
+            }
+            rest = sum - hi;
+            if (parts == 2) {
+                GM_STORE(s, hi_at + k, rest, 1.0f);
+                lo = GM_LOAD(s, hi_at + k, 1.0f);
+                if (!isfinite(lo)) {
+                    GM_STORE(s, hi_at + k, 0.0f, 1.0f);
+                    lo = 0.0f;
+                }
+                rest -= lo;
+            }
+        }
+        abs_sum[e] = mag;
+        split[e] = fabs(rest);
+    }
+}
+
+/* abft_block_norms: for each block b < nb, norms[2 b] = ||abs_sum[b]||_2
+ * and norms[2 b + 1] = ||split[b]||_2 over its k columns (fp32). */
+GM_KERNEL abft_block_norms(GM_GLOBAL const float *GM_RESTRICT abs_sum, GM_GLOBAL const float *GM_RESTRICT split,
+                           GM_GLOBAL float *GM_RESTRICT norms, unsigned int k, unsigned int nb)
+{
+    GM_FOR_EACH(b, (size_t)nb) {
+        float m = 0.0f, r = 0.0f;
+        for (unsigned int kk = 0; kk < k; kk++) {
+            const float x = abs_sum[b * k + kk], y = split[b * k + kk];
+            m += x * x;
+            r += y * y;
+        }
+        norms[2 * b] = sqrt(m);
+        norms[2 * b + 1] = sqrt(r);
+    }
+}
+
+/* abft_col_norms: cn[j] = ||B[.][j]||_2 (fp32), j < n. */
+GM_KERNEL abft_col_norms(GM_GLOBAL const gm_w_t *GM_RESTRICT w, GM_GLOBAL const gm_u16 *GM_RESTRICT wscale,
+                         GM_GLOBAL float *GM_RESTRICT cn, unsigned int k, unsigned int n, gm_u64 w_off,
+                         unsigned int wgroup, unsigned int b_trans, float sb)
+{
+    GM_GLOBAL const gm_w_t *wm = w + w_off;
+    GM_FOR_EACH(j, (size_t)n) {
+        float q = 0.0f;
+        for (unsigned int kk = 0; kk < k; kk++) {
+            const float x = ABFT_B(kk, j);
+            q += x * x;
+        }
+        cn[j] = sqrt(q);
+    }
+}
+
+/* abft_expect: e[r n + j] = sum_kk sf[r k + kk] B[kk][j] in fp32, r < m:
+ * the expected sums where the dispatch cannot multiply fp32 rows by B
+ * (int4 weights). */
+GM_KERNEL abft_expect(GM_GLOBAL const float *GM_RESTRICT sf, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
+                      GM_GLOBAL const gm_u16 *GM_RESTRICT wscale, GM_GLOBAL float *GM_RESTRICT e, unsigned int m,
+                      unsigned int k, unsigned int n, gm_u64 w_off, unsigned int wgroup, unsigned int b_trans,
+                      float sb)
+{
+    GM_GLOBAL const gm_w_t *wm = w + w_off;
+    GM_FOR_EACH(i, (size_t)m * n) {
+        const size_t r = i / n, j = i % n;
+        float acc = 0.0f;
+        for (unsigned int kk = 0; kk < k; kk++)
+            acc += sf[r * k + kk] * ABFT_B(kk, j);
+        e[i] = acc;
+    }
+}
+
+/* C[i][j] and R[i][j] as stored (R 0 where has_r is 0). */
+#define ABFT_C(i, j) (c_fp32 ? cf[c_off + (i) * n + (j)] : GM_LOAD(c, c_off + (i) * n + (j), sc))
+#define ABFT_R(i, j) (!has_r ? 0.0f : c_fp32 ? rf[r_off + (i) * n + (j)] : GM_LOAD(r, r_off + (i) * n + (j), sc))
+
+/*
+ * abft_compare: for each block b < nb and column j < n, got = sum_i (C - R)
+ * over the block's rows against want = sum_p e[(parts b + p) n + j] (the
+ * expected product's rows), within
+ *   tol = u_out sum |C| + rows out_abs + u_r sum |R| + u_sum (sum |C| + |R|)
+ *         + (norms[2 b] coef_mag + norms[2 b + 1]) cn[j]
+ *         + u_e (sum_p |e_p| + |want|) + rows row_abs
+ * (coefficients from the host: product_device_check.h), all times
+ * `slack` (a sum or tolerance past fp32's range fails). Writes diag[2 (b
+ * n + j)] = got - want and diag[... + 1] = tol, and the verdict (gm_verdict_write): per work group the failing sums and
+ * the least index (first_block + b) n + j of one, `none` where none.
+ */
+GM_KERNEL abft_compare(GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GLOBAL const gm_t *r,
+                       GM_GLOBAL const float *rf, GM_GLOBAL const float *GM_RESTRICT e,
+                       GM_GLOBAL const float *GM_RESTRICT norms, GM_GLOBAL const float *GM_RESTRICT cn,
+                       GM_GLOBAL float *GM_RESTRICT diag, GM_GLOBAL gm_u64 *GM_RESTRICT result, gm_u64 c_off,
+                       gm_u64 r_off, gm_u64 first_row, gm_u64 rows, gm_u64 first_block, gm_u64 none, unsigned int n,
+                       unsigned int g, unsigned int nb, unsigned int parts, unsigned int c_fp32, unsigned int has_r,
+                       float sc, float u_out, float out_abs, float u_r, float u_sum, float coef_mag, float u_e,
+                       float row_abs, float slack)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    gm_u64 wrong = 0, first = none;
+    GM_FOR_EACH(x, (size_t)nb * n) {
+        const size_t b = x / n, j = x % n;
+        const gm_u64 r0 = first_row + (gm_u64)b * g, r1 = r0 + g < rows ? r0 + g : rows;
+        float got = 0.0f, c_abs = 0.0f, r_abs = 0.0f;
+        for (gm_u64 i = r0; i < r1; i++) {
+            const float cv = ABFT_C(i, j), rv = ABFT_R(i, j);
+            got += cv - rv;
+            c_abs += fabs(cv);
+            r_abs += fabs(rv);
+        }
+        float want = 0.0f, e_abs = 0.0f;
+        for (unsigned int p = 0; p < parts; p++) {
+            const float v = e[(parts * b + p) * n + j];
+            want += v;
+            e_abs += fabs(v);
+        }
+        const float cnt = (float)(r1 - r0);
+        const float tol = slack * (u_out * c_abs + cnt * out_abs + u_r * r_abs + u_sum * (c_abs + r_abs)
+                                   + (norms[2 * b] * coef_mag + norms[2 * b + 1]) * cn[j]
+                                   + u_e * (e_abs + fabs(want)) + cnt * row_abs);
+        diag[2 * x] = got - want;
+        diag[2 * x + 1] = tol;
+        /* A sum or bound past fp32's range fails: an element at the
+         * format's edge, which no correct product here reaches. */
+        if (!(fabs(got - want) <= tol && isfinite(tol)) && wrong++ == 0)
+            first = (first_block + b) * n + j;
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+}
+
+/*
+ * abft_locate: the rows row0 + t, t < count, of column j recomputed, each
+ * a k-term fp32 dot product A[i] . B[.][j] (+ R[i][j]), against the
+ * stored C[i][j] within u_out |C| + out_abs + coef_mag sum_kk |A B| +
+ * u_r |R| + row_abs: the element of a failed block sum. The verdict's
+ * least index is the first wrong row (none where none).
+ */
+GM_KERNEL abft_locate(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
+                      GM_GLOBAL const gm_u16 *GM_RESTRICT wscale, GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf,
+                      GM_GLOBAL const gm_t *r, GM_GLOBAL const float *rf, GM_GLOBAL gm_u64 *GM_RESTRICT result,
+                      gm_u64 a_off, gm_u64 w_off, gm_u64 c_off, gm_u64 r_off, gm_u64 row0, gm_u64 count, gm_u64 j,
+                      gm_u64 none, unsigned int k, unsigned int n, unsigned int wgroup, unsigned int b_trans,
+                      unsigned int c_fp32, unsigned int has_r, float sa, float sb, float sc, float u_out,
+                      float out_abs, float u_r, float coef_mag, float row_abs, float slack)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    GM_GLOBAL const gm_w_t *wm = w + w_off;
+    gm_u64 wrong = 0, first = none;
+    GM_FOR_EACH(t, (size_t)count) {
+        const gm_u64 i = row0 + t;
+        float acc = 0.0f, mag = 0.0f;
+        for (unsigned int kk = 0; kk < k; kk++) {
+            const float p = GM_LOAD(a, a_off + i * k + kk, sa) * ABFT_B(kk, j);
+            acc += p;
+            mag += fabs(p);
+        }
+        const float rv = ABFT_R(i, j), cv = ABFT_C(i, j);
+        const float tol = slack * (u_out * fabs(cv) + out_abs + coef_mag * mag + u_r * fabs(rv) + row_abs);
+        if (!(fabs(cv - (acc + rv)) <= tol && isfinite(tol)) && wrong++ == 0)
+            first = i;
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+}

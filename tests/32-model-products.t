@@ -1,0 +1,119 @@
+#!/bin/sh
+# The whole model's inner products checked whole on the OpenCL device
+# (bench/workloads/product_device_check.h, model_product_check.c): every
+# projection of every layer and the LM head, during the verify's replay,
+# by column checksums over blocks of rows. A product fault
+# (GPUMEM_FAULT=corrupt-product or flip-product-bit, output_fault.h)
+# strikes one element of one product's output in every forward, the
+# timed one and the replay alike: a deterministic wrong product, which the
+# replay's logits compare cannot see. Each product (q, k, v, o, gate, up,
+# down, lm_head) is struck by both kinds, in fp32, fp16 and bf16 in turn;
+# a training step (q and the LM head), LoRA, QLoRA and int4 weights (fp16,
+# bf16) are struck too. Every point is a mismatch, none `ok`, and each names the struck
+# product, the rows of the block whose column sum failed and the struck
+# element itself (from the strike's stderr line). Without a fault every
+# point is `ok` and says its products were checked whole; with the device
+# checksums turned off (GPUMEM_PRODUCT_CHECK=sampled) struck products pass
+# the sampled checks: what the checksums find, nothing else does. Where
+# the checksums' scratch does not fit under the cap, the sampled checks
+# stand alone and the note says so.
+. tests/lib.sh
+plan 23
+
+# tiny-llama-gqa: 4 layers, hidden 256, 2 KV heads of 32, intermediate
+# 688, vocabulary 1024; 2 sequences of 8 tokens.
+model() {
+    run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload block \
+        --model tiny-llama-gqa --batch 2 --seq 8 --reps 1 --warmup 0 --quiet "$@"
+}
+
+# Without a fault (training, LoRA and QLoRA too: every product before the
+# struck one passes in the runs below, the LM head's after all 28 of the
+# layers'; tests/32-product-faults.t and 39-lora-step-pocl.t run them
+# unstruck).
+model --mode inference --precision fp32,fp16,bf16 --out "$TEST_TMP/clean"
+is "$RC:$(csv_count "$TEST_TMP/clean/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/')" "0:3" \
+    "without a fault: inference in fp32, fp16 and bf16 ok, each of the 29 products checked whole"
+[ "$RC" -eq 0 ] || diag "$ERR"
+
+# faulted NAME COLUMNS LABEL MODE PRECISIONS [ARGS...]: runs with
+# GPUMEM_FAULT=NAME (already exported), checks that every point is a
+# mismatch naming LABEL, the block holding the struck element (the output
+# has COLUMNS columns) and the element.
+faulted() {
+    name=$1 cols=$2 label=$3 mode=$4 precs=$5
+    shift 5
+    out=$TEST_TMP/$(printf '%s' "$GPUMEM_FAULT-$mode-$precs" | tr ':,' '__')
+    model --mode "$mode" --precision "$precs" --out "$out" "$@"
+    csv=$out/results.csv
+    struck=$(printf '%s\n' "$ERR" | sed -n "s/^gpumem: fault: .* struck element \([0-9]*\) of .* of $label\$/\1/p" \
+        | head -n 1)
+    points=$(csv_count "$csv" '$_->{metric} eq "time" && $_->{status} ne "unsupported"')
+    LABEL=$label STRUCK=${struck:--1} COLS=$cols
+    export LABEL STRUCK COLS
+    named=$(csv_count "$csv" '$_->{metric} eq "time" && $_->{status} eq "mismatch"
+        && $_->{note} =~ /^\Q$ENV{LABEL}\E rows \[(\d+), (\d+)\) column (\d+): block sum off by \S+ \(tolerance \S+\), found by the device checksums; element \[(\d+)\]\[(\d+)\] is wrong$/
+        && do { my ($row, $col) = (int($ENV{STRUCK} / $ENV{COLS}), $ENV{STRUCK} % $ENV{COLS});
+                $row >= $1 && $row < $2 && $3 == $col && $4 == $row && $5 == $col }')
+    is "$RC:$points:$named:$(csv_count "$csv" '$_->{status} eq "ok"')" "1:$(printf '%s\n' "$precs" | tr ',' '\n' | wc -l | tr -d ' '):$points:0" \
+        "$GPUMEM_FAULT, $mode $precs: every point a mismatch naming $label's block and element ${struck:-(no strike)}"
+}
+
+# Each product by both kinds, in inference, the precisions taken in turn;
+# q_proj and the LM head (every token's row) the second time in a training
+# step.
+set -- q_proj:1:256 k_proj:0:64 v_proj:3:64 o_proj:2:256 gate_proj:1:688 up_proj:1:688 down_proj:3:256 lm_head::1024
+i=0
+for spec; do
+    name=${spec%%:*} rest=${spec#*:}
+    layer=${rest%%:*} cols=${rest#*:}
+    label="layer $layer $name"
+    [ -n "$layer" ] || label=$name
+    if [ $((i % 2)) -eq 0 ]; then first=flip-product-bit second=corrupt-product; else first=corrupt-product second=flip-product-bit; fi
+    GPUMEM_FAULT=$first:$name${layer:+:$layer}
+    export GPUMEM_FAULT
+    faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))"
+    GPUMEM_FAULT=$second:$name${layer:+:$layer}
+    case $name in
+    q_proj | lm_head) faulted "$name" "$cols" "$label" train "$(echo bf16 fp32 | cut -d' ' -f$((i % 2 + 1)))" ;;
+    *) faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$(((i + 1) % 3 + 1)))" ;;
+    esac
+    i=$((i + 1))
+done
+
+# LoRA and QLoRA (the base product checked before the adapter's term is
+# added), and int4 weights (groups of 16 rows: the intermediate size is 688).
+GPUMEM_FAULT=flip-product-bit:gate_proj:2
+faulted gate_proj 688 "layer 2 gate_proj" lora bf16
+GPUMEM_FAULT=corrupt-product:v_proj:1
+faulted v_proj 64 "layer 1 v_proj" qlora bf16
+GPUMEM_FAULT=flip-product-bit:down_proj:0
+faulted down_proj 256 "layer 0 down_proj" inference fp16,bf16 --weight-precision int4 --group-size 16
+unset GPUMEM_FAULT
+
+# The same strike as up_proj's above, the device checksums off: it lies
+# outside the rows the stages are checked on, and the logits' replay
+# repeats it, so the point passes.
+GPUMEM_PRODUCT_CHECK=sampled GPUMEM_FAULT=corrupt-product:up_proj:1 model --mode inference --precision bf16 \
+    --out "$TEST_TMP/sampled"
+is "$RC:$(csv_count "$TEST_TMP/sampled/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+    && $_->{note} =~ /products checked on sampled rows \(GPUMEM_PRODUCT_CHECK=sampled\)/')" "0:1" \
+    "without the device checksums, layer 1 up_proj struck passes as ok"
+
+# Under a cap of exactly the model's bytes the checksums' scratch cannot
+# be allocated: the replay goes on with the sampled checks, the point is
+# ok, and its note says why.
+total=$("$GPUMEM" plan --model tiny-llama-gqa --mode inference --precision bf16 --batch 2 --seq 8 --format csv |
+    awk -F, '$2 == "total" { print $4 }')
+run_gpumem bench --backend opencl --mem-limit "${total:-0}" --suite workloads --workload block --model tiny-llama-gqa \
+    --batch 2 --seq 8 --reps 1 --warmup 0 --quiet --mode inference --precision bf16 --out "$TEST_TMP/edge"
+is "$RC:$(csv_count "$TEST_TMP/edge/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+    && $_->{note} =~ /products checked on sampled rows \(no device memory for the checksums. scratch \(\d+ bytes would exceed the memory limit/')" "0:1" \
+    "at the edge of the cap ($total bytes): the sampled checks alone, the note saying so"
+
+# A product fault names a product the model has, or it is a usage error.
+GPUMEM_FAULT=flip-product-bit:w_proj model --mode inference --precision fp32 --out "$TEST_TMP/bad"
+is "$RC:$(printf '%s\n' "$ERR" | grep -c "GPUMEM_FAULT 'flip-product-bit:w_proj': a product fault is")" "2:1" \
+    "an unknown product: exit status 2 and one line naming the fault"
+done_testing
