@@ -116,6 +116,7 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_G SERVE_GROUP
 #define SERVE_NT 4                      /* blocks a tile */
 #define SERVE_TQ 1                      /* tokens of each block scored side by side */
+#define SERVE_PAGE_ELEMS (4096 / sizeof(gm_kv_t)) /* elements of a 4KiB page */
 #define SERVE_VX 8                      /* output vectors accumulated at once */
 #define SERVE_TILE (SERVE_NT * SERVE_MAX_BLOCK) /* a query head's scores, a block's after another's */
 GM_INLINE float serve_sum8(float8 v)
@@ -212,6 +213,20 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
                 kp[i] = pool + serve_page(table, slot, t0 + (i < nt ? i : 0) * block, block, max_blocks, layer, layers,
                                           page) + head;
                 vp[i] = kp[i] + page;
+            }
+            /* The first line of each 4KiB page of the tile after next's
+             * keys and values, so that its pages' translations are walked
+             * and the hardware prefetcher has its runs ahead of the loads. */
+            for (unsigned int i = 0; i < SERVE_NT; i++) {
+                const unsigned int ahead = t0 + (2 * SERVE_NT + i) * block;
+                if (ahead < n) {
+                    GM_GLOBAL const gm_kv_t *np =
+                        pool + serve_page(table, slot, ahead, block, max_blocks, layer, layers, page) + head;
+                    for (unsigned int e = 0; e < block * SERVE_DIM; e += SERVE_PAGE_ELEMS) {
+                        gm_prefetch(np + e);
+                        gm_prefetch(np + page + e);
+                    }
+                }
             }
             /* Tokens [0, last) of every block of the tile side by side, then
              * the full blocks' rest. */
