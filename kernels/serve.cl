@@ -117,6 +117,7 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_NT 4                      /* blocks a tile */
 #define SERVE_TQ 1                      /* tokens of each block scored side by side */
 #define SERVE_PAGE_ELEMS (4096 / sizeof(gm_kv_t)) /* elements of a 4KiB page */
+#define SERVE_AHEAD 8                   /* tiles between a tile's page touches and its loads */
 #define SERVE_VX 8                      /* output vectors accumulated at once */
 #define SERVE_TILE (SERVE_NT * SERVE_MAX_BLOCK) /* a query head's scores, a block's after another's */
 GM_INLINE float serve_sum8(float8 v)
@@ -176,6 +177,24 @@ GM_INLINE __attribute__((always_inline)) void serve_weigh(float8 *a, const float
         }
 }
 
+/* Touches the first line of each 4KiB page of the keys and values (KV
+ * head at `head`) of the tile from token t0 (those of its blocks before
+ * token n), so that the pages' translations are walked and the hardware
+ * prefetcher has its runs before the tile's loads arrive. */
+GM_INLINE void serve_touch(GM_GLOBAL const gm_kv_t *pool, GM_GLOBAL const int *GM_RESTRICT table, unsigned int slot,
+                           unsigned int t0, unsigned int n, unsigned int block, unsigned int max_blocks,
+                           unsigned int layer, unsigned int layers, size_t page, size_t head)
+{
+    for (unsigned int i = 0; i < SERVE_NT && t0 + i * block < n; i++) {
+        GM_GLOBAL const gm_kv_t *p =
+            pool + serve_page(table, slot, t0 + i * block, block, max_blocks, layer, layers, page) + head;
+        for (unsigned int e = 0; e < block * SERVE_DIM; e += SERVE_PAGE_ELEMS) {
+            gm_prefetch(p + e);
+            gm_prefetch(p + page + e);
+        }
+    }
+}
+
 GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
 {
     const size_t page = (size_t)kv_heads * SERVE_DIM * block;
@@ -203,6 +222,8 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
             m[j] = -INFINITY;
             l[j] = 0.0f;
         }
+        for (unsigned int t0 = 0; t0 < SERVE_AHEAD * SERVE_NT * block; t0 += SERVE_NT * block)
+            serve_touch(pool, table, slot, t0, n, block, max_blocks, layer, layers, page, head);
         for (unsigned int t0 = 0; t0 < n; t0 += SERVE_NT * block) {
             /* The tile: nt blocks from token t0, all full but the last,
              * which holds last tokens. */
@@ -214,20 +235,8 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
                                           page) + head;
                 vp[i] = kp[i] + page;
             }
-            /* The first line of each 4KiB page of the tile after next's
-             * keys and values, so that its pages' translations are walked
-             * and the hardware prefetcher has its runs ahead of the loads. */
-            for (unsigned int i = 0; i < SERVE_NT; i++) {
-                const unsigned int ahead = t0 + (2 * SERVE_NT + i) * block;
-                if (ahead < n) {
-                    GM_GLOBAL const gm_kv_t *np =
-                        pool + serve_page(table, slot, ahead, block, max_blocks, layer, layers, page) + head;
-                    for (unsigned int e = 0; e < block * SERVE_DIM; e += SERVE_PAGE_ELEMS) {
-                        gm_prefetch(np + e);
-                        gm_prefetch(np + page + e);
-                    }
-                }
-            }
+            serve_touch(pool, table, slot, t0 + SERVE_AHEAD * SERVE_NT * block, n, block, max_blocks, layer, layers,
+                        page, head);
             /* Tokens [0, last) of every block of the tile side by side, then
              * the full blocks' rest. */
             unsigned int t = 0;
