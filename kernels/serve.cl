@@ -95,11 +95,14 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
  * exponentials 8 at a time, then its values weighted in, again a token of
  * each block in turn, SERVE_VX vectors of the output at a time so that
  * they stay in registers while the tile's values (32KiB in fp32 at
- * head_dim 128 and 16-token blocks) are walked once for each run. (Decode
- * attention of tiny-serve, 30 sequences of 1100 tokens, one layer,
- * interleaved launches on a loaded 2-core CPU: medians 3.5 to 3.6 ms
- * against 3.7 ms for the kernel before, which walked a token at a time in
- * two parts with their own softmax states; tiles of 3 to 8 blocks
+ * head_dim 128 and 16-token blocks) are walked once for each run; the
+ * first line of each 4KiB page of the keys and values is touched
+ * SERVE_AHEAD tiles ahead. (Decode attention of tiny-serve, 30 sequences
+ * of 1100 tokens, one layer, launched in turn with the kernel before and
+ * a plain read of the same bytes on a loaded 2-core CPU: 0.77 to 0.80 of
+ * the read's rate against 0.69 to 0.74 for the kernel before, which walked
+ * a token at a time in two parts with their own softmax states and was
+ * bound by its arithmetic; docs/serve.md. Tiles of 3 to 8 blocks
  * measured alike, of 1 or 2 blocks 10 to 40% slower.) With write_kv, the
  * item first writes its row's key and value of its KV head into the pool
  * (serve_kv_write's work, fused: the host asks for it only when every row
@@ -115,7 +118,6 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_D8 (SERVE_DIM / 8)
 #define SERVE_G SERVE_GROUP
 #define SERVE_NT 4                      /* blocks a tile */
-#define SERVE_TQ 1                      /* tokens of each block scored side by side */
 #define SERVE_PAGE_ELEMS (4096 / sizeof(gm_kv_t)) /* elements of a 4KiB page */
 #define SERVE_AHEAD 8                   /* tiles between a tile's page touches and its loads */
 #define SERVE_VX 8                      /* output vectors accumulated at once */
@@ -127,36 +129,33 @@ GM_INLINE float serve_sum8(float8 v)
     return b.x + b.y;
 }
 
-/* Scores tokens t..t+tq-1 of each of the first nb blocks of the tile
- * (key rows kp[i], SERVE_DIM apart) against every query head (qv, scaled
- * by 1/sqrt(dim)) into s[j * SERVE_TILE + i * SERVE_MAX_BLOCK + t + u].
- * Inlined, so that its loops unroll for the constant tq and nb. */
+/* Scores token t of each of the first nb blocks of the tile (key rows
+ * kp[i], SERVE_DIM apart) against every query head (qv, scaled by
+ * 1/sqrt(dim)) into s[j * SERVE_TILE + i * SERVE_MAX_BLOCK + t]: nb x
+ * SERVE_G dot products side by side. Inlined, so that its loops unroll
+ * for the constant nb. */
 GM_INLINE __attribute__((always_inline)) void serve_score(float *s, const float8 *qv,
                                                           GM_GLOBAL const gm_kv_t *const *kp, unsigned int t,
-                                                          const unsigned int tq, const unsigned int nb)
+                                                          const unsigned int nb)
 {
-    float8 a[SERVE_NT * SERVE_TQ * SERVE_G];
+    float8 a[SERVE_NT * SERVE_G];
 #pragma unroll
-    for (unsigned int u = 0; u < nb * tq * SERVE_G; u++)
+    for (unsigned int u = 0; u < nb * SERVE_G; u++)
         a[u] = (float8)(0.0f);
 #pragma unroll
     for (unsigned int x = 0; x < SERVE_D8; x++)
 #pragma unroll
-        for (unsigned int u = 0; u < tq; u++)
+        for (unsigned int i = 0; i < nb; i++) {
+            const float8 k = SERVE_LOAD8(kp[i], (size_t)t * SERVE_DIM + 8 * x);
 #pragma unroll
-            for (unsigned int i = 0; i < nb; i++) {
-                const float8 k = SERVE_LOAD8(kp[i], (size_t)(t + u) * SERVE_DIM + 8 * x);
-#pragma unroll
-                for (unsigned int j = 0; j < SERVE_G; j++)
-                    a[(i * tq + u) * SERVE_G + j] = fma(qv[j * SERVE_D8 + x], k, a[(i * tq + u) * SERVE_G + j]);
-            }
+            for (unsigned int j = 0; j < SERVE_G; j++)
+                a[i * SERVE_G + j] = fma(qv[j * SERVE_D8 + x], k, a[i * SERVE_G + j]);
+        }
 #pragma unroll
     for (unsigned int i = 0; i < nb; i++)
 #pragma unroll
-        for (unsigned int u = 0; u < tq; u++)
-#pragma unroll
-            for (unsigned int j = 0; j < SERVE_G; j++)
-                s[j * SERVE_TILE + i * SERVE_MAX_BLOCK + t + u] = serve_sum8(a[(i * tq + u) * SERVE_G + j]);
+        for (unsigned int j = 0; j < SERVE_G; j++)
+            s[j * SERVE_TILE + i * SERVE_MAX_BLOCK + t] = serve_sum8(a[i * SERVE_G + j]);
 }
 
 /* Weighs tokens t0..t1-1 of each of the first nb blocks of the tile (value
@@ -239,18 +238,16 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
                         page, head);
             /* Tokens [0, last) of every block of the tile side by side, then
              * the full blocks' rest. */
-            unsigned int t = 0;
             if (nt == SERVE_NT) {
-                for (; t + SERVE_TQ <= last; t += SERVE_TQ)
-                    serve_score(s, qv, kp, t, SERVE_TQ, SERVE_NT);
+                unsigned int t = 0;
                 for (; t < last; t++)
-                    serve_score(s, qv, kp, t, 1, SERVE_NT);
+                    serve_score(s, qv, kp, t, SERVE_NT);
                 for (; t < block; t++)
-                    serve_score(s, qv, kp, t, 1, SERVE_NT - 1);
+                    serve_score(s, qv, kp, t, SERVE_NT - 1);
             } else {
                 for (unsigned int i = 0; i < nt; i++)
                     for (unsigned int u = 0; u < (i + 1 < nt ? block : last); u++)
-                        serve_score(s + i * SERVE_MAX_BLOCK, qv, kp + i, u, 1, 1);
+                        serve_score(s + i * SERVE_MAX_BLOCK, qv, kp + i, u, 1);
             }
             float c[SERVE_G];
             for (unsigned int j = 0; j < SERVE_G; j++) {
