@@ -99,15 +99,15 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
  * first line of each 4KiB page of the keys and values is touched
  * SERVE_AHEAD tiles ahead. (Decode attention of tiny-serve, 30 sequences
  * of 1100 tokens, one layer, launched in turn with the kernel before and
- * a plain read of the same bytes on a loaded 2-core CPU: 0.77 to 0.80 of
- * the read's rate against 0.69 to 0.74 for the kernel before, which walked
- * a token at a time in two parts with their own softmax states and was
- * bound by its arithmetic; docs/serve.md. Tiles of 3 to 8 blocks
- * measured alike, of 1 or 2 blocks 10 to 40% slower.) With write_kv, the
- * item first writes its row's key and value of its KV head into the pool
- * (serve_kv_write's work, fused: the host asks for it only when every row
- * is a decode row of a sequence of its own, so that no item reads a key
- * another item writes). */
+ * a plain read of the same bytes on a loaded 2-core CPU: 0.71 to 0.85 of
+ * the read's rate against 0.64 to 0.81 for the kernel before, higher in
+ * 11 of 12 runs; that kernel walked a token at a time in two parts with
+ * their own softmax states and was bound by its arithmetic; docs/serve.md.
+ * Tiles of 3 to 8 blocks measured alike, of 1 or 2 blocks 10 to 40%
+ * slower.) With write_kv, the item first writes its row's key and value
+ * of its KV head into the pool (serve_kv_write's work, fused: the host
+ * asks for it only when every row is a decode row of a sequence of its
+ * own, so that no item reads a key another item writes). */
 #if defined(GM_BF16)
 #define SERVE_LOAD8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #elif defined(GM_FP16)
