@@ -71,32 +71,43 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_MAX_GROUP 8       /* query heads of one KV head */
 #define SERVE_MAX_DIM 256
 #define SERVE_MAX_BLOCK 64      /* tokens a block at most (the engine's bound on --block-tokens) */
-/* Both kernels' parameters (the host's arguments, serve_engine.c). */
+/* Both kernels' parameters (the host's arguments, serve_engine.c). q's
+ * rows are qkv_proj's [q | k | v]. write_kv: the CPU kernel writes each
+ * row's key and value into the pool first (serve_kv_write's work); the
+ * GPU kernel is given 0 and never writes the pool. */
 #define SERVE_ATTENTION_PARAMS                                                                                    \
     GM_GLOBAL const gm_t *GM_RESTRICT q, gm_u64 q_off, gm_u64 q_row, gm_u64 o_off, GM_GLOBAL gm_t *GM_RESTRICT o,  \
-        GM_GLOBAL const gm_kv_t *GM_RESTRICT pool, GM_GLOBAL const int *GM_RESTRICT table,                        \
+        GM_GLOBAL gm_kv_t *GM_RESTRICT pool, GM_GLOBAL const int *GM_RESTRICT table,                              \
         GM_GLOBAL const gm_u32 *GM_RESTRICT meta, unsigned int rows, unsigned int heads, unsigned int kv_heads,     \
         unsigned int dim, unsigned int block, unsigned int max_blocks, unsigned int layer, unsigned int layers,      \
-        float scale
+        float scale, unsigned int write_kv
 
 #if defined(GM_CHUNKED)
 /* CPUs (OpenCL: the chunked variants are built for CPU devices alone, the
  * host fixing the head size and the group at build time with -DSERVE_DIM
  * and -DSERVE_GROUP): one work item per (row, KV head), every query head
  * of the group at once, so that each key and value is read once, in
- * 8-wide vectors along the head. Token by token, its key row then its
- * value row (the online softmax taken a token at a time, the output
- * rescaled only when the maximum grows), so that keys and values stream
- * side by side. The sequence's blocks are split in SERVE_PARTS parts (a
- * split-K as flash-decoding's, here inside the work item) walked in step,
- * a token of each in turn, each with its own softmax state, merged at the
- * end: with two parts, four runs of memory in flight on a core and two
- * independent chains of arithmetic where one keeps two and one (decode
- * steps of tiny-serve, 30 sequences of 1100 tokens, interleaved runs on a
- * loaded 2-core CPU: medians 8 to 50% below one part's; four parts
- * gained nothing over two). Each part's next block is prefetched a token
- * at a time: blocks are scattered, and a hardware prefetcher stops at
- * each one's end. */
+ * 8-wide vectors along the head. A tile of SERVE_NT blocks at a time (the
+ * online softmax needs no order among a tile's tokens): its keys scored
+ * first, a token of each block in turn (SERVE_NT runs of memory in flight:
+ * blocks are scattered, and a hardware prefetcher stops at each one's
+ * end), one maximum and one rescale of the output a tile, the
+ * exponentials 8 at a time, then its values weighted in, again a token of
+ * each block in turn, SERVE_VX vectors of the output at a time so that
+ * they stay in registers while the tile's values (32KiB in fp32 at
+ * head_dim 128 and 16-token blocks) are walked once for each run; the
+ * first line of each 4KiB page of the keys and values is touched
+ * SERVE_AHEAD tiles ahead. (Decode attention of tiny-serve, 30 sequences
+ * of 1100 tokens, one layer, launched in turn with the kernel before and
+ * a plain read of the same bytes on a loaded 2-core CPU: 0.71 to 0.85 of
+ * the read's rate against 0.64 to 0.81 for the kernel before, higher in
+ * 11 of 12 runs; that kernel walked a token at a time in two parts with
+ * their own softmax states and was bound by its arithmetic; docs/serve.md.
+ * Tiles of 3 to 8 blocks measured alike, of 1 or 2 blocks 10 to 40%
+ * slower.) With write_kv, the item first writes its row's key and value
+ * of its KV head into the pool (serve_kv_write's work, fused: the host
+ * asks for it only when every row is a decode row of a sequence of its
+ * own, so that no item reads a key another item writes). */
 #if defined(GM_BF16)
 #define SERVE_LOAD8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #elif defined(GM_FP16)
@@ -106,82 +117,80 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #endif
 #define SERVE_D8 (SERVE_DIM / 8)
 #define SERVE_G SERVE_GROUP
-#define SERVE_LINE (64 / sizeof(gm_kv_t))   /* elements of a cache line */
-#define SERVE_PARTS 2                       /* parts of a sequence's blocks walked in step */
+#define SERVE_NT 4                      /* blocks a tile */
+#define SERVE_PAGE_ELEMS (4096 / sizeof(gm_kv_t)) /* elements of a 4KiB page */
+#define SERVE_AHEAD 8                   /* tiles between a tile's page touches and its loads */
+#define SERVE_VX 8                      /* output vectors accumulated at once */
+#define SERVE_TILE (SERVE_NT * SERVE_MAX_BLOCK) /* a query head's scores, a block's after another's */
 GM_INLINE float serve_sum8(float8 v)
 {
     const float4 a = v.lo + v.hi;
     const float2 b = a.lo + a.hi;
     return b.x + b.y;
 }
-/* The softmax state of one part: the running maximum and sum of each
- * query head, and its output rows so far (not yet divided by the sum). */
-typedef struct {
-    float8 acc[SERVE_G * SERVE_D8];
-    float m[SERVE_G], l[SERVE_G];
-} serve_part;
 
-GM_INLINE void serve_part_init(serve_part *h)
+/* Scores token t of each of the first nb blocks of the tile (key rows
+ * kp[i], SERVE_DIM apart) against every query head (qv, scaled by
+ * 1/sqrt(dim)) into s[j * SERVE_TILE + i * SERVE_MAX_BLOCK + t]: nb x
+ * SERVE_G dot products side by side. Inlined, so that its loops unroll
+ * for the constant nb. */
+GM_INLINE __attribute__((always_inline)) void serve_score(float *s, const float8 *qv,
+                                                          GM_GLOBAL const gm_kv_t *const *kp, unsigned int t,
+                                                          const unsigned int nb)
 {
-    for (unsigned int i = 0; i < SERVE_G * SERVE_D8; i++)
-        h->acc[i] = (float8)(0.0f);
-    for (unsigned int j = 0; j < SERVE_G; j++) {
-        h->m[j] = -INFINITY;
-        h->l[j] = 0.0f;
-    }
+    float8 a[SERVE_NT * SERVE_G];
+#pragma unroll
+    for (unsigned int u = 0; u < nb * SERVE_G; u++)
+        a[u] = (float8)(0.0f);
+#pragma unroll
+    for (unsigned int x = 0; x < SERVE_D8; x++)
+#pragma unroll
+        for (unsigned int i = 0; i < nb; i++) {
+            const float8 k = SERVE_LOAD8(kp[i], (size_t)t * SERVE_DIM + 8 * x);
+#pragma unroll
+            for (unsigned int j = 0; j < SERVE_G; j++)
+                a[i * SERVE_G + j] = fma(qv[j * SERVE_D8 + x], k, a[i * SERVE_G + j]);
+        }
+#pragma unroll
+    for (unsigned int i = 0; i < nb; i++)
+#pragma unroll
+        for (unsigned int j = 0; j < SERVE_G; j++)
+            s[j * SERVE_TILE + i * SERVE_MAX_BLOCK + t] = serve_sum8(a[i * SERVE_G + j]);
 }
 
-/* One token into a part's state: its key row kr scored against every
- * query head (qv, already scaled by 1/sqrt(dim)), then its value row vr
- * weighted in; nk, where not null, is the same token's key row of the
- * part's next block (it and its value row are prefetched). */
-GM_INLINE void serve_token(serve_part *h, const float8 *qv, GM_GLOBAL const gm_kv_t *GM_RESTRICT kr,
-                           GM_GLOBAL const gm_kv_t *GM_RESTRICT vr, GM_GLOBAL const gm_kv_t *nk, size_t page)
+/* Weighs tokens t0..t1-1 of each of the first nb blocks of the tile (value
+ * rows vp[i]; their weights p[i * SERVE_MAX_BLOCK + u]) into a, output
+ * vectors x0.. of a query head. Inlined as serve_score. */
+GM_INLINE __attribute__((always_inline)) void serve_weigh(float8 *a, const float *p,
+                                                          GM_GLOBAL const gm_kv_t *const *vp, unsigned int t0,
+                                                          unsigned int t1, const unsigned int x0, const unsigned int nb)
 {
-    for (unsigned int i = 0; nk && i < SERVE_DIM; i += SERVE_LINE) {
-        gm_prefetch(nk + i);
-        gm_prefetch(nk + page + i);
-    }
-    float8 s0[SERVE_G], s1[SERVE_G];
+    for (unsigned int u = t0; u < t1; u++)
 #pragma unroll
-    for (unsigned int j = 0; j < SERVE_G; j++)
-        s0[j] = s1[j] = (float8)(0.0f);
-    /* Two sums a head, each over every other 8 columns: half the chain. */
-    for (unsigned int x = 0; x + 1 < SERVE_D8; x += 2) {
-        const float8 k0 = SERVE_LOAD8(kr, 8 * x), k1 = SERVE_LOAD8(kr, 8 * x + 8);
+        for (unsigned int i = 0; i < nb; i++) {
+            const float8 w = (float8)(p[i * SERVE_MAX_BLOCK + u]);
 #pragma unroll
-        for (unsigned int j = 0; j < SERVE_G; j++) {
-            s0[j] = fma(qv[j * SERVE_D8 + x], k0, s0[j]);
-            s1[j] = fma(qv[j * SERVE_D8 + x + 1], k1, s1[j]);
+            for (unsigned int x = 0; x < SERVE_VX; x++)
+                if (x0 + x < SERVE_D8)
+                    a[x] = fma(w, SERVE_LOAD8(vp[i], (size_t)u * SERVE_DIM + 8 * (x0 + x)), a[x]);
         }
-    }
-#if (SERVE_DIM / 8) % 2
-    {
-        const float8 k0 = SERVE_LOAD8(kr, SERVE_DIM - 8);
-#pragma unroll
-        for (unsigned int j = 0; j < SERVE_G; j++)
-            s0[j] = fma(qv[j * SERVE_D8 + SERVE_D8 - 1], k0, s0[j]);
-    }
-#endif
-    float p[SERVE_G];
-#pragma unroll
-    for (unsigned int j = 0; j < SERVE_G; j++) {
-        const float sc = serve_sum8(s0[j] + s1[j]);
-        if (sc > h->m[j]) {
-            const float corr = exp(h->m[j] - sc);
-            h->l[j] *= corr;
-            for (unsigned int x = 0; x < SERVE_D8; x++)
-                h->acc[j * SERVE_D8 + x] *= corr;
-            h->m[j] = sc;
+}
+
+/* Touches the first line of each 4KiB page of the keys and values (KV
+ * head at `head`) of the tile from token t0 (those of its blocks before
+ * token n), so that the pages' translations are walked and the hardware
+ * prefetcher has its runs before the tile's loads arrive. */
+GM_INLINE void serve_touch(GM_GLOBAL const gm_kv_t *pool, GM_GLOBAL const int *GM_RESTRICT table, unsigned int slot,
+                           unsigned int t0, unsigned int n, unsigned int block, unsigned int max_blocks,
+                           unsigned int layer, unsigned int layers, size_t page, size_t head)
+{
+    for (unsigned int i = 0; i < SERVE_NT && t0 + i * block < n; i++) {
+        GM_GLOBAL const gm_kv_t *p =
+            pool + serve_page(table, slot, t0 + i * block, block, max_blocks, layer, layers, page) + head;
+        for (unsigned int e = 0; e < block * SERVE_DIM; e += SERVE_PAGE_ELEMS) {
+            gm_prefetch(p + e);
+            gm_prefetch(p + page + e);
         }
-        p[j] = exp(sc - h->m[j]);
-        h->l[j] += p[j];
-    }
-    for (unsigned int x = 0; x < SERVE_D8; x++) {
-        const float8 v = SERVE_LOAD8(vr, 8 * x);
-#pragma unroll
-        for (unsigned int j = 0; j < SERVE_G; j++)
-            h->acc[j * SERVE_D8 + x] = fma((float8)(p[j]), v, h->acc[j * SERVE_D8 + x]);
     }
 }
 
@@ -191,52 +200,106 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
     const float inv_sqrt = 1.0f / sqrt((float)SERVE_DIM);
     GM_FOR_EACH(item, (size_t)rows * kv_heads) {
         const size_t r = item / kv_heads, g = item % kv_heads, head = g * block * SERVE_DIM;
-        const unsigned int slot = meta[4 * r], n = meta[4 * r + 1] + 1;
-        /* Part p: blocks [p * per, (p + 1) * per), the last ones short or empty. */
-        const unsigned int nblocks = (n + block - 1) / block, per = (nblocks + SERVE_PARTS - 1) / SERVE_PARTS;
-        float8 qv[SERVE_G * SERVE_D8];
-        serve_part st[SERVE_PARTS];
+        const unsigned int slot = meta[4 * r], pos = meta[4 * r + 1], n = pos + 1;
         const size_t q_at = q_off + r * q_row + g * SERVE_G * SERVE_DIM;
-        for (unsigned int i = 0; i < SERVE_G * SERVE_D8; i++)
-            qv[i] = SERVE_LOAD8(q, q_at + 8 * (size_t)i) * inv_sqrt;
-        for (unsigned int p = 0; p < SERVE_PARTS; p++)
-            serve_part_init(&st[p]);
-        for (unsigned int i = 0; i < per; i++) {
-            GM_GLOBAL const gm_kv_t *kp[SERVE_PARTS], *nkp[SERVE_PARTS];
-            unsigned int cnt[SERVE_PARTS];
-            for (unsigned int p = 0; p < SERVE_PARTS; p++) {
-                const unsigned int bi = p * per + i, t0 = bi * block;
-                cnt[p] = bi < nblocks ? (n - t0 < block ? n - t0 : block) : 0;
-                kp[p] = cnt[p] ? pool + serve_page(table, slot, t0, block, max_blocks, layer, layers, page) + head : pool;
-                nkp[p] = i + 1 < per && bi + 1 < nblocks
-                             ? pool + serve_page(table, slot, t0 + block, block, max_blocks, layer, layers, page) + head
-                             : 0;
-            }
-            for (unsigned int t = 0; t < cnt[0]; t++) {
-                const size_t at = (size_t)t * SERVE_DIM;
-#pragma unroll
-                for (unsigned int p = 0; p < SERVE_PARTS; p++)
-                    if (t < cnt[p])
-                        serve_token(&st[p], qv, kp[p] + at, kp[p] + at + page, nkp[p] ? nkp[p] + at : 0, page);
+        if (write_kv) {
+            const size_t from = q_off + r * q_row + (size_t)heads * SERVE_DIM + g * SERVE_DIM;
+            const size_t to = serve_page(table, slot, pos, block, max_blocks, layer, layers, page) + head
+                              + (size_t)(pos % block) * SERVE_DIM;
+            for (unsigned int d = 0; d < SERVE_DIM; d++) {
+                GM_KVSTORE(pool, to + d, GM_LOAD(q, from + d, scale), scale);
+                GM_KVSTORE(pool, to + page + d, GM_LOAD(q, from + (size_t)kv_heads * SERVE_DIM + d, scale), scale);
             }
         }
-        /* The parts merged: each rescaled to the largest maximum (a part
-         * that holds no token weighs 0). */
+        float8 qv[SERVE_G * SERVE_D8], acc[SERVE_G * SERVE_D8];
+        float m[SERVE_G], l[SERVE_G], s[SERVE_G * SERVE_TILE];
+        for (unsigned int i = 0; i < SERVE_G * SERVE_D8; i++) {
+            qv[i] = SERVE_LOAD8(q, q_at + 8 * (size_t)i) * inv_sqrt;
+            acc[i] = (float8)(0.0f);
+        }
+        for (unsigned int j = 0; j < SERVE_G; j++) {
+            m[j] = -INFINITY;
+            l[j] = 0.0f;
+        }
+        for (unsigned int t0 = 0; t0 < SERVE_AHEAD * SERVE_NT * block; t0 += SERVE_NT * block)
+            serve_touch(pool, table, slot, t0, n, block, max_blocks, layer, layers, page, head);
+        for (unsigned int t0 = 0; t0 < n; t0 += SERVE_NT * block) {
+            /* The tile: nt blocks from token t0, all full but the last,
+             * which holds last tokens. */
+            const unsigned int left = n - t0, nt = left < SERVE_NT * block ? (left + block - 1) / block : SERVE_NT;
+            const unsigned int last = left - (nt - 1) * block < block ? left - (nt - 1) * block : block;
+            GM_GLOBAL const gm_kv_t *kp[SERVE_NT], *vp[SERVE_NT];
+            for (unsigned int i = 0; i < SERVE_NT; i++) {
+                kp[i] = pool + serve_page(table, slot, t0 + (i < nt ? i : 0) * block, block, max_blocks, layer, layers,
+                                          page) + head;
+                vp[i] = kp[i] + page;
+            }
+            serve_touch(pool, table, slot, t0 + SERVE_AHEAD * SERVE_NT * block, n, block, max_blocks, layer, layers,
+                        page, head);
+            /* Tokens [0, last) of every block of the tile side by side, then
+             * the full blocks' rest. */
+            if (nt == SERVE_NT) {
+                unsigned int t = 0;
+                for (; t < last; t++)
+                    serve_score(s, qv, kp, t, SERVE_NT);
+                for (; t < block; t++)
+                    serve_score(s, qv, kp, t, SERVE_NT - 1);
+            } else {
+                for (unsigned int i = 0; i < nt; i++)
+                    for (unsigned int u = 0; u < (i + 1 < nt ? block : last); u++)
+                        serve_score(s + i * SERVE_MAX_BLOCK, qv, kp + i, u, 1);
+            }
+            float c[SERVE_G];
+            for (unsigned int j = 0; j < SERVE_G; j++) {
+                float *sj = s + j * SERVE_TILE, mx = m[j];
+                for (unsigned int i = 0; i < nt; i++)
+                    for (unsigned int u = 0; u < (i + 1 < nt ? block : last); u++)
+                        mx = fmax(mx, sj[i * SERVE_MAX_BLOCK + u]);
+                float8 sum = (float8)(0.0f);
+                for (unsigned int i = 0; i < nt; i++) {
+                    const unsigned int cnt = i + 1 < nt ? block : last;
+                    float *si = sj + i * SERVE_MAX_BLOCK;
+                    for (unsigned int u = cnt; u < ((cnt + 7) & ~7u); u++)
+                        si[u] = -INFINITY;
+                    for (unsigned int u = 0; u < cnt; u += 8) {
+                        const float8 p = exp(vload8(0, si + u) - mx);
+                        vstore8(p, 0, si + u);
+                        sum += p;
+                    }
+                }
+                c[j] = exp(m[j] - mx);
+                l[j] = l[j] * c[j] + serve_sum8(sum);
+                m[j] = mx;
+            }
+#pragma unroll
+            for (unsigned int j = 0; j < SERVE_G; j++) {
+                const float *pj = s + j * SERVE_TILE;
+#pragma unroll
+                for (unsigned int x0 = 0; x0 < SERVE_D8; x0 += SERVE_VX) {
+                    float8 a[SERVE_VX];
+#pragma unroll
+                    for (unsigned int x = 0; x < SERVE_VX; x++)
+                        if (x0 + x < SERVE_D8)
+                            a[x] = acc[j * SERVE_D8 + x0 + x] * c[j];
+                    if (nt == SERVE_NT) {
+                        serve_weigh(a, pj, vp, 0, last, x0, SERVE_NT);
+                        serve_weigh(a, pj, vp, last, block, x0, SERVE_NT - 1);
+                    } else {
+                        for (unsigned int i = 0; i < nt; i++)
+                            serve_weigh(a, pj + i * SERVE_MAX_BLOCK, vp + i, 0, i + 1 < nt ? block : last, x0, 1);
+                    }
+#pragma unroll
+                    for (unsigned int x = 0; x < SERVE_VX; x++)
+                        if (x0 + x < SERVE_D8)
+                            acc[j * SERVE_D8 + x0 + x] = a[x];
+                }
+            }
+        }
         const size_t o_at = o_off + r * heads * SERVE_DIM + g * SERVE_G * SERVE_DIM;
         for (unsigned int j = 0; j < SERVE_G; j++) {
-            float mx = st[0].m[j], c[SERVE_PARTS], sum = 0.0f;
-            for (unsigned int p = 1; p < SERVE_PARTS; p++)
-                mx = fmax(mx, st[p].m[j]);
-            for (unsigned int p = 0; p < SERVE_PARTS; p++) {
-                c[p] = exp(st[p].m[j] - mx);
-                sum += st[p].l[j] * c[p];
-            }
-            const float inv = 1.0f / sum;
+            const float inv = 1.0f / l[j];
             for (unsigned int x = 0; x < SERVE_D8; x++) {
-                float8 v = st[0].acc[j * SERVE_D8 + x] * c[0];
-                for (unsigned int p = 1; p < SERVE_PARTS; p++)
-                    v += st[p].acc[j * SERVE_D8 + x] * c[p];
-                v *= inv;
+                const float8 v = acc[j * SERVE_D8 + x] * inv;
                 const float e[8] = {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7};
                 for (unsigned int k = 0; k < 8; k++)
                     GM_STORE(o, o_at + j * SERVE_DIM + 8 * x + k, e[k], scale);

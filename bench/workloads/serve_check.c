@@ -297,13 +297,18 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
             check_product(c, "qkv", M_QKV, l, c->in, NULL, c->out);
         break;
     case S_KV:
+        if (serve_kv_fused(e))
+            break;      /* written by the attention's launch: checked after it */
         rc = read_rows(c, lc.qkv, qkv, c->in);
         if (rc == GM_OK)
             rc = check_kv(c, l, c->in);
         break;
     case S_ATTN:
-        rc = read_rows(c, lc.o, ad, c->out);
-        if (rc == GM_OK)
+        if (serve_kv_fused(e))
+            rc = check_kv(c, l, c->in);
+        if (rc == GM_OK && c->ok)
+            rc = read_rows(c, lc.o, ad, c->out);
+        if (rc == GM_OK && c->ok)
             rc = check_attention(c, l, c->in, c->out);
         break;
     case S_OPROJ:

@@ -192,6 +192,8 @@ serve_layer_locs serve_locs(serve_engine *e)
                               .o = {ph, T * (e->ad + 2 * e->kd)}, .gu = {ph, 0}, .act = {ph, T * 2 * e->I}};
 }
 
+bool serve_kv_fused(const serve_engine *e) { return e->chunked && e->rows_distinct && e->n_decode == e->n_rows; }
+
 gm_status serve_stage(serve_engine *e, uint64_t l, int s)
 {
     serve_layer_locs c = serve_locs(e);
@@ -206,6 +208,8 @@ gm_status serve_stage(serve_engine *e, uint64_t l, int s)
     case S_QKV:
         return serve_linear(e, M_QKV, l, rows, c.b, c.qkv, NULL);
     case S_KV: {
+        if (serve_kv_fused(e))
+            return GM_OK;       /* the attention's launch writes them */
         gm_arg args[] = {gm_arg_buf(c.qkv.buf), gm_arg_u64(&k_off), gm_arg_u64(&v_off), gm_arg_u64(&qkv_row),
                          gm_arg_buf(&e->buf[SB_POOL]), gm_arg_buf(&e->buf[SB_TABLE]), gm_arg_buf(&e->buf[SB_ROWS]),
                          gm_arg_u32(&rows), gm_arg_u32(&kvh), gm_arg_u32(&dim), gm_arg_u32(&block),
@@ -213,19 +217,20 @@ gm_status serve_stage(serve_engine *e, uint64_t l, int s)
         return launch(e, e->k_kv, (size_t)rows * kvh, args, 15);
     }
     case S_ATTN: {
+        unsigned int write_kv = serve_kv_fused(e);
         gm_arg args[] = {gm_arg_buf(c.qkv.buf), gm_arg_u64(&c.qkv.off), gm_arg_u64(&qkv_row), gm_arg_u64(&c.o.off),
                          gm_arg_buf(c.o.buf),
                          gm_arg_buf(&e->buf[SB_POOL]), gm_arg_buf(&e->buf[SB_TABLE]), gm_arg_buf(&e->buf[SB_ROWS]),
                          gm_arg_u32(&rows), gm_arg_u32(&heads), gm_arg_u32(&kvh), gm_arg_u32(&dim),
                          gm_arg_u32(&block), gm_arg_u32(&maxb), gm_arg_u32(&layer), gm_arg_u32(&layers),
-                         gm_arg_f32(&sc)};
+                         gm_arg_f32(&sc), gm_arg_u32(&write_kv)};
         size_t items = (size_t)rows * kvh;
         if (e->chunked)
-            return launch(e, e->k_attn, items, args, 17);
+            return launch(e, e->k_attn, items, args, 18);
         /* One group of SERVE_WG items per (row, KV head) (kernels/serve.cl). */
         size_t cu = e->dev->info.compute_units > 0 ? (size_t)e->dev->info.compute_units : 1;
         size_t groups = items < cu * 32 ? items : cu * 32;
-        return e->dev->backend->launch(e->dev, 0, e->k_attn, groups * SERVE_WG, SERVE_WG, args, 17);
+        return e->dev->backend->launch(e->dev, 0, e->k_attn, groups * SERVE_WG, SERVE_WG, args, 18);
     }
     case S_OPROJ:
         return serve_linear(e, M_O, l, rows, c.o, c.b, &c.a);
@@ -315,6 +320,8 @@ void serve_table_set(serve_engine *e, unsigned slot, unsigned index, int32_t blo
 void serve_step_begin(serve_engine *e)
 {
     e->n_rows = e->n_decode = e->n_logits = 0;
+    e->rows_distinct = true;
+    memset(e->slot_in_step, 0, (size_t)e->d.max_seqs * sizeof *e->slot_in_step);
 }
 
 bool serve_step_add(serve_engine *e, unsigned slot, uint64_t pos, uint32_t token, bool decode, bool logits)
@@ -331,6 +338,8 @@ bool serve_step_add(serve_engine *e, unsigned slot, uint64_t pos, uint32_t token
         e->logit_slot[e->n_logits++] = slot;
     }
     e->n_decode += decode;
+    e->rows_distinct = e->rows_distinct && !e->slot_in_step[slot];
+    e->slot_in_step[slot] = true;
     e->n_rows++;
     return true;
 }
@@ -406,6 +415,7 @@ void serve_engine_close(serve_engine *e)
             e->dev->backend->program_release(e->dev, ps[i]);
     free(e->table);
     free(e->table_dirty);
+    free(e->slot_in_step);
     free(e->rows);
     free(e->logit_row);
     free(e->logit_slot);
@@ -501,10 +511,11 @@ gm_status serve_engine_open(gm_device *dev, gm_pattern *pat, const serve_dims *d
         rc = gm_device_alloc(dev, GM_MEM_HOST, stage, &e->stage);
     e->table = calloc(table, sizeof *e->table);
     e->table_dirty = calloc((size_t)d->max_seqs, sizeof *e->table_dirty);
+    e->slot_in_step = calloc((size_t)d->max_seqs, sizeof *e->slot_in_step);
     e->rows = malloc(rows * 4);
     e->logit_row = malloc((size_t)d->max_seqs * 4);
     e->logit_slot = malloc((size_t)d->max_seqs * 4);
-    if (rc == GM_OK && !(e->table && e->table_dirty && e->rows && e->logit_row && e->logit_slot))
+    if (rc == GM_OK && !(e->table && e->table_dirty && e->slot_in_step && e->rows && e->logit_row && e->logit_slot))
         rc = gm_device_fail(dev, GM_ERR_OOM, 0, "out of host memory");
     if (rc == GM_OK)
         rc = build(e);

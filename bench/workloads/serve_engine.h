@@ -74,6 +74,8 @@ typedef struct serve_engine {
      * rows that get logits (their index) and their slots. */
     uint32_t *rows;
     uint32_t n_rows, n_decode;      /* rows; of them the decode rows, first */
+    bool *slot_in_step;             /* per slot: the step has a row of it */
+    bool rows_distinct;             /* no two of the step's rows share a slot */
     uint32_t *logit_row, *logit_slot, n_logits;
     gm_program *p_linear, *p_model, *p_serve;
     gm_kernel *k_linear, *k_init, *k_norm, *k_swiglu, *k_embed, *k_kv, *k_attn, *k_sample;

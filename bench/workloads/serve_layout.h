@@ -48,6 +48,11 @@ uint64_t serve_m_off(const serve_engine *e, int m, uint64_t layer);
 float serve_weight(const serve_engine *e, int m, uint64_t i);
 
 serve_layer_locs serve_locs(serve_engine *e);
+/* Whether the step's keys and values are written by the attention's
+ * launch (S_KV then launches nothing): on CPU devices, when every row is a
+ * decode row of a sequence of its own, so that no row attends over a key
+ * another row of the step writes. */
+bool serve_kv_fused(const serve_engine *e);
 /* Enqueues stage s of layer l, the embedding, the head (final norm, LM
  * head, sampler). */
 gm_status serve_stage(serve_engine *e, uint64_t l, int s);
