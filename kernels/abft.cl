@@ -281,19 +281,25 @@ GM_KERNEL abft_i8_expect(GM_GLOBAL const gm_t *GM_RESTRICT s, GM_GLOBAL const gm
     GM_FOR_EACH(x, tiles * n) {
         const size_t j = x % n, r0 = x / n * ABFT_I8_ROWS;
         const unsigned int nr = rows_e - r0 < ABFT_I8_ROWS ? (unsigned int)(rows_e - r0) : ABFT_I8_ROWS;
+        /* Whole loops over the tile (registers, not stack, on CUDA); rows
+         * past the last read the last row again and are not stored. */
         size_t at[ABFT_I8_ROWS];
         int acc[ABFT_I8_ROWS];
+#pragma unroll
         for (unsigned int q = 0; q < ABFT_I8_ROWS; q++) {
-            at[q] = (r0 + (q < nr ? q : nr - 1)) * k;     /* past the last row: the last row again */
+            at[q] = (r0 + (q < nr ? q : nr - 1)) * k;
             acc[q] = 0;
         }
         for (unsigned int kk = 0; kk < k; kk++) {
             const int bv = ABFT_I8_B(kk, j);
+#pragma unroll
             for (unsigned int q = 0; q < ABFT_I8_ROWS; q++)
                 acc[q] += (int)s[at[q] + kk] * bv;
         }
-        for (unsigned int q = 0; q < nr; q++)
-            e[(r0 + q) * n + j] = acc[q];
+#pragma unroll
+        for (unsigned int q = 0; q < ABFT_I8_ROWS; q++)
+            if (q < nr)
+                e[(r0 + q) * n + j] = acc[q];
     }
 }
 

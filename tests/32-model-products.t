@@ -8,10 +8,10 @@
 # timed one and the replay alike: a deterministic wrong product, which the
 # replay's logits compare cannot see. Each product (q, k, v, o, gate, up,
 # down, lm_head) is struck by both kinds, in fp32, fp16 and bf16 in turn,
-# and in int8 beside the first (product_device_check_int8.h: four
-# products flipped at bit 7, four overwritten, residual epilogues and the
-# fp32 logits among them) and beside layer 1 up_proj's flip, whose struck
-# code -1 becomes the saturated 127;
+# and in int8 beside four of them (product_device_check_int8.h): q_proj's
+# flip of bit 7, o_proj's overwrite (a residual epilogue), the LM head's
+# overwrite (fp32 logits) and layer 1 up_proj's flip, whose struck code
+# -1 becomes the saturated 127;
 # a training step (q and the LM head), LoRA, QLoRA and int4 weights (fp16,
 # bf16) are struck too. Every point is a mismatch, none `ok`, and each names the struck
 # product, the rows of the block whose column sum failed and the struck
@@ -65,8 +65,9 @@ faulted() {
 }
 
 # Each product by both kinds, in inference, the precisions taken in turn
-# (int8 beside the first kind, and beside up_proj's flip); q_proj and the LM head (every token's row) the second time in a training
-# step.
+# (int8 beside the first kind of q_proj, o_proj and the LM head, and
+# beside up_proj's flip); q_proj and the LM head (every token's row) the
+# second time in a training step.
 set -- q_proj:1:256 k_proj:0:64 v_proj:3:64 o_proj:2:256 gate_proj:1:688 up_proj:1:688 down_proj:3:256 lm_head::1024
 i=0
 for spec; do
@@ -77,7 +78,8 @@ for spec; do
     if [ $((i % 2)) -eq 0 ]; then first=flip-product-bit second=corrupt-product; else first=corrupt-product second=flip-product-bit; fi
     GPUMEM_FAULT=$first:$name${layer:+:$layer}
     export GPUMEM_FAULT
-    faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1))),int8"
+    case $name in q_proj | o_proj | lm_head) int8=,int8 ;; *) int8= ;; esac
+    faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))$int8"
     GPUMEM_FAULT=$second:$name${layer:+:$layer}
     case $name in
     q_proj | lm_head) faulted "$name" "$cols" "$label" train "$(echo bf16 fp32 | cut -d' ' -f$((i % 2 + 1)))" ;;

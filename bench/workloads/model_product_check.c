@@ -1,7 +1,7 @@
 /*
  * The whole model's products checked whole on the device during the
  * verify's replay (product_device_check.h: column checksums over blocks of
- * rows), and the product faults that prove it (output_fault.h:
+ * rows; int8 products: product_device_check_int8.h), and the product faults that prove it (output_fault.h:
  * corrupt-product, flip-product-bit). bench/workloads/model_private.h.
  */
 #include "bench/workloads/model_private.h"
