@@ -213,3 +213,252 @@ GM_KERNEL abft_locate(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_w_
     }
     gm_verdict_write(count_of, first_of, wrong, first, result);
 }
+
+#if defined(GM_INT8)
+/*
+ * int8 products (product_device_check_int8.h): C = A B (+ R) as gm_mm
+ * runs it for int8, A, B and R int8 codes with per-tensor scales sa, sb,
+ * sr, C int8 codes of scale sc (rint of the fp32 result over sc, clamped
+ * to +-127) or fp32 where c_fp32. The block sums of A's codes are
+ * integers, carried exactly as two int8 code rows; the expected product
+ * of those rows is the exact int32 sum of the codes' products
+ * (gm_mm's c_int32), so the expected side is exact and the tolerance
+ * holds the output's rounding and the product's fp32 sums alone.
+ */
+#if defined(GM_OPENCL)
+typedef long abft_i64;
+#else
+typedef long long abft_i64;
+#endif
+
+/* B's code [kk][j] as the product read it (b_trans: stored [n, k]). */
+#define ABFT_I8_B(kk, j) ((int)wm[b_trans ? (size_t)(j) * k + (kk) : (size_t)(kk) * n + (j)])
+#define ABFT_I8_ABS(v) ((v) < 0 ? -(v) : (v))
+
+/*
+ * abft_i8_block_sums: for each block b < nb and column kk < k, the sum of
+ * the block's codes s = sum_i A[i][kk] (|s| <= 127 g) stored exactly as
+ * s = 128 hi + lo, lo in [-64, 63]: hi at row 2 b of s (int8 codes, k a
+ * row), lo at row 2 b + 1 (|hi| <= 127 for g <= 127). abs_sum[b k + kk]
+ * = sa sum_i |A[i][kk]| in fp32 (the magnitude abft_block_norms takes),
+ * split[b k + kk] = 0 (nothing of s is missed).
+ */
+GM_KERNEL abft_i8_block_sums(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *GM_RESTRICT s,
+                             GM_GLOBAL float *GM_RESTRICT abs_sum, GM_GLOBAL float *GM_RESTRICT split, gm_u64 a_off,
+                             gm_u64 first_row, gm_u64 rows, unsigned int k, unsigned int g, unsigned int nb, float sa)
+{
+    GM_FOR_EACH(e, (size_t)nb * k) {
+        const size_t b = e / k, kk = e % k;
+        const gm_u64 r0 = first_row + (gm_u64)b * g, r1 = r0 + g < rows ? r0 + g : rows;
+        int sum = 0, mag = 0;
+        for (gm_u64 i = r0; i < r1; i++) {
+            const int x = (int)a[a_off + i * k + kk];
+            sum += x;
+            mag += ABFT_I8_ABS(x);
+        }
+        const int lo = ((sum + 64) & 127) - 64, hi = (sum - lo) / 128;
+        s[(2 * b) * k + kk] = (gm_t)hi;
+        s[(2 * b + 1) * k + kk] = (gm_t)lo;
+        abs_sum[e] = sa * (float)mag;
+        split[e] = 0.0f;
+    }
+}
+
+/*
+ * abft_i8_expect: E = S B exactly in int32, e[r n + j] = sum_kk s[r k +
+ * kk] B[kk][j] for r < rows_e, j < n (|s| <= 127: every partial sum
+ * within 127^2 k < 2^31). A work item computes ABFT_I8_ROWS rows of one
+ * column, reading its column of B once for them; items run along j, so
+ * that neighbours read neighbouring elements of B and the same of S.
+ */
+#define ABFT_I8_ROWS 8
+GM_KERNEL abft_i8_expect(GM_GLOBAL const gm_t *GM_RESTRICT s, GM_GLOBAL const gm_t *GM_RESTRICT w,
+                         GM_GLOBAL int *GM_RESTRICT e, gm_u64 w_off, unsigned int rows_e, unsigned int k,
+                         unsigned int n, unsigned int b_trans)
+{
+    GM_GLOBAL const gm_t *wm = w + w_off;
+    const size_t tiles = (rows_e + ABFT_I8_ROWS - 1) / ABFT_I8_ROWS;
+    GM_FOR_EACH(x, tiles * n) {
+        const size_t j = x % n, r0 = x / n * ABFT_I8_ROWS;
+        const unsigned int nr = rows_e - r0 < ABFT_I8_ROWS ? (unsigned int)(rows_e - r0) : ABFT_I8_ROWS;
+        /* Whole loops over the tile (registers, not stack, on CUDA); rows
+         * past the last read the last row again and are not stored. */
+        size_t at[ABFT_I8_ROWS];
+        int acc[ABFT_I8_ROWS];
+#pragma unroll
+        for (unsigned int q = 0; q < ABFT_I8_ROWS; q++) {
+            at[q] = (r0 + (q < nr ? q : nr - 1)) * k;
+            acc[q] = 0;
+        }
+        for (unsigned int kk = 0; kk < k; kk++) {
+            const int bv = ABFT_I8_B(kk, j);
+#pragma unroll
+            for (unsigned int q = 0; q < ABFT_I8_ROWS; q++)
+                acc[q] += (int)s[at[q] + kk] * bv;
+        }
+#pragma unroll
+        for (unsigned int q = 0; q < ABFT_I8_ROWS; q++)
+            if (q < nr)
+                e[(r0 + q) * n + j] = acc[q];
+    }
+}
+
+/*
+ * One element's exact sum of codes' products, dot = sum_kk A[i][kk]
+ * B[kk][j] (|dot| <= 127^2 k < 2^31: the host refuses k past that), and
+ * mag = sum_kk |A[i][kk] B[kk][j]| (fp32).
+ */
+#define ABFT_I8_DOT(i, j, dot, mag)                                            \
+    do {                                                                       \
+        dot = 0;                                                               \
+        mag = 0.0f;                                                            \
+        for (unsigned int kk = 0; kk < k; kk++) {                              \
+            const int p_ = (int)a[a_off + (i) * k + kk] * ABFT_I8_B(kk, j);    \
+            dot += p_;                                                         \
+            mag += (float)ABFT_I8_ABS(p_);                                     \
+        }                                                                      \
+    } while (0)
+
+/*
+ * How far a saturated code cv (+-127) lies on the wrong side of its edge:
+ * its value v (the exact product plus the residual) must reach 126.5 sc
+ * in cv's direction; > 0 is the shortfall.
+ */
+GM_INLINE float abft_i8_saturation_miss(int cv, float v, float sc)
+{
+    return cv > 0 ? 126.5f * sc - v : v + 126.5f * sc;
+}
+
+/*
+ * abft_i8_compare: for each block b < nb and column j < n:
+ *   want = 128 e[2 b n + j] + e[(2 b + 1) n + j], the block's exact sum
+ *   of codes' products (int64), against the block's stored outputs:
+ *   int8 C: got = sc sum_i C[i][j] - sr sum_i R[i][j] over the rows whose
+ *     code is not saturated; a saturated row (+-127, bounded on one side
+ *     only) is recomputed exactly (ABFT_I8_DOT), taken out of want, and
+ *     its value must reach 126.5 sc in its direction within
+ *     slack (coef_mag sa sb mag + u_e (|v| + 126.5 sc));
+ *     tol = slack [ unsat sc / 2 + coef_mag norms[2 b] cn[j]
+ *                   + u_e (sc (sum |C| + unsat) + sr sum |R| + |sa sb want|) ];
+ *   fp32 C: got = sum_i C[i][j] (fp32), tol = slack [ u_sum sum |C| +
+ *     coef_mag norms[2 b] cn[j] + u_e |sa sb want| ];
+ * and fails where |got - sa sb want| > tol, a saturated row misses its
+ * edge, or a bound is not finite. diag[2 x] and diag[2 x + 1] (x = b n +
+ * j): the difference and its tolerance (a saturated row's miss and its
+ * own where that failed). The verdict as abft_compare's.
+ */
+GM_KERNEL abft_i8_compare(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT w,
+                          GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GLOBAL const gm_t *r,
+                          GM_GLOBAL const int *GM_RESTRICT e, GM_GLOBAL const float *GM_RESTRICT norms,
+                          GM_GLOBAL const float *GM_RESTRICT cn, GM_GLOBAL float *GM_RESTRICT diag,
+                          GM_GLOBAL gm_u64 *GM_RESTRICT result, gm_u64 a_off, gm_u64 w_off, gm_u64 c_off,
+                          gm_u64 r_off, gm_u64 first_row, gm_u64 rows, gm_u64 first_block, gm_u64 none,
+                          unsigned int k, unsigned int n, unsigned int g, unsigned int nb, unsigned int b_trans,
+                          unsigned int c_fp32, unsigned int has_r, float sa, float sb, float sc, float sr,
+                          float coef_mag, float u_sum, float u_e, float slack)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    GM_GLOBAL const gm_t *wm = w + w_off;
+    const float sab = sa * sb;
+    gm_u64 wrong = 0, first = none;
+    GM_FOR_EACH(x, (size_t)nb * n) {
+        const size_t b = x / n, j = x % n;
+        const gm_u64 r0 = first_row + (gm_u64)b * g, r1 = r0 + g < rows ? r0 + g : rows;
+        abft_i64 want = 128 * (abft_i64)e[(2 * b) * n + j] + (abft_i64)e[(2 * b + 1) * n + j];
+        int got = 0, rsum = 0, c_abs = 0, r_abs = 0, unsat = 0, sat_bad = 0;
+        float gotf = 0.0f, cf_abs = 0.0f, sat_diff = 0.0f, sat_tol = 0.0f;
+        for (gm_u64 i = r0; i < r1; i++) {
+            const gm_u64 at = i * n + j;
+            if (c_fp32) {
+                const float v = cf[c_off + at];
+                gotf += v;
+                cf_abs += fabs(v);
+                continue;
+            }
+            const int cv = (int)c[c_off + at], rv = has_r ? (int)r[r_off + at] : 0;
+            if (cv == 127 || cv == -127) {
+                int dot;
+                float mag;
+                ABFT_I8_DOT(i, j, dot, mag);
+                want -= dot;
+                const float v = sab * (float)dot + sr * (float)rv;
+                const float miss = abft_i8_saturation_miss(cv, v, sc);
+                const float tol = slack * (coef_mag * sab * mag + u_e * (fabs(v) + 126.5f * sc));
+                if (!(miss <= tol && isfinite(tol)) && sat_bad++ == 0) {
+                    sat_diff = miss;
+                    sat_tol = tol;
+                }
+                continue;
+            }
+            got += cv;
+            c_abs += ABFT_I8_ABS(cv);
+            rsum += rv;
+            r_abs += ABFT_I8_ABS(rv);
+            unsat++;
+        }
+        const float wantf = sab * (float)want, mag_term = coef_mag * norms[2 * b] * cn[j];
+        float d, tol;
+        if (c_fp32) {
+            d = gotf - wantf;
+            tol = slack * (u_sum * cf_abs + mag_term + u_e * fabs(wantf));
+        } else {
+            d = (sc * (float)got - sr * (float)rsum) - wantf;
+            tol = slack * (0.5f * sc * (float)unsat + mag_term
+                           + u_e * (sc * (float)(c_abs + unsat) + sr * (float)r_abs + fabs(wantf)));
+        }
+        const int bad = sat_bad || !(fabs(d) <= tol && isfinite(tol));
+        diag[2 * x] = sat_bad ? sat_diff : d;
+        diag[2 * x + 1] = sat_bad ? sat_tol : tol;
+        if (bad && wrong++ == 0)
+            first = (first_block + b) * n + j;
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+}
+
+/*
+ * abft_i8_locate: the rows row0 + t, t < count, of column j recomputed
+ * exactly (ABFT_I8_DOT), each against its stored element by the bounds
+ * of abft_i8_compare for one element: a saturated code reaching its edge,
+ * another within slack (sc / 2 + coef_mag sa sb mag + u_e (sc (|C| + 1) +
+ * sr |R| + |v|)), an fp32 one within slack (coef_mag sa sb mag + u_e (|C|
+ * + |v|)). The verdict's least index is the first wrong row.
+ */
+GM_KERNEL abft_i8_locate(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_t *GM_RESTRICT w,
+                         GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GLOBAL const gm_t *r,
+                         GM_GLOBAL gm_u64 *GM_RESTRICT result, gm_u64 a_off, gm_u64 w_off, gm_u64 c_off, gm_u64 r_off,
+                         gm_u64 row0, gm_u64 count, gm_u64 j, gm_u64 none, unsigned int k, unsigned int n,
+                         unsigned int b_trans, unsigned int c_fp32, unsigned int has_r, float sa, float sb, float sc,
+                         float sr, float coef_mag, float u_e, float slack)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    GM_GLOBAL const gm_t *wm = w + w_off;
+    const float sab = sa * sb;
+    gm_u64 wrong = 0, first = none;
+    GM_FOR_EACH(t, (size_t)count) {
+        const gm_u64 i = row0 + t, at = i * n + j;
+        int dot;
+        float mag;
+        ABFT_I8_DOT(i, j, dot, mag);
+        int ok;
+        if (c_fp32) {
+            const float v = sab * (float)dot, cv = cf[c_off + at];
+            ok = fabs(cv - v) <= slack * (coef_mag * sab * mag + u_e * (fabs(cv) + fabs(v)));
+        } else {
+            const int cv = (int)c[c_off + at], rv = has_r ? (int)r[r_off + at] : 0;
+            const float v = sab * (float)dot + sr * (float)rv;
+            if (cv == 127 || cv == -127)
+                ok = abft_i8_saturation_miss(cv, v, sc)
+                     <= slack * (coef_mag * sab * mag + u_e * (fabs(v) + 126.5f * sc));
+            else
+                ok = fabs(sc * (float)cv - v)
+                     <= slack * (0.5f * sc + coef_mag * sab * mag
+                                 + u_e * (sc * (float)(ABFT_I8_ABS(cv) + 1) + sr * (float)ABFT_I8_ABS(rv) + fabs(v)));
+        }
+        if (!ok && wrong++ == 0)
+            first = i;
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+}
+#endif

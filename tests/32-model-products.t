@@ -7,7 +7,11 @@
 # strikes one element of one product's output in every forward, the
 # timed one and the replay alike: a deterministic wrong product, which the
 # replay's logits compare cannot see. Each product (q, k, v, o, gate, up,
-# down, lm_head) is struck by both kinds, in fp32, fp16 and bf16 in turn;
+# down, lm_head) is struck by both kinds, in fp32, fp16 and bf16 in turn,
+# and in int8 beside four of them (product_device_check_int8.h): q_proj's
+# flip of bit 7, o_proj's overwrite (a residual epilogue), the LM head's
+# overwrite (fp32 logits) and layer 1 up_proj's flip, whose struck code
+# -1 becomes the saturated 127;
 # a training step (q and the LM head), LoRA, QLoRA and int4 weights (fp16,
 # bf16) are struck too. Every point is a mismatch, none `ok`, and each names the struck
 # product, the rows of the block whose column sum failed and the struck
@@ -18,7 +22,7 @@
 # the checksums' scratch does not fit under the cap, the sampled checks
 # stand alone and the note says so.
 . tests/lib.sh
-plan 23
+plan 24
 
 # tiny-llama-gqa: 4 layers, hidden 256, 2 KV heads of 32, intermediate
 # 688, vocabulary 1024; 2 sequences of 8 tokens.
@@ -31,10 +35,10 @@ model() {
 # struck one passes in the runs below, the LM head's after all 28 of the
 # layers'; tests/32-product-faults.t and 39-lora-step-pocl.t run them
 # unstruck).
-model --mode inference --precision fp32,fp16,bf16 --out "$TEST_TMP/clean"
+model --mode inference --precision fp32,fp16,bf16,int8 --out "$TEST_TMP/clean"
 is "$RC:$(csv_count "$TEST_TMP/clean/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
-    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/')" "0:3" \
-    "without a fault: inference in fp32, fp16 and bf16 ok, each of the 29 products checked whole"
+    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/')" "0:4" \
+    "without a fault: inference in fp32, fp16, bf16 and int8 ok, each of the 29 products checked whole"
 [ "$RC" -eq 0 ] || diag "$ERR"
 
 # faulted NAME COLUMNS LABEL MODE PRECISIONS [ARGS...]: runs with
@@ -60,9 +64,10 @@ faulted() {
         "$GPUMEM_FAULT, $mode $precs: every point a mismatch naming $label's block and element ${struck:-(no strike)}"
 }
 
-# Each product by both kinds, in inference, the precisions taken in turn;
-# q_proj and the LM head (every token's row) the second time in a training
-# step.
+# Each product by both kinds, in inference, the precisions taken in turn
+# (int8 beside the first kind of q_proj, o_proj and the LM head, and
+# beside up_proj's flip); q_proj and the LM head (every token's row) the
+# second time in a training step.
 set -- q_proj:1:256 k_proj:0:64 v_proj:3:64 o_proj:2:256 gate_proj:1:688 up_proj:1:688 down_proj:3:256 lm_head::1024
 i=0
 for spec; do
@@ -73,14 +78,24 @@ for spec; do
     if [ $((i % 2)) -eq 0 ]; then first=flip-product-bit second=corrupt-product; else first=corrupt-product second=flip-product-bit; fi
     GPUMEM_FAULT=$first:$name${layer:+:$layer}
     export GPUMEM_FAULT
-    faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))"
+    case $name in q_proj | o_proj | lm_head) int8=,int8 ;; *) int8= ;; esac
+    faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))$int8"
     GPUMEM_FAULT=$second:$name${layer:+:$layer}
     case $name in
     q_proj | lm_head) faulted "$name" "$cols" "$label" train "$(echo bf16 fp32 | cut -d' ' -f$((i % 2 + 1)))" ;;
+    up_proj) faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$(((i + 1) % 3 + 1))),int8" ;;
     *) faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$(((i + 1) % 3 + 1)))" ;;
     esac
     i=$((i + 1))
 done
+
+# In int8, up_proj's flip turns code -1 into 127, a saturated code, which
+# the sums take out and recompute: its miss is judged against that
+# element's own tolerance (the accumulation's, far below a step of
+# 4/127), not a block's (half a step a row).
+is "$(csv_count "$TEST_TMP/flip-product-bit_up_proj_1-inference-fp32_int8/results.csv" '$_->{metric} eq "time"
+    && $_->{precision} eq "int8" && $_->{note} =~ /block sum off by (\S+) \(tolerance (\S+)\)/ && $1 > 3 && $2 < 0.01')" 1 \
+    "int8 layer 1 up_proj flipped into saturation: found by its element's exact recomputation"
 
 # LoRA and QLoRA (the base product checked before the adapter's term is
 # added), and int4 weights (groups of 16 rows: the intermediate size is 688).

@@ -68,8 +68,9 @@
  * forward pass is replayed stage by stage, untimed: every product of every
  * layer and the LM head (q, k, v, o, gate, up, down, lm_head) checked whole
  * on the device as it runs, by column checksums over blocks of rows
- * (product_device_check.h; fp32, fp16, bf16, int4 and NF4 weights; int8
- * and fp8 products on the sampled rows alone), and each stage of the
+ * (product_device_check.h; fp32, fp16, bf16, int4 and NF4 weights; int8:
+ * product_device_check_int8.h; fp8 products on the sampled rows alone),
+ * and each stage of the
  * checked layers compared on sampled token rows with a double-precision
  * recomputation from the device's own inputs; the replay's logits must
  * equal the iteration's bit for bit (the kernels are deterministic;
@@ -89,6 +90,7 @@
 #include "bench/workloads/train_kernels.h"
 #include "bench/output_fault.h"
 #include "bench/workloads/product_device_check.h"
+#include "bench/workloads/product_device_check_int8.h"
 
 #define ACT BLOCK_ACT_SCALE
 #define SEED_W 401u
@@ -216,9 +218,11 @@ typedef struct {
     uint64_t host_bytes;
     /* The products checked whole (model_product_check.c): the device
      * checksums' kernels for weights in p (abft) and in int4 (abft4),
-     * built at the first product a verify checks; pcheck while a verify's
-     * replay runs, else NULL; what the last verify did, for the row's note. */
+     * and for int8 products (abft8), built at the first product a verify
+     * checks; pcheck while a verify's replay runs, else NULL; what the
+     * last verify did, for the row's note. */
     gm_abft abft, abft4;
+    gm_abft_i8 abft8;
     model_pcheck *pcheck;
     char pcheck_note[240];
     /* GPUMEM_FAULT=corrupt-product / flip-product-bit (output_fault.h):
@@ -406,7 +410,7 @@ gm_status model_product_fault_setup(model_state *st);
 /* After product op of matrix m of `layer` (M_LM: the head) has been
  * enqueued: the product fault where it names this one, then, while a
  * verify's replay runs (st->pcheck), the product checked whole (half_sums,
- * b_rounded: gm_abft_check's). A failure sets pcheck->failed and writes
+ * b_rounded: gm_abft_check's; int8: gm_abft_i8_check). A failure sets pcheck->failed and writes
  * its note; where the checksums cannot run (no scratch, a precision they
  * do not cover) the replay goes on with the sampled checks alone, and the
  * note says so. Returns the device's status. */

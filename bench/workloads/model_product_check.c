@@ -1,7 +1,7 @@
 /*
  * The whole model's products checked whole on the device during the
  * verify's replay (product_device_check.h: column checksums over blocks of
- * rows), and the product faults that prove it (output_fault.h:
+ * rows; int8 products: product_device_check_int8.h), and the product faults that prove it (output_fault.h:
  * corrupt-product, flip-product-bit). bench/workloads/model_private.h.
  */
 #include "bench/workloads/model_private.h"
@@ -72,15 +72,22 @@ gm_status model_product_done(model_state *st, int m, uint64_t layer, const gm_mm
     model_pcheck *pc = st->pcheck;
     if (rc != GM_OK || !pc || !pc->on || pc->failed)
         return rc;
-    gm_abft *x = op->b_scales ? &st->abft4 : &st->abft;
-    if (!x->dev) {
-        rc = gm_abft_init(x, st->dev, st->p, op->b_scales ? GM_INT4 : st->p, st->chunked, pc->limit);
-        if (rc != GM_OK)
-            return rc;
-    }
     gm_abft_finding f;
     gm_error before = st->dev->err;
-    rc = gm_abft_check(x, &st->mm, op, half_sums, b_rounded, &f);
+    if (op->prec == GM_INT8) {
+        rc = st->abft8.dev ? GM_OK : gm_abft_i8_init(&st->abft8, st->dev, st->chunked, pc->limit);
+        if (rc != GM_OK)
+            return rc;
+        rc = gm_abft_i8_check(&st->abft8, op, &f);
+    } else {
+        gm_abft *x = op->b_scales ? &st->abft4 : &st->abft;
+        if (!x->dev) {
+            rc = gm_abft_init(x, st->dev, st->p, op->b_scales ? GM_INT4 : st->p, st->chunked, pc->limit);
+            if (rc != GM_OK)
+                return rc;
+        }
+        rc = gm_abft_check(x, &st->mm, op, half_sums, b_rounded, &f);
+    }
     if (rc == GM_ERR_OOM) {
         /* No room for the scratch (an oom probe at the edge): the sampled
          * checks stand alone for the rest of the replay. */
@@ -119,14 +126,14 @@ void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t le
     limit = limit < SCRATCH_MIN ? SCRATCH_MIN : limit > SCRATCH_MAX ? SCRATCH_MAX : limit;
     *pc = (model_pcheck){.on = true, .note = note, .note_len = len, .limit = limit};
     const char *mode = getenv("GPUMEM_PRODUCT_CHECK");
-    if (st->p != GM_FP32 && st->p != GM_FP16 && st->p != GM_BF16) {
+    if (st->p != GM_FP32 && st->p != GM_FP16 && st->p != GM_BF16 && st->p != GM_INT8) {
         pc->on = false;
         snprintf(pc->off, sizeof pc->off, "no device checksums for %s products", gm_precision_name(st->p));
     } else if (mode && strcmp(mode, "sampled") == 0) {
         pc->on = false;
         snprintf(pc->off, sizeof pc->off, "GPUMEM_PRODUCT_CHECK=sampled");
     }
-    st->abft.limit = st->abft4.limit = limit;
+    st->abft.limit = st->abft4.limit = st->abft8.limit = limit;
     st->pcheck = pc;
 }
 
@@ -137,6 +144,8 @@ void model_pcheck_end(model_state *st, model_pcheck *pc)
         gm_abft_free_scratch(&st->abft);
     if (st->abft4.dev)
         gm_abft_free_scratch(&st->abft4);
+    if (st->abft8.dev)
+        gm_abft_i8_free_scratch(&st->abft8);
     if (pc->off[0])
         snprintf(st->pcheck_note, sizeof st->pcheck_note, "products checked on sampled rows (%s)", pc->off);
     else
@@ -149,4 +158,5 @@ void model_pcheck_release(model_state *st)
 {
     gm_abft_release(&st->abft);
     gm_abft_release(&st->abft4);
+    gm_abft_i8_release(&st->abft8);
 }

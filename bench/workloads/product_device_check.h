@@ -61,9 +61,10 @@
  * the note of a failure states with the tolerance.
  *
  * Covered: fp32, fp16 and bf16 products (fp32 or 16-bit results, a
- * residual epilogue, B transposed, int4 B with group scales). Not int8 or
- * fp8 (the block sums of their codes are not codes of the same format):
- * gm_abft_check says so and checks nothing.
+ * residual epilogue, B transposed, int4 B with group scales); int8
+ * products by product_device_check_int8.h (the block sums of their codes
+ * held exactly, the expected sums exact in int32). Not fp8 (see there
+ * why): gm_abft_check says so for int8 and fp8 and checks nothing.
  */
 #ifndef GM_PRODUCT_DEVICE_CHECK_H
 #define GM_PRODUCT_DEVICE_CHECK_H
