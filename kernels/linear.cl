@@ -95,13 +95,17 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w
  * Each work item computes GM_NS strips of GM_CB columns (a span) of a row
  * group of Y: up to GM_NB blocks of GM_RB rows. For every chunk of GM_KC
  * rows of W it copies the span's slice of W, converted to float, into the
- * panel `wp`, and for every row block the block's slice of X into `xp`,
- * then runs the block against each strip of the panel, carrying the
- * partial sums in `part` from chunk to chunk. The inner loop thus streams
- * contiguous floats from L1 whatever the precision: a strip read in place
- * has its rows n elements apart (at a power-of-two n they all fall into
- * the same cache sets), and each weight is converted once per row group,
- * each input once per span, instead of once per product. Rows past m
+ * panel `wp`, and for every row block the block's slice of X into `xp`
+ * (fp32 X is read in place: nothing to convert), then runs the block
+ * against each strip of the panel, carrying the partial sums in `part`
+ * from chunk to chunk; after the last chunk each row's strip goes to y in
+ * one unrolled run (the epilogue's branch taken once a strip, whole
+ * strips of a plain or residual product stored as vectors). The inner
+ * loop thus streams contiguous floats of W from L1 whatever the
+ * precision: a strip read in place has its rows n elements apart (at a
+ * power-of-two n they all fall into the same cache sets), and each
+ * weight is converted once per row group, each input once per span,
+ * instead of once per product. Rows past m
  * repeat row m - 1 and are not stored; the panel's columns past n are 0.
  *
  * The panels and the partial sums are the group's local arrays, a group
@@ -123,7 +127,7 @@ GM_KERNEL linear_tiled(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w
 #define GM_CB 16     /* columns of a strip */
 #define GM_NS 2      /* strips of a span */
 #define GM_NB 16     /* row blocks of a row group */
-#define GM_KC 128    /* rows of W per panel (wp 16 KiB, xp 3 KiB, part 12 KiB) */
+#define GM_KC 128    /* rows of W per panel (wp 16 KiB, xp 3 KiB (none in fp32), part 12 KiB) */
 
 /*
  * linear_blocked for m <= GM_RB rows. Each weight then serves at most
@@ -217,6 +221,15 @@ GM_INLINE void linear_rows_body(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL c
         }
 }
 
+/* fp32 X needs no conversion: linear_blocked reads a block's rows in
+ * place (xr), where other precisions convert them once into xp. */
+#if defined(GM_FP32)
+#define GM_LINEAR_X_IN_PLACE 1
+#define GM_LINEAR_X(i, kk) GM_LOAD(xr[i], kk, sx)
+#else
+#define GM_LINEAR_X(i, kk) xp[(i) * GM_KC + (kk)]
+#endif
+
 GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm_w_t *GM_RESTRICT w,
                          GM_GLOBAL gm_t *GM_RESTRICT y, GM_LINEAR_PARAMS)
 {
@@ -240,7 +253,9 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
     const unsigned int rest = (n - col0 + GM_CB - 1) / GM_CB;  /* strips from col0 on */
     const unsigned int strips = rest < GM_NS ? rest : GM_NS;
     GM_LOCAL_DECL float wp[GM_NS * GM_KC * GM_CB];            /* [strip][row of W][column] */
+#if !defined(GM_LINEAR_X_IN_PLACE)
     GM_LOCAL_DECL float xp[GM_RB * GM_KC];                    /* [row][column of X] */
+#endif
     GM_LOCAL_DECL float part[GM_NB * GM_NS * GM_RB * GM_CB];  /* [block][strip][row][column] */
     for (unsigned int k0 = 0; k0 < k; k0 += GM_KC) {
         const unsigned int kn = k - k0 < GM_KC ? k - k0 : GM_KC;
@@ -260,6 +275,14 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
             }
         }
         for (unsigned int b = 0; b < blocks; b++) {
+#if defined(GM_LINEAR_X_IN_PLACE)
+            GM_GLOBAL const gm_t *xr[GM_RB];                  /* the block's rows of X from k0 */
+#pragma unroll
+            for (unsigned int i = 0; i < GM_RB; i++) {
+                const unsigned int row = row0 + b * GM_RB + i;
+                xr[i] = x + (size_t)(row < m ? row : m - 1) * k + k0;
+            }
+#else
 #pragma unroll
             for (unsigned int i = 0; i < GM_RB; i++) {
                 const unsigned int row = row0 + b * GM_RB + i;
@@ -267,6 +290,7 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
                 for (unsigned int kk = 0; kk < kn; kk++)
                     xp[i * GM_KC + kk] = GM_LOAD(x, from + kk, sx);
             }
+#endif
             for (unsigned int s = 0; s < strips; s++) {
                 GM_LOCAL const float *GM_RESTRICT ws = wp + s * (GM_KC * GM_CB);
                 GM_LOCAL float *GM_RESTRICT pb = part + (b * GM_NS + s) * (GM_RB * GM_CB);
@@ -283,7 +307,7 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
                         wv[c] = ws[kk * GM_CB + c];
 #pragma unroll
                     for (unsigned int i = 0; i < GM_RB; i++) {
-                        const float xv = xp[i * GM_KC + kk];
+                        const float xv = GM_LINEAR_X(i, kk);
 #pragma unroll
                         for (unsigned int c = 0; c < GM_CB; c++)
                             acc[i][c] += xv * wv[c];
@@ -297,12 +321,24 @@ GM_KERNEL linear_blocked(GM_GLOBAL const gm_t *GM_RESTRICT x, GM_GLOBAL const gm
             }
         }
     }
+    /* The sums to y: a whole strip of a row in one unrolled run, the
+     * epilogue's branch taken once for it (GELU's tanh stays a loop). */
     for (unsigned int q = 0; q < blocks * GM_RB && row0 + q < m; q++)
         for (unsigned int s = 0; s < strips; s++) {
             GM_LOCAL const float *GM_RESTRICT pb = part + ((q / GM_RB) * GM_NS + s) * (GM_RB * GM_CB) + (q % GM_RB) * GM_CB;
-            for (unsigned int c = 0; c < GM_CB && col0 + s * GM_CB + c < n; c++) {
-                const size_t at = (size_t)(row0 + q) * n + col0 + s * GM_CB + c;
-                GM_STORE(y, at, GM_EPILOGUE(pb[c], at), sy);
+            const unsigned int c0 = col0 + s * GM_CB;
+            const size_t at = (size_t)(row0 + q) * n + c0;
+            if (c0 + GM_CB > n || (epilogue & GM_EPI_GELU)) {
+                for (unsigned int c = 0; c < GM_CB && c0 + c < n; c++)
+                    GM_STORE(y, at + c, GM_EPILOGUE(pb[c], at + c), sy);
+            } else if (epilogue & GM_EPI_RESIDUAL) {
+#pragma unroll
+                for (unsigned int c = 0; c < GM_CB; c++)
+                    GM_STORE(y, at + c, pb[c] + GM_LOAD(r, at + c, sr), sy);
+            } else {
+#pragma unroll
+                for (unsigned int c = 0; c < GM_CB; c++)
+                    GM_STORE(y, at + c, pb[c], sy);
             }
         }
 }
