@@ -3,7 +3,8 @@
  * model_private.h, "Checks"), after the forward replay and the loss: the
  * backward pass once more, its loss and every parameter's gradient against
  * the double-precision step of model_train_ref.c (models small enough for
- * the CPU: MODEL_REF_WORK), then one AdamW step on a seeded sample of
+ * the CPU: MODEL_REF_WORK), every product of that backward checked whole
+ * on the device as it runs (model_product_check.c), then one AdamW step on a seeded sample of
  * parameters against train_ref.h's, and a fresh forward and backward so
  * that the next iteration's AdamW takes the gradients of the weights it
  * updates.
@@ -290,11 +291,18 @@ gm_status model_train_check(checker *c, unsigned rep)
     for (uint64_t t = 0; rc == GM_OK && t < st->run_T; t++)
         sum += loss[t];
     free(loss);
+    /* This backward's every product checked whole (model_product_check.c);
+     * the timed step's are not. */
+    model_pcheck pc;
+    model_pcheck_begin(st, &pc, c->note, c->note_len, true);
     if (rc == GM_OK)
         rc = model_backward(st);
     if (rc == GM_OK)
         rc = st->dev->backend->synchronize(st->dev, 0);
-    if (rc == GM_OK && st->run_T * st->p_total <= MODEL_REF_WORK)
+    model_pcheck_end(st, &pc);
+    if (pc.failed)      /* its note stands */
+        c->ok = false;
+    if (rc == GM_OK && c->ok && st->run_T * st->p_total <= MODEL_REF_WORK)
         rc = check_gradients(c, st->counted ? sum / (double)st->counted : 0.0);
     if (rc == GM_OK && c->ok)
         rc = check_adamw_step(c, rep);
