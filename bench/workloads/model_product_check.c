@@ -92,7 +92,7 @@ static void checks_off(model_pcheck *pc, const char *why)
 gm_status model_product_before(model_state *st, const gm_mm *op)
 {
     model_pcheck *pc = st->pcheck;
-    if (!pc || !pc->on || pc->failed || !(op->r && op->r == op->c.buf && op->r_off == op->c.off))
+    if (!pc || !pc->on || pc->failed)
         return GM_OK;
     gm_abft *x;
     gm_status rc = abft_for(st, op, &x);
@@ -155,7 +155,7 @@ gm_status model_product_done(model_state *st, model_site site, const gm_mm *op, 
     if (f.located && n > 0 && (size_t)n < pc->note_len)
         snprintf(pc->note + n, pc->note_len - (size_t)n, "; element [%llu][%llu] is wrong",
                  (unsigned long long)f.row, (unsigned long long)f.col);
-    else if (n > 0 && (size_t)n < pc->note_len && op->r == op->c.buf && op->r_off == op->c.off)
+    else if (f.in_place && n > 0 && (size_t)n < pc->note_len)
         snprintf(pc->note + n, pc->note_len - (size_t)n, " (added in place: the element is not located)");
     return GM_OK;
 }

@@ -297,6 +297,7 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
         float d[2];
         rc = read_back(dev, &x->diag, (size_t)(((block - b0) * n + col) * 8), d, sizeof d);
         f->ok = false;
+        f->in_place = pre;
         f->col = col;
         f->row_first = block * g;
         f->row_last = (block + 1) * g < m ? (block + 1) * g - 1 : m - 1;

@@ -115,6 +115,7 @@ typedef struct {
     uint64_t group;             /* rows a block covers */
     uint64_t row_first, row_last, col;   /* the first failing sum: its rows and column */
     double diff, tol;           /* its difference got - want and tolerance */
+    bool in_place;              /* the product was added to C in place: nothing is located */
     bool located;               /* the block's rows of that column recomputed found ... */
     uint64_t row;               /* ... this row wrong */
     char why[160];
