@@ -3,11 +3,11 @@
  * model_private.h, "Checks"), after the forward replay and the loss: the
  * backward pass once more, its loss and every parameter's gradient against
  * the double-precision step of model_train_ref.c (models small enough for
- * the CPU: MODEL_REF_WORK), every product of that backward checked whole
- * on the device as it runs (model_product_check.c), then one AdamW step on a seeded sample of
+ * the CPU: MODEL_REF_WORK), then one AdamW step on a seeded sample of
  * parameters against train_ref.h's, and a fresh forward and backward so
  * that the next iteration's AdamW takes the gradients of the weights it
- * updates.
+ * updates. Every product of both backward passes is checked whole on the
+ * device as it runs (model_product_check.c).
  */
 #include "bench/workloads/model_check.h"
 #include "bench/workloads/train_ref.h"
@@ -277,6 +277,27 @@ static gm_status check_adamw_step(checker *c, unsigned rep)
     return rc;
 }
 
+/* The backward pass, waited for, every product of it checked whole on
+ * the device as it runs (model_product_check.c) where the check has found
+ * nothing wrong yet: a product that fails leaves c->ok false and its note
+ * in c->note. The timed step's backward is not checked. */
+static gm_status checked_backward(checker *c)
+{
+    model_state *st = c->st;
+    model_pcheck pc;
+    bool check = c->ok;
+    if (check)
+        model_pcheck_begin(st, &pc, c->note, c->note_len, true);
+    gm_status rc = model_backward(st);
+    if (rc == GM_OK)
+        rc = st->dev->backend->synchronize(st->dev, 0);
+    if (check) {
+        model_pcheck_end(st, &pc);
+        c->ok = !pc.failed;
+    }
+    return rc;
+}
+
 gm_status model_train_check(checker *c, unsigned rep)
 {
     model_state *st = c->st;
@@ -291,17 +312,8 @@ gm_status model_train_check(checker *c, unsigned rep)
     for (uint64_t t = 0; rc == GM_OK && t < st->run_T; t++)
         sum += loss[t];
     free(loss);
-    /* This backward's every product checked whole (model_product_check.c);
-     * the timed step's are not. */
-    model_pcheck pc;
-    model_pcheck_begin(st, &pc, c->note, c->note_len, true);
     if (rc == GM_OK)
-        rc = model_backward(st);
-    if (rc == GM_OK)
-        rc = st->dev->backend->synchronize(st->dev, 0);
-    model_pcheck_end(st, &pc);
-    if (pc.failed)      /* its note stands */
-        c->ok = false;
+        rc = checked_backward(c);
     if (rc == GM_OK && c->ok && st->run_T * st->p_total <= MODEL_REF_WORK)
         rc = check_gradients(c, st->counted ? sum / (double)st->counted : 0.0);
     if (rc == GM_OK && c->ok)
@@ -311,7 +323,5 @@ gm_status model_train_check(checker *c, unsigned rep)
         rc = model_forward_pass(st);
     if (rc == GM_OK)
         rc = model_loss(st);
-    if (rc == GM_OK)
-        rc = model_backward(st);
-    return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 0) : rc;
+    return rc == GM_OK ? checked_backward(c) : rc;
 }
