@@ -7,6 +7,8 @@
 
 const char *const gm_output_fault_products[GM_OUTPUT_FAULT_PRODUCTS] = {
     "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"};
+const char *const gm_output_fault_roles[GM_OUTPUT_FAULT_ROLES] = {"",         "dX_",     "dW_",    "lora_dB_",
+                                                                 "lora_dxa_", "lora_dA_", "lora_dx_"};
 
 /* "[:NAME[:LAYER]]" after a product fault's kind into f; -2 where it is not that. */
 static int parse_product(const char *at, gm_output_fault *f)
@@ -17,9 +19,15 @@ static int parse_product(const char *at, gm_output_fault *f)
     if (*at++ != ':')
         return -2;
     size_t len = strcspn(at, ":");
-    for (int i = 0; i < GM_OUTPUT_FAULT_PRODUCTS && f->product < 0; i++)
-        if (strlen(gm_output_fault_products[i]) == len && strncmp(at, gm_output_fault_products[i], len) == 0)
-            f->product = i;
+    for (int r = 0; r < GM_OUTPUT_FAULT_ROLES && f->product < 0; r++) {
+        size_t pre = strlen(gm_output_fault_roles[r]);
+        for (int i = 0; i < GM_OUTPUT_FAULT_PRODUCTS && f->product < 0 && len > pre; i++)
+            if (strncmp(at, gm_output_fault_roles[r], pre) == 0 && strlen(gm_output_fault_products[i]) == len - pre
+                && strncmp(at + pre, gm_output_fault_products[i], len - pre) == 0) {
+                f->product = i;
+                f->role = r;
+            }
+    }
     if (f->product < 0)
         return -2;
     at += len;
@@ -41,6 +49,7 @@ int gm_output_fault_parse(const char *fault, const char *seed, gm_output_fault *
     f->only_rep = 0;
     f->site = GM_OUTPUT_FAULT_SITE_OUTPUT;
     f->product = -1;
+    f->role = 0;
     f->layer = -1;
     static const char corrupt_product[] = "corrupt-product", flip_product[] = "flip-product-bit";
     if (fault && strcmp(fault, "corrupt-output") == 0)

@@ -46,6 +46,13 @@
  *   gpumem: fault: KIND struck element I of N (bit B) of layer L NAME
  *                                  (I = row * columns + column of the
  *                                  product's output).
+ *                                  A training step's backward products
+ *                                  are named ROLE PRODUCT (see
+ *                                  gm_output_fault_roles: dX_up_proj,
+ *                                  dW_down_proj, lora_dA_v_proj ...) and
+ *                                  struck in every backward from the
+ *                                  first timed iteration on (timed and
+ *                                  the check's alike); never drawn.
  *   GPUMEM_PRODUCT_CHECK=sampled   (tests) the whole model's products are
  *                                  checked on sampled rows alone, as
  *                                  before their device checksums: shows
@@ -77,12 +84,22 @@ typedef enum {
 #define GM_OUTPUT_FAULT_PRODUCTS 8
 extern const char *const gm_output_fault_products[GM_OUTPUT_FAULT_PRODUCTS];
 
+/* The training backward's products of each (bench/workloads/
+ * model_backward.c, model_lora.c), named ROLE PRODUCT: role 0 is the
+ * forward's product itself (no prefix); "dX_" dX = dY W^T (lm_head: the
+ * final norm's output's gradient), "dW_" dW = X^T dY (lm_head tied: the
+ * embedding's dE), and LoRA's four: "lora_dB_" dB = xa^T dY, "lora_dxa_"
+ * d(xa) = dY B^T, "lora_dA_" dA = x^T d(xa), "lora_dx_" dX += d(xa) A^T. */
+#define GM_OUTPUT_FAULT_ROLES 7
+extern const char *const gm_output_fault_roles[GM_OUTPUT_FAULT_ROLES];
+
 typedef struct gm_output_fault {
     gm_output_fault_kind kind;
     uint64_t seed;
     unsigned only_rep;   /* 0: every repetition; R + 1: repetition R alone */
     gm_output_fault_site site;
     int product;         /* SITE_PRODUCT: index into gm_output_fault_products, -1 drawn */
+    int role;            /* SITE_PRODUCT: index into gm_output_fault_roles (0 where drawn) */
     long layer;          /* SITE_PRODUCT: the layer, -1 drawn */
 } gm_output_fault;
 

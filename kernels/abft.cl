@@ -6,7 +6,8 @@
  * derivation of the tolerance every kernel here takes its terms from, is
  * bench/workloads/product_device_check.h.
  *
- * Layouts: A [rows, k] row-major in gm_t from element a_off; B [k, n] in
+ * Layouts: A [rows, k] row-major in gm_t from element a_off, or stored
+ * transposed, [k, rows], where a_trans; B [k, n] in
  * gm_w_t from element w_off (int4: byte w_off, scales wscale, one per
  * wgroup rows of a column: gm_portable.h's GM_WLOAD), or stored
  * transposed, [n, k], where b_trans (never int4); C and R [rows, n]
@@ -16,7 +17,8 @@
  * last block of the product).
  */
 
-/* B[kk][j] as the product read it. */
+/* A[i][kk] and B[kk][j] as the product read them. */
+#define ABFT_A(i, kk) GM_LOAD(a, a_trans ? a_off + (gm_u64)(kk) * rows + (i) : a_off + (i) * k + (kk), sa)
 #define ABFT_B(kk, j) GM_WLOAD(wm, b_trans ? (size_t)(j) * k + (kk) : (size_t)(kk) * n + (j), (kk), (j), sb)
 
 /*
@@ -32,14 +34,14 @@
 GM_KERNEL abft_block_sums(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL gm_t *s, GM_GLOBAL float *sf,
                           GM_GLOBAL float *GM_RESTRICT abs_sum, GM_GLOBAL float *GM_RESTRICT split, gm_u64 a_off,
                           gm_u64 first_row, gm_u64 rows, unsigned int k, unsigned int g, unsigned int nb,
-                          unsigned int parts, unsigned int s32, float sa)
+                          unsigned int parts, unsigned int s32, float sa, unsigned int a_trans)
 {
     GM_FOR_EACH(e, (size_t)nb * k) {
         const size_t b = e / k, kk = e % k;
         const gm_u64 r0 = first_row + (gm_u64)b * g, r1 = r0 + g < rows ? r0 + g : rows;
         float sum = 0.0f, mag = 0.0f;
         for (gm_u64 i = r0; i < r1; i++) {
-            const float x = GM_LOAD(a, a_off + i * k + kk, sa);
+            const float x = ABFT_A(i, kk);
             sum += x;
             mag += fabs(x);
         }
@@ -126,8 +128,34 @@ GM_KERNEL abft_expect(GM_GLOBAL const float *GM_RESTRICT sf, GM_GLOBAL const gm_
 #define ABFT_R(i, j) (!has_r ? 0.0f : c_fp32 ? rf[r_off + (i) * n + (j)] : GM_LOAD(r, r_off + (i) * n + (j), sc))
 
 /*
+ * abft_block_before: for each block b < nb (from the product's first row)
+ * and column j < n, the block's column sum of C and of |C| as it stands,
+ * pre[2 (b n + j)] and pre[2 (b n + j) + 1] (fp32): taken before a product
+ * that adds itself to C in place, which abft_compare then subtracts.
+ */
+GM_KERNEL abft_block_before(GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GLOBAL float *GM_RESTRICT pre,
+                            gm_u64 c_off, gm_u64 rows, unsigned int n, unsigned int g, unsigned int nb,
+                            unsigned int c_fp32, float sc)
+{
+    GM_FOR_EACH(x, (size_t)nb * n) {
+        const size_t b = x / n, j = x % n;
+        const gm_u64 r0 = (gm_u64)b * g, r1 = r0 + g < rows ? r0 + g : rows;
+        float sum = 0.0f, mag = 0.0f;
+        for (gm_u64 i = r0; i < r1; i++) {
+            const float cv = ABFT_C(i, j);
+            sum += cv;
+            mag += fabs(cv);
+        }
+        pre[2 * x] = sum;
+        pre[2 * x + 1] = mag;
+    }
+}
+
+/*
  * abft_compare: for each block b < nb and column j < n, got = sum_i (C - R)
- * over the block's rows against want = sum_p e[(parts b + p) n + j] (the
+ * over the block's rows (where has_pre, R is C as it stood before the
+ * product: got = sum_i C - pre's sum, and sum |R| is pre's; has_r is 0)
+ * against want = sum_p e[(parts b + p) n + j] (the
  * expected product's rows), within
  *   tol = u_out sum |C| + rows out_abs + u_r sum |R| + u_sum (sum |C| + |R|)
  *         + (norms[2 b] coef_mag + norms[2 b + 1]) cn[j]
@@ -144,7 +172,7 @@ GM_KERNEL abft_compare(GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GL
                        gm_u64 r_off, gm_u64 first_row, gm_u64 rows, gm_u64 first_block, gm_u64 none, unsigned int n,
                        unsigned int g, unsigned int nb, unsigned int parts, unsigned int c_fp32, unsigned int has_r,
                        float sc, float u_out, float out_abs, float u_r, float u_sum, float coef_mag, float u_e,
-                       float row_abs, float slack)
+                       float row_abs, float slack, GM_GLOBAL const float *pre, unsigned int has_pre)
 {
     GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
     GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
@@ -158,6 +186,11 @@ GM_KERNEL abft_compare(GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GL
             got += cv - rv;
             c_abs += fabs(cv);
             r_abs += fabs(rv);
+        }
+        if (has_pre) {
+            const size_t at = 2 * ((first_block + b) * n + j);
+            got -= pre[at];
+            r_abs = pre[at + 1];
         }
         float want = 0.0f, e_abs = 0.0f;
         for (unsigned int p = 0; p < parts; p++) {
@@ -181,7 +214,8 @@ GM_KERNEL abft_compare(GM_GLOBAL const gm_t *c, GM_GLOBAL const float *cf, GM_GL
 
 /*
  * abft_locate: the rows row0 + t, t < count, of column j recomputed, each
- * a k-term fp32 dot product A[i] . B[.][j] (+ R[i][j]), against the
+ * a k-term fp32 dot product A[i] . B[.][j] (+ R[i][j]; never for a
+ * product added to C in place, whose R is gone), against the
  * stored C[i][j] within u_out |C| + out_abs + coef_mag sum_kk |A B| +
  * u_r |R| + row_abs: the element of a failed block sum. The verdict's
  * least index is the first wrong row (none where none).
@@ -192,7 +226,8 @@ GM_KERNEL abft_locate(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_w_
                       gm_u64 a_off, gm_u64 w_off, gm_u64 c_off, gm_u64 r_off, gm_u64 row0, gm_u64 count, gm_u64 j,
                       gm_u64 none, unsigned int k, unsigned int n, unsigned int wgroup, unsigned int b_trans,
                       unsigned int c_fp32, unsigned int has_r, float sa, float sb, float sc, float u_out,
-                      float out_abs, float u_r, float coef_mag, float row_abs, float slack)
+                      float out_abs, float u_r, float coef_mag, float row_abs, float slack, unsigned int a_trans,
+                      gm_u64 rows)
 {
     GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
     GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
@@ -202,7 +237,7 @@ GM_KERNEL abft_locate(GM_GLOBAL const gm_t *GM_RESTRICT a, GM_GLOBAL const gm_w_
         const gm_u64 i = row0 + t;
         float acc = 0.0f, mag = 0.0f;
         for (unsigned int kk = 0; kk < k; kk++) {
-            const float p = GM_LOAD(a, a_off + i * k + kk, sa) * ABFT_B(kk, j);
+            const float p = ABFT_A(i, kk) * ABFT_B(kk, j);
             acc += p;
             mag += fabs(p);
         }

@@ -21,8 +21,14 @@
 # the sampled checks: what the checksums find, nothing else does. Where
 # the checksums' scratch does not fit under the cap, the sampled checks
 # stand alone and the note says so.
+# The training backward's products (dX, dW, LoRA's, named ROLE PRODUCT:
+# dX_up_proj ...) are checked whole during the verify's backward and
+# struck in every backward: an untouched training step's every backward
+# product is checked, and a struck one (a dX added in place, a dW and
+# LoRA's dx from a transposed operand, in fp32 and bf16, both kinds) is
+# named with its block (and, but where it was added in place, element).
 . tests/lib.sh
-plan 24
+plan 29
 
 # tiny-llama-gqa: 4 layers, hidden 256, 2 KV heads of 32, intermediate
 # 688, vocabulary 1024; 2 sequences of 8 tokens.
@@ -56,10 +62,13 @@ faulted() {
     points=$(csv_count "$csv" '$_->{metric} eq "time" && $_->{status} ne "unsupported"')
     LABEL=$label STRUCK=${struck:--1} COLS=$cols
     export LABEL STRUCK COLS
+    # A product added to its output in place (IN_PLACE=1) names the block
+    # and column alone: what the output held before is gone.
     named=$(csv_count "$csv" '$_->{metric} eq "time" && $_->{status} eq "mismatch"
-        && $_->{note} =~ /^\Q$ENV{LABEL}\E rows \[(\d+), (\d+)\) column (\d+): block sum off by \S+ \(tolerance \S+\), found by the device checksums; element \[(\d+)\]\[(\d+)\] is wrong$/
+        && $_->{note} =~ /^\Q$ENV{LABEL}\E rows \[(\d+), (\d+)\) column (\d+): block sum off by \S+ \(tolerance \S+\), found by the device checksums(?:; element \[(\d+)\]\[(\d+)\] is wrong| \(added in place: the element is not located\))$/
         && do { my ($row, $col) = (int($ENV{STRUCK} / $ENV{COLS}), $ENV{STRUCK} % $ENV{COLS});
-                $row >= $1 && $row < $2 && $3 == $col && $4 == $row && $5 == $col }')
+                $row >= $1 && $row < $2 && $3 == $col
+                && ($ENV{IN_PLACE} ? !defined $4 : defined $4 && $4 == $row && $5 == $col) }')
     is "$RC:$points:$named:$(csv_count "$csv" '$_->{status} eq "ok"')" "1:$(printf '%s\n' "$precs" | tr ',' '\n' | wc -l | tr -d ' '):$points:0" \
         "$GPUMEM_FAULT, $mode $precs: every point a mismatch naming $label's block and element ${struck:-(no strike)}"
 }
@@ -105,7 +114,29 @@ GPUMEM_FAULT=corrupt-product:v_proj:1
 faulted v_proj 64 "layer 1 v_proj" qlora bf16
 GPUMEM_FAULT=flip-product-bit:down_proj:0
 faulted down_proj 256 "layer 0 down_proj" inference fp16,bf16 --weight-precision int4 --group-size 16
+
+# The training backward: without a fault every one of its products is
+# checked (the head's dW and dX, then dW and dX of each of the 4 layers'
+# 7 projections: 58), with one, the struck product is named. dX of up_proj
+# is added in place to gate_proj's ([T, h]: 256 columns); dW of down_proj
+# ([I, h] from act^T dR) and LoRA's dA of gate_proj ([h, r], r 16, from
+# x^T d(xa)) read A transposed; LoRA's dx of v_proj is added in place.
 unset GPUMEM_FAULT
+model --mode train --precision bf16 --out "$TEST_TMP/train-clean"
+is "$RC:$(csv_count "$TEST_TMP/train-clean/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+    && $_->{note} =~ /every product checked whole on the device \(29: .*; backward products: \w+, 58 checked whole on the device/')" \
+    "0:1" "without a fault: a training step in bf16 ok, its 58 backward products checked whole"
+[ "$RC" -eq 0 ] || diag "$ERR"
+GPUMEM_FAULT=corrupt-product:dX_up_proj:1 IN_PLACE=1
+export GPUMEM_FAULT IN_PLACE
+faulted dX_up_proj 256 "layer 1 dX_up_proj" train fp32
+GPUMEM_FAULT=flip-product-bit:dW_down_proj:2 IN_PLACE=
+faulted dW_down_proj 256 "layer 2 dW_down_proj" train bf16
+GPUMEM_FAULT=flip-product-bit:lora_dA_gate_proj:3
+faulted lora_dA_gate_proj 16 "layer 3 lora_dA_gate_proj" lora fp32
+GPUMEM_FAULT=corrupt-product:lora_dx_v_proj:0 IN_PLACE=1
+faulted lora_dx_v_proj 256 "layer 0 lora_dx_v_proj" lora bf16
+unset GPUMEM_FAULT IN_PLACE
 
 # The same strike as up_proj's above, the device checksums off: it lies
 # outside the rows the stages are checked on, and the logits' replay

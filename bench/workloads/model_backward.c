@@ -69,11 +69,11 @@ const char *model_train_unsupported(const gm_shape *s)
     return NULL;
 }
 
-/* A backward product, on the backward's tally. */
-static gm_status product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
-                         bool acc)
+/* A backward product of matrix mat of `layer` in `role`, on the backward's tally. */
+static gm_status product(model_state *st, int mat, uint64_t layer, int role, uint64_t m, uint64_t n, uint64_t k, loc a,
+                         bool ta, loc b, bool tb, loc c, bool acc)
 {
-    return model_product(st, m, n, k, a, ta, b, tb, c, acc, &st->tally_bwd);
+    return model_product(st, (model_site){mat, role, layer}, m, n, k, a, ta, b, tb, c, acc, &st->tally_bwd);
 }
 
 /* The backward of y = x W_m: dW_m = x^T dy into the gradients, and where
@@ -83,10 +83,10 @@ static gm_status linear_bwd(model_state *st, int m, uint64_t l, loc x, loc dy, l
     uint64_t T = st->run_T, in = model_in(st, m), out = model_out(st, m);
     loc g = model_grad_at(st, model_param(st, m, l));
     /* LoRA: the base is frozen (no dW); its adapter's backward after dX. */
-    gm_status rc = st->lora ? GM_OK : product(st, in, out, T, x, true, dy, false, g, false);
+    gm_status rc = st->lora ? GM_OK : product(st, m, l, R_DW, in, out, T, x, true, dy, false, g, false);
     loc w = rc == GM_OK && dx.buf ? model_weight(st, m, l, &rc) : model_loc(st, m, l);
     if (rc == GM_OK && dx.buf)
-        rc = product(st, T, in, out, dy, false, w, true, dx, acc_dx);
+        rc = product(st, m, l, R_DX, T, in, out, dy, false, w, true, dx, acc_dx);
     return rc == GM_OK && dx.buf ? model_lora_backward(st, m, l, x, dy, dx) : rc;
 }
 
@@ -167,15 +167,15 @@ static gm_status head_backward(model_state *st)
     loc g = model_grad_at(st, model_param(st, M_LM, 0));
     gm_status rc;
     if (st->lora) {      /* frozen: dF alone */
-        rc = product(st, T, h, V, dl, false, wl, !st->tied, df, false);
+        rc = product(st, M_LM, st->L, R_DX, T, h, V, dl, false, wl, !st->tied, df, false);
     } else if (st->tied) {      /* the head is E^T: dE = dlogits^T f, dF = dlogits E */
-        rc = product(st, V, h, T, dl, true, f, false, g, false);
+        rc = product(st, M_LM, st->L, R_DW, V, h, T, dl, true, f, false, g, false);
         if (rc == GM_OK)
-            rc = product(st, T, h, V, dl, false, wl, false, df, false);
+            rc = product(st, M_LM, st->L, R_DX, T, h, V, dl, false, wl, false, df, false);
     } else {
-        rc = product(st, h, V, T, f, true, dl, false, g, false);
+        rc = product(st, M_LM, st->L, R_DW, h, V, T, f, true, dl, false, g, false);
         if (rc == GM_OK)
-            rc = product(st, T, h, V, dl, false, wl, true, df, false);
+            rc = product(st, M_LM, st->L, R_DX, T, h, V, dl, false, wl, true, df, false);
     }
     /* offload: the head's gradients out, the buffer the final norm's */
     if (rc == GM_OK && !st->lora)

@@ -58,7 +58,8 @@ gm_status model_linear(model_state *st, int m, uint64_t layer, uint64_t rows, lo
     /* The base product is checked (and struck by a product fault) before
      * LoRA adds its term. */
     if (rc == GM_OK)
-        rc = model_product_done(st, m, layer, &op, st->mm.last_half_sums, st->mm.last_kind == GM_MM_VENDOR_DEQUANT);
+        rc = model_product_done(st, (model_site){m, R_FWD, layer}, &op, st->mm.last_half_sums,
+                                st->mm.last_kind == GM_MM_VENDOR_DEQUANT);
     return rc == GM_OK ? model_lora_forward(st, m, layer, rows, x, y) : rc;
 }
 
@@ -224,7 +225,7 @@ gm_status model_lm_head(model_state *st)
             rc = model_launch(st, st->k_lm, (size_t)(rows * st->V), args, 11);
         }
     }
-    return rc == GM_OK ? model_product_done(st, M_LM, st->L, &op, half_sums, false) : rc;
+    return rc == GM_OK ? model_product_done(st, (model_site){M_LM, R_FWD, st->L}, &op, half_sums, false) : rc;
 }
 
 gm_status model_forward_pass(model_state *st)

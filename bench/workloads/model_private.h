@@ -138,6 +138,7 @@ typedef struct {
     size_t note_len;
     uint64_t limit;                 /* scratch bytes at most */
     uint64_t checked;               /* products checked whole */
+    bool backward;                  /* the verify's backward (else its forward replay) */
     char off[200];                  /* why the products fell back to the sampled checks ("" none) */
 } model_pcheck;
 
@@ -225,10 +226,11 @@ typedef struct {
     gm_abft_i8 abft8;
     model_pcheck *pcheck;
     char pcheck_note[240];
+    char pcheck_bwd_note[240];      /* the same of the last verify's backward ("" none) */
     /* GPUMEM_FAULT=corrupt-product / flip-product-bit (output_fault.h):
      * the product struck in every forward (kind NONE: none). */
     gm_output_fault pfault;
-    int pfault_m;
+    int pfault_m, pfault_role;      /* pfault_role: output_fault.h's gm_output_fault_roles */
     uint64_t pfault_layer;
 } model_state;
 
@@ -237,10 +239,22 @@ typedef struct {
     uint64_t off;
 } loc;
 
+/* Which product of the model one is: matrix m of `layer` (M_LM: the
+ * head, layer L) in `role`, output_fault.h's gm_output_fault_roles (0 the
+ * forward's projection; R_LORA_FWD LoRA's forward terms, x A and (x A) B,
+ * which no fault names). */
+enum { R_LORA_FWD = -1, R_FWD, R_DX, R_DW, R_LORA_DB, R_LORA_DXA, R_LORA_DA, R_LORA_DX };
+typedef struct {
+    int m, role;
+    uint64_t layer;
+} model_site;
+
 /* c (m x n) = op(a) op(b) in the model's precision through the dispatch
- * (matmul.h), plus what c holds where `acc`; the call is counted on `tally`. */
-gm_status model_product(model_state *st, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b, bool tb, loc c,
-                        bool acc, gm_mm_tally *tally);
+ * (matmul.h), plus what c holds where `acc`; the call is counted on
+ * `tally`. The product is site's: struck by a product fault naming it,
+ * and checked whole while a verify checks (model_product_check.c). */
+gm_status model_product(model_state *st, model_site site, uint64_t m, uint64_t n, uint64_t k, loc a, bool ta, loc b,
+                        bool tb, loc c, bool acc, gm_mm_tally *tally);
 
 typedef struct {
     loc x_in, attn_in, q, k, v, o, lse, mid, mlp_in, gate, up, act, out, stats;
@@ -405,20 +419,27 @@ gm_buffer *model_grads(model_state *st);
 /* The name of matrix m's product (q_proj ... lm_head: output_fault.h's). */
 const char *model_product_name(int m);
 /* Reads a product fault from GPUMEM_FAULT into st (none: nothing);
- * GM_ERR_INVALID for a layer the model does not have. */
+ * GM_ERR_INVALID for a layer the model does not have, or a backward
+ * product this run does not have (no training step; dW_ of LoRA's frozen
+ * base; a LoRA product without LoRA or of a matrix it does not adapt). */
 gm_status model_product_fault_setup(model_state *st);
-/* After product op of matrix m of `layer` (M_LM: the head) has been
- * enqueued: the product fault where it names this one, then, while a
- * verify's replay runs (st->pcheck), the product checked whole (half_sums,
- * b_rounded: gm_abft_check's; int8: gm_abft_i8_check). A failure sets pcheck->failed and writes
+/* After product op of `site` has been enqueued: the product fault where
+ * it names this one, then, while a verify's replay or backward runs
+ * (st->pcheck), the product checked whole (half_sums, b_rounded:
+ * gm_abft_check's; int8: gm_abft_i8_check). A failure sets
+ * pcheck->failed and writes
  * its note; where the checksums cannot run (no scratch, a precision they
  * do not cover) the replay goes on with the sampled checks alone, and the
  * note says so. Returns the device's status. */
-gm_status model_product_done(model_state *st, int m, uint64_t layer, const gm_mm *op, bool half_sums,
-                             bool b_rounded);
-/* The verify's replay checks every product from here (into note) to
- * model_pcheck_end, which frees the scratch and writes st->pcheck_note. */
-void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t len);
+gm_status model_product_done(model_state *st, model_site site, const gm_mm *op, bool half_sums, bool b_rounded);
+/* Before product op of a site runs: where it adds itself to its output in
+ * place and a verify checks, the output's sums before it
+ * (gm_abft_before). Returns the device's status. */
+gm_status model_product_before(model_state *st, const gm_mm *op);
+/* The verify's replay (or, where `backward`, the verify's backward)
+ * checks every product from here (into note) to model_pcheck_end, which
+ * frees the scratch and writes st->pcheck_note (st->pcheck_bwd_note). */
+void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t len, bool backward);
 void model_pcheck_end(model_state *st, model_pcheck *pc);
 void model_pcheck_release(model_state *st);
 

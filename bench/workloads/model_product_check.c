@@ -1,8 +1,10 @@
 /*
  * The whole model's products checked whole on the device during the
- * verify's replay (product_device_check.h: column checksums over blocks of
- * rows; int8 products: product_device_check_int8.h), and the product faults that prove it (output_fault.h:
- * corrupt-product, flip-product-bit). bench/workloads/model_private.h.
+ * verify's replay and, in training, the verify's backward
+ * (product_device_check.h: column checksums over blocks of rows; int8
+ * products: product_device_check_int8.h), and the product faults that
+ * prove it (output_fault.h: corrupt-product, flip-product-bit).
+ * bench/workloads/model_private.h.
  */
 #include "bench/workloads/model_private.h"
 
@@ -42,28 +44,79 @@ gm_status model_product_fault_setup(model_state *st)
     if (fault_matrix[product] != M_LM && layer >= st->L)
         return gm_device_fail(st->dev, GM_ERR_INVALID, 0, "GPUMEM_FAULT names layer %llu of a %llu-layer model",
                               (unsigned long long)layer, (unsigned long long)st->L);
+    const char *missing = f.role == R_FWD                   ? NULL
+                          : !st->train                      ? "a backward product, and the run has no training step"
+                          : f.role == R_DW && st->lora      ? "a dW of LoRA's frozen base"
+                          : f.role < R_LORA_DB              ? NULL
+                          : !st->lora                       ? "a LoRA product, and the run has no adapters"
+                          : fault_matrix[product] == M_LM
+                                  || !model_lora_adapted(st, fault_matrix[product])
+                                                            ? "a LoRA product of a matrix without an adapter"
+                                                            : NULL;
+    if (missing)
+        return gm_device_fail(st->dev, GM_ERR_INVALID, 0, "GPUMEM_FAULT names %s", missing);
     st->pfault = f;
+    st->pfault_role = f.role;
     st->pfault_m = fault_matrix[product];
     st->pfault_layer = fault_matrix[product] == M_LM ? st->L : layer;
     return GM_OK;
 }
 
-/* "layer L NAME", or the head's name. */
-static void product_label(int m, uint64_t layer, char *buf, size_t len)
+/* "layer L ROLE NAME", or the head's ROLE NAME (ROLE output_fault.h's
+ * prefix, "lora_" for LoRA's forward terms). */
+static void product_label(model_site s, char *buf, size_t len)
 {
-    if (m == M_LM)
-        snprintf(buf, len, "%s", model_product_name(m));
+    const char *role = s.role == R_LORA_FWD ? "lora_" : gm_output_fault_roles[s.role];
+    if (s.m == M_LM)
+        snprintf(buf, len, "%s%s", role, model_product_name(s.m));
     else
-        snprintf(buf, len, "layer %llu %s", (unsigned long long)layer, model_product_name(m));
+        snprintf(buf, len, "layer %llu %s%s", (unsigned long long)s.layer, role, model_product_name(s.m));
 }
 
-gm_status model_product_done(model_state *st, int m, uint64_t layer, const gm_mm *op, bool half_sums,
-                             bool b_rounded)
+/* Scratch for the checksums of a product in weights' precision: the kernels built at the first. */
+static gm_status abft_for(model_state *st, const gm_mm *op, gm_abft **x)
+{
+    *x = op->b_scales ? &st->abft4 : &st->abft;
+    if ((*x)->dev)
+        return GM_OK;
+    return gm_abft_init(*x, st->dev, st->p, op->b_scales ? GM_INT4 : st->p, st->chunked, st->pcheck->limit);
+}
+
+/* The checksums cannot run (no scratch, a product they do not cover):
+ * the sampled checks stand alone from here, and the note says why. */
+static void checks_off(model_pcheck *pc, const char *why)
+{
+    pc->on = false;
+    snprintf(pc->off, sizeof pc->off, "%s", why);
+}
+
+gm_status model_product_before(model_state *st, const gm_mm *op)
+{
+    model_pcheck *pc = st->pcheck;
+    if (!pc || !pc->on || pc->failed)
+        return GM_OK;
+    gm_abft *x;
+    gm_status rc = abft_for(st, op, &x);
+    gm_error before = st->dev->err;
+    if (rc == GM_OK)
+        rc = gm_abft_before(x, op);
+    if (rc == GM_ERR_OOM) {
+        st->dev->err = before;
+        checks_off(pc, "no device memory for the checksums' sums before a product added in place");
+        return GM_OK;
+    }
+    return rc;
+}
+
+gm_status model_product_done(model_state *st, model_site site, const gm_mm *op, bool half_sums, bool b_rounded)
 {
     gm_status rc = GM_OK;
     char label[64];
-    product_label(m, layer, label, sizeof label);
-    if (st->pfault.kind != GM_OUTPUT_FAULT_NONE && m == st->pfault_m && (m == M_LM || layer == st->pfault_layer)) {
+    int m = site.m;
+    uint64_t layer = site.layer;
+    product_label(site, label, sizeof label);
+    if (st->pfault.kind != GM_OUTPUT_FAULT_NONE && m == st->pfault_m && site.role == st->pfault_role
+        && (m == M_LM || layer == st->pfault_layer)) {
         size_t es = op->c_fp32 ? 4 : st->es;
         rc = gm_output_fault_strike_product(&st->pfault, st->dev, (gm_buffer *)op->c.buf, (size_t)op->c.off * es,
                                             (size_t)(op->m * op->n), es, op->c_fp32 ? GM_FP32 : st->p,
@@ -80,27 +133,23 @@ gm_status model_product_done(model_state *st, int m, uint64_t layer, const gm_mm
             return rc;
         rc = gm_abft_i8_check(&st->abft8, op, &f);
     } else {
-        gm_abft *x = op->b_scales ? &st->abft4 : &st->abft;
-        if (!x->dev) {
-            rc = gm_abft_init(x, st->dev, st->p, op->b_scales ? GM_INT4 : st->p, st->chunked, pc->limit);
-            if (rc != GM_OK)
-                return rc;
-        }
+        gm_abft *x;
+        rc = abft_for(st, op, &x);
+        if (rc != GM_OK)
+            return rc;
         rc = gm_abft_check(x, &st->mm, op, half_sums, b_rounded, &f);
     }
     if (rc == GM_ERR_OOM) {
         /* No room for the scratch (an oom probe at the edge): the sampled
          * checks stand alone for the rest of the replay. */
         st->dev->err = before;
-        pc->on = false;
-        snprintf(pc->off, sizeof pc->off, "%s", f.why);
+        checks_off(pc, f.why);
         return GM_OK;
     }
     if (rc != GM_OK)
         return rc;
     if (!f.checked) {
-        pc->on = false;
-        snprintf(pc->off, sizeof pc->off, "%s", f.why);
+        checks_off(pc, f.why);
         return GM_OK;
     }
     pc->checked++;
@@ -114,17 +163,19 @@ gm_status model_product_done(model_state *st, int m, uint64_t layer, const gm_mm
     if (f.located && n > 0 && (size_t)n < pc->note_len)
         snprintf(pc->note + n, pc->note_len - (size_t)n, "; element [%llu][%llu] is wrong",
                  (unsigned long long)f.row, (unsigned long long)f.col);
+    else if (f.in_place && n > 0 && (size_t)n < pc->note_len)
+        snprintf(pc->note + n, pc->note_len - (size_t)n, " (added in place: the element is not located)");
     return GM_OK;
 }
 
-void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t len)
+void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t len, bool backward)
 {
     uint64_t held = 0;
     for (int i = 0; i < N_B; i++)
         held += st->buf[i].bytes;
     uint64_t limit = held / 64;
     limit = limit < SCRATCH_MIN ? SCRATCH_MIN : limit > SCRATCH_MAX ? SCRATCH_MAX : limit;
-    *pc = (model_pcheck){.on = true, .note = note, .note_len = len, .limit = limit};
+    *pc = (model_pcheck){.on = true, .note = note, .note_len = len, .limit = limit, .backward = backward};
     const char *mode = getenv("GPUMEM_PRODUCT_CHECK");
     if (st->p != GM_FP32 && st->p != GM_FP16 && st->p != GM_BF16 && st->p != GM_INT8) {
         pc->on = false;
@@ -146,7 +197,12 @@ void model_pcheck_end(model_state *st, model_pcheck *pc)
         gm_abft_free_scratch(&st->abft4);
     if (st->abft8.dev)
         gm_abft_i8_free_scratch(&st->abft8);
-    if (pc->off[0])
+    if (pc->backward && pc->off[0])
+        snprintf(st->pcheck_bwd_note, sizeof st->pcheck_bwd_note, "not checked whole (%s)", pc->off);
+    else if (pc->backward)
+        snprintf(st->pcheck_bwd_note, sizeof st->pcheck_bwd_note, "%llu checked whole on the device",
+                 (unsigned long long)pc->checked);
+    else if (pc->off[0])
         snprintf(st->pcheck_note, sizeof st->pcheck_note, "products checked on sampled rows (%s)", pc->off);
     else
         snprintf(st->pcheck_note, sizeof st->pcheck_note,

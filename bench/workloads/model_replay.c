@@ -291,7 +291,7 @@ gm_status block_model_verify(void *state, unsigned rep, bool *correct, char *not
     for (int r = 0; r < CHECK_ROWS && rc == GM_OK && !whole; r++)
         rc = check_read(&c, out, kept[r] * st->V, st->V, oes, op, 1.0f, c.out3[r]);
     model_pcheck pc;
-    model_pcheck_begin(st, &pc, note, len);
+    model_pcheck_begin(st, &pc, note, len, false);
     if (rc == GM_OK && c.ok)
         rc = replay(&c, rep);
     model_pcheck_end(st, &pc);

@@ -45,7 +45,8 @@ void block_model_describe(void *state, char *note, size_t len)
         static const char *const kept[] = {"", "; attention recomputed", "; layers recomputed"};
         char bwd[96];
         gm_mm_tally_describe(&st->mm, &st->tally_bwd, bwd, sizeof bwd);
-        n += snprintf(note + n, len - (size_t)n, "; backward products: %s%s", bwd, kept[st->recompute]);
+        n += snprintf(note + n, len - (size_t)n, "; backward products: %s%s%s%s", bwd,
+                      st->pcheck_bwd_note[0] ? ", " : "", st->pcheck_bwd_note, kept[st->recompute]);
     }
     /* Full training: the step's FLOP rate beside the forward's, timed here
      * (model_time_forward_and_step), where nothing times it otherwise. */

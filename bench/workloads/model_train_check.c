@@ -6,7 +6,8 @@
  * the CPU: MODEL_REF_WORK), then one AdamW step on a seeded sample of
  * parameters against train_ref.h's, and a fresh forward and backward so
  * that the next iteration's AdamW takes the gradients of the weights it
- * updates.
+ * updates. Every product of both backward passes is checked whole on the
+ * device as it runs (model_product_check.c).
  */
 #include "bench/workloads/model_check.h"
 #include "bench/workloads/train_ref.h"
@@ -276,6 +277,27 @@ static gm_status check_adamw_step(checker *c, unsigned rep)
     return rc;
 }
 
+/* The backward pass, waited for, every product of it checked whole on
+ * the device as it runs (model_product_check.c) where the check has found
+ * nothing wrong yet: a product that fails leaves c->ok false and its note
+ * in c->note. The timed step's backward is not checked. */
+static gm_status checked_backward(checker *c)
+{
+    model_state *st = c->st;
+    model_pcheck pc;
+    bool check = c->ok;
+    if (check)
+        model_pcheck_begin(st, &pc, c->note, c->note_len, true);
+    gm_status rc = model_backward(st);
+    if (rc == GM_OK)
+        rc = st->dev->backend->synchronize(st->dev, 0);
+    if (check) {
+        model_pcheck_end(st, &pc);
+        c->ok = !pc.failed;
+    }
+    return rc;
+}
+
 gm_status model_train_check(checker *c, unsigned rep)
 {
     model_state *st = c->st;
@@ -291,10 +313,8 @@ gm_status model_train_check(checker *c, unsigned rep)
         sum += loss[t];
     free(loss);
     if (rc == GM_OK)
-        rc = model_backward(st);
-    if (rc == GM_OK)
-        rc = st->dev->backend->synchronize(st->dev, 0);
-    if (rc == GM_OK && st->run_T * st->p_total <= MODEL_REF_WORK)
+        rc = checked_backward(c);
+    if (rc == GM_OK && c->ok && st->run_T * st->p_total <= MODEL_REF_WORK)
         rc = check_gradients(c, st->counted ? sum / (double)st->counted : 0.0);
     if (rc == GM_OK && c->ok)
         rc = check_adamw_step(c, rep);
@@ -303,7 +323,5 @@ gm_status model_train_check(checker *c, unsigned rep)
         rc = model_forward_pass(st);
     if (rc == GM_OK)
         rc = model_loss(st);
-    if (rc == GM_OK)
-        rc = model_backward(st);
-    return rc == GM_OK ? st->dev->backend->synchronize(st->dev, 0) : rc;
+    return rc == GM_OK ? checked_backward(c) : rc;
 }

@@ -21,8 +21,10 @@ gm_status gm_abft_init(gm_abft *x, gm_device *dev, gm_precision prec, gm_precisi
     gm_role_variant(prec, wprec, prec, chunked, variant, sizeof variant);
     gm_status rc = dev->backend->program_build(dev, "abft", variant, NULL, &x->prog);
     static const char *const names[] = {"abft_block_sums", "abft_block_norms", "abft_col_norms",
-                                        "abft_expect",     "abft_compare",     "abft_locate"};
-    gm_kernel **ks[] = {&x->k_sums, &x->k_norms, &x->k_cols, &x->k_expect, &x->k_compare, &x->k_locate};
+                                        "abft_expect",     "abft_compare",     "abft_locate",
+                                        "abft_block_before"};
+    gm_kernel **ks[] = {&x->k_sums,    &x->k_norms,  &x->k_cols, &x->k_expect,
+                        &x->k_compare, &x->k_locate, &x->k_before};
     for (size_t i = 0; i < sizeof names / sizeof *names && rc == GM_OK; i++)
         rc = dev->backend->kernel_get(dev, x->prog, names[i], ks[i]);
     if (rc != GM_OK) {
@@ -35,7 +37,7 @@ gm_status gm_abft_init(gm_abft *x, gm_device *dev, gm_precision prec, gm_precisi
 
 void gm_abft_free_scratch(gm_abft *x)
 {
-    gm_buffer *bs[] = {&x->s, &x->e, &x->abs_sum, &x->split, &x->norms, &x->cn, &x->diag, &x->verdict};
+    gm_buffer *bs[] = {&x->s, &x->e, &x->abs_sum, &x->split, &x->norms, &x->cn, &x->diag, &x->verdict, &x->pre};
     for (size_t i = 0; i < sizeof bs / sizeof *bs; i++)
         gm_device_free(x->dev, bs[i]);
 }
@@ -45,7 +47,7 @@ void gm_abft_release(gm_abft *x)
     if (!x->dev)
         return;
     gm_abft_free_scratch(x);
-    gm_kernel *ks[] = {x->k_sums, x->k_norms, x->k_cols, x->k_expect, x->k_compare, x->k_locate};
+    gm_kernel *ks[] = {x->k_sums, x->k_norms, x->k_cols, x->k_expect, x->k_compare, x->k_locate, x->k_before};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if (ks[i])
             x->dev->backend->kernel_release(x->dev, ks[i]);
@@ -109,6 +111,8 @@ static gm_status locate(gm_abft *x, const gm_mm *op, const bounds *bd, uint64_t 
     float sa = op->sa, sb = op->sb, sc = op->sc;
     float coef = (float)(2.0 * (double)k * (bd->u_acc + U32) + bd->u_b), u_r = (float)(bd->u_acc + U32);
     float row_abs = (float)bd->a_abs;
+    unsigned int a_trans = op->a.trans;
+    uint64_t rows = op->m;
     gm_arg args[] = {gm_arg_buf(op->a.buf), gm_arg_buf(op->b.buf), gm_arg_buf(wscale), gm_arg_buf(op->c.buf),
                      gm_arg_buf(op->c.buf), gm_arg_buf(r), gm_arg_buf(r), gm_arg_buf(&x->verdict),
                      gm_arg_u64(&op->a.off), gm_arg_u64(&op->b.off), gm_arg_u64(&op->c.off), gm_arg_u64(&r_off),
@@ -116,7 +120,7 @@ static gm_status locate(gm_abft *x, const gm_mm *op, const bounds *bd, uint64_t 
                      gm_arg_u32(&n), gm_arg_u32(&wgroup), gm_arg_u32(&b_trans), gm_arg_u32(&c_fp32),
                      gm_arg_u32(&has_r), gm_arg_f32(&sa), gm_arg_f32(&sb), gm_arg_f32(&sc),
                      gm_arg_f32(&bd->u_out), gm_arg_f32(&bd->out_abs), gm_arg_f32(&u_r), gm_arg_f32(&coef),
-                     gm_arg_f32(&row_abs), gm_arg_f32(&bd->slack)};
+                     gm_arg_f32(&row_abs), gm_arg_f32(&bd->slack), gm_arg_u32(&a_trans), gm_arg_u64(&rows)};
     gm_device_verdict v;
     gm_status rc = gm_device_check_run(x->dev, x->k_locate, x->chunked, (size_t)count, args,
                                        (int)(sizeof args / sizeof *args), 7, &x->verdict, none, &v);
@@ -124,6 +128,40 @@ static gm_status locate(gm_abft *x, const gm_mm *op, const bounds *bd, uint64_t 
         f->located = true;
         f->row = v.first;
     }
+    return rc;
+}
+
+/* The rows a block's column sum covers for op's output. */
+static uint64_t block_rows(const gm_mm *op)
+{
+    double u_out = 0.5 * gm_tolerance(op->c_fp32 ? GM_FP32 : op->prec, 1.0, 1.0f);
+    uint64_t g = gm_product_group((size_t)op->m, (size_t)op->k, (size_t)op->n, u_out, 0);
+    return g < GM_ABFT_GROUP_MAX ? g : GM_ABFT_GROUP_MAX;
+}
+
+/* op adds itself to c in place (r at c's own place). */
+static bool in_place(const gm_mm *op)
+{
+    return op->r && op->r == op->c.buf && op->r_off == op->c.off;
+}
+
+gm_status gm_abft_before(gm_abft *x, const gm_mm *op)
+{
+    x->pre_for = (gm_mm){0};
+    if (!in_place(op))
+        return GM_OK;
+    uint64_t g = block_rows(op), nb = (op->m + g - 1) / g;
+    unsigned int nu = (unsigned int)op->n, gu = (unsigned int)g, nbu = (unsigned int)nb, c_fp32 = op->c_fp32;
+    float sc = op->sc;
+    gm_status rc = reserve(x, &x->pre, (size_t)(nb * op->n * 8));
+    if (rc == GM_OK) {
+        gm_arg args[] = {gm_arg_buf(op->c.buf), gm_arg_buf(op->c.buf), gm_arg_buf(&x->pre), gm_arg_u64(&op->c.off),
+                         gm_arg_u64(&op->m),    gm_arg_u32(&nu),       gm_arg_u32(&gu),     gm_arg_u32(&nbu),
+                         gm_arg_u32(&c_fp32),   gm_arg_f32(&sc)};
+        rc = launch(x, x->k_before, (size_t)(nb * op->n), args, 10);
+    }
+    if (rc == GM_OK)
+        x->pre_for = *op;
     return rc;
 }
 
@@ -136,15 +174,22 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
         snprintf(f->why, sizeof f->why, "no device checksums for %s products", gm_precision_name(op->prec));
         return GM_OK;
     }
-    if ((op->batch > 1) || op->a.trans || op->a.ld || op->c.ld || op->b.ld || op->c_int32
-        || (op->r && op->r == op->c.buf && op->r_off == op->c.off) || (op->b_scales && op->b.trans)) {
+    if ((op->batch > 1) || op->a.ld || op->c.ld || op->b.ld || op->c_int32 || (op->b_scales && op->b.trans)
+        || (op->b_scales && op->a.trans)) {
         snprintf(f->why, sizeof f->why, "no device checksums for this product's layout");
         return GM_OK;
     }
+    /* In place: the sums gm_abft_before took of this very product's c. */
+    bool pre = in_place(op);
+    const gm_mm *was = &x->pre_for;
+    if (pre && !(was->c.buf == op->c.buf && was->c.off == op->c.off && was->m == op->m && was->n == op->n
+                 && was->k == op->k && was->prec == op->prec && was->c_fp32 == op->c_fp32)) {
+        snprintf(f->why, sizeof f->why, "no sums of the output before a product added to it in place");
+        return GM_OK;
+    }
+    x->pre_for = (gm_mm){0};
     uint64_t m = op->m, n = op->n, k = op->k;
-    double u_out = 0.5 * gm_tolerance(op->c_fp32 ? GM_FP32 : op->prec, 1.0, 1.0f);
-    uint64_t g = gm_product_group((size_t)m, (size_t)k, (size_t)n, u_out, 0);
-    g = g < GM_ABFT_GROUP_MAX ? g : GM_ABFT_GROUP_MAX;
+    uint64_t g = block_rows(op);
     uint64_t nb = (m + g - 1) / g;
     bool s32 = op->b_scales != NULL;           /* fp32 rows and abft_expect */
     unsigned int parts = s32 || op->prec == GM_FP32 ? 1 : 2;
@@ -168,6 +213,8 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
         rc = reserve(x, &x->cn, (size_t)(n * 4));
     if (rc == GM_OK)
         rc = reserve(x, &x->diag, (size_t)(chunk * n * 8));
+    if (rc == GM_OK && !pre)        /* an argument of abft_compare all the same */
+        rc = reserve(x, &x->pre, 4);
     if (rc != GM_OK) {
         snprintf(f->why, sizeof f->why, "no device memory for the checksums' scratch (%.100s)", dev->err.msg);
         gm_abft_free_scratch(x);
@@ -177,6 +224,7 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
     unsigned int wgroup = op->b_scales ? op->group : 1, b_trans = op->b.trans, s32u = s32;
     const gm_buffer *wscale = op->b_scales ? op->b_scales : op->b.buf;
     float sb = op->sb, sa = op->sa;
+    unsigned int a_trans = op->a.trans, has_pre = pre;
     {
         gm_arg args[] = {gm_arg_buf(op->b.buf), gm_arg_buf(wscale), gm_arg_buf(&x->cn), gm_arg_u32(&ku),
                          gm_arg_u32(&nu), gm_arg_u64(&op->b.off), gm_arg_u32(&wgroup), gm_arg_u32(&b_trans),
@@ -190,8 +238,8 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
         gm_arg sums[] = {gm_arg_buf(op->a.buf), gm_arg_buf(&x->s), gm_arg_buf(&x->s), gm_arg_buf(&x->abs_sum),
                          gm_arg_buf(&x->split), gm_arg_u64(&op->a.off), gm_arg_u64(&first_row), gm_arg_u64(&m),
                          gm_arg_u32(&ku), gm_arg_u32(&gu), gm_arg_u32(&nbc), gm_arg_u32(&parts), gm_arg_u32(&s32u),
-                         gm_arg_f32(&sa)};
-        rc = launch(x, x->k_sums, (size_t)nbc * k, sums, 14);
+                         gm_arg_f32(&sa), gm_arg_u32(&a_trans)};
+        rc = launch(x, x->k_sums, (size_t)nbc * k, sums, 15);
         if (rc == GM_OK) {
             gm_arg args[] = {gm_arg_buf(&x->abs_sum), gm_arg_buf(&x->split), gm_arg_buf(&x->norms), gm_arg_u32(&ku),
                              gm_arg_u32(&nbc)};
@@ -223,7 +271,7 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
                                  + (1.0 + 2.0 * gm_unit_roundoff(op->prec) + (double)g * U32) * 1.02 * 2.0 * (double)k * u_w
                                  + bd.u_b);
         float row_abs = (float)(bd.a_abs + (want_half ? (double)parts * (double)k * U32 : 0.0));
-        unsigned int c_fp32 = op->c_fp32, has_r = op->r != NULL;
+        unsigned int c_fp32 = op->c_fp32, has_r = op->r != NULL && !pre;
         uint64_t r_off = op->r ? op->r_off : 0, none = nb * n;
         const gm_buffer *r = op->r ? op->r : op->c.buf;
         float sc = op->sc;
@@ -236,7 +284,8 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
                         gm_arg_u32(&parts),       gm_arg_u32(&c_fp32),      gm_arg_u32(&has_r),
                         gm_arg_f32(&sc),          gm_arg_f32(&bd.u_out),    gm_arg_f32(&bd.out_abs),
                         gm_arg_f32(&bd.u_r),      gm_arg_f32(&bd.u_sum),    gm_arg_f32(&coef_mag),
-                        gm_arg_f32(&bd.u_e),      gm_arg_f32(&row_abs),     gm_arg_f32(&bd.slack)};
+                        gm_arg_f32(&bd.u_e),      gm_arg_f32(&row_abs),     gm_arg_f32(&bd.slack),
+                        gm_arg_buf(&x->pre),      gm_arg_u32(&has_pre)};
         gm_device_verdict v;
         if (rc == GM_OK)
             rc = gm_device_check_run(dev, x->k_compare, x->chunked, (size_t)nbc * n, cmp,
@@ -248,12 +297,13 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
         float d[2];
         rc = read_back(dev, &x->diag, (size_t)(((block - b0) * n + col) * 8), d, sizeof d);
         f->ok = false;
+        f->in_place = pre;
         f->col = col;
         f->row_first = block * g;
         f->row_last = (block + 1) * g < m ? (block + 1) * g - 1 : m - 1;
         f->diff = d[0];
         f->tol = d[1];
-        if (rc == GM_OK)
+        if (rc == GM_OK && !pre)
             rc = locate(x, op, &bd, f->row_first, f->row_last + 1 - f->row_first, col, f);
     }
     if (rc == GM_OK)

@@ -20,7 +20,24 @@
  *      against want_bj within the tolerance T_bj below, one verdict for
  *      the product (gm_verdict_write: count and the first failing sum);
  *   4. where a sum fails, abft_locate recomputes the block's rows of that
- *      column element by element, naming the wrong element.
+ *      column element by element, naming the wrong element (not for a
+ *      product added to C in place: R, C as it stood, is gone).
+ * A stored transposed, [k, m] (the backward's dW = X^T dY), is read as
+ * such by abft_block_sums and abft_locate (ABFT_A); the sums and bounds
+ * are those of op(A), unchanged.
+ *
+ * Accumulation in place, C += A B (the backward's dX summed over
+ * several products, LoRA's terms): R is C as it stood, which the product
+ * overwrites. gm_abft_before, enqueued before the product, takes each
+ * block's column sums of C and of |C| (fp32, abft_block_before); the
+ * compare then takes got = sum_i C_ij - (those sums), and sum_i |R_ij|
+ * from them. The bound below holds as it stands with R = C before: the
+ * stored rounding of the new C is rho(C_ij) of the new value, the
+ * addition's rounding u_acc |R_ij| (the product adds R in its own sums,
+ * as for any r), and the two separate fp32 sums of g terms and their
+ * difference, (g - 1) u32 sum |C| + (g - 1) u32 sum |R| + u32 (sum |C|
+ * + sum |R|), stay within the (g + 2) u32 sum (|C| + |R|) of the one
+ * running sum of C - R. No term is added.
  * Every output element enters one block's column sum, so one wrong element
  * anywhere moves a sum. The cost: (parts m / g) k n multiply-adds for E
  * (parts 1 in fp32, 2 in fp16 and bf16; g 64 in fp32 and fp16, 8 in bf16:
@@ -61,10 +78,12 @@
  * the note of a failure states with the tolerance.
  *
  * Covered: fp32, fp16 and bf16 products (fp32 or 16-bit results, a
- * residual epilogue, B transposed, int4 B with group scales); int8
- * products by product_device_check_int8.h (the block sums of their codes
- * held exactly, the expected sums exact in int32). Not fp8 (see there
- * why): gm_abft_check says so for int8 and fp8 and checks nothing.
+ * residual epilogue or accumulation in place, A or B transposed, int4 B
+ * with group scales). Not batched products (op->batch > 1), rows with a
+ * leading dimension (ld), int8 or fp8: gm_abft_check says so and checks
+ * nothing. int8 products are checked by product_device_check_int8.h (the
+ * block sums of their codes held exactly, the expected sums exact in
+ * int32); fp8 is not (see there why).
  */
 #ifndef GM_PRODUCT_DEVICE_CHECK_H
 #define GM_PRODUCT_DEVICE_CHECK_H
@@ -84,8 +103,10 @@ typedef struct {
     bool chunked;
     uint64_t limit;             /* scratch bytes at most (but one block's) */
     gm_program *prog;
-    gm_kernel *k_sums, *k_norms, *k_cols, *k_expect, *k_compare, *k_locate;
+    gm_kernel *k_sums, *k_norms, *k_cols, *k_expect, *k_compare, *k_locate, *k_before;
     gm_buffer s, e, abs_sum, split, norms, cn, diag, verdict;   /* scratch, grown as needed */
+    gm_buffer pre;              /* gm_abft_before's sums of C (scratch) ... */
+    gm_mm pre_for;              /* ... for this product (m 0: none) */
 } gm_abft;
 
 /* What one check found. */
@@ -95,6 +116,7 @@ typedef struct {
     uint64_t group;             /* rows a block covers */
     uint64_t row_first, row_last, col;   /* the first failing sum: its rows and column */
     double diff, tol;           /* its difference got - want and tolerance */
+    bool in_place;              /* the product was added to C in place: nothing is located */
     bool located;               /* the block's rows of that column recomputed found ... */
     uint64_t row;               /* ... this row wrong */
     char why[160];
@@ -110,9 +132,20 @@ void gm_abft_free_scratch(gm_abft *x);
 void gm_abft_release(gm_abft *x);
 
 /*
+ * Where op adds itself to C in place (r at c's own place), enqueues on
+ * queue 0 the block column sums of C as it stands (abft_block_before:
+ * 8 n ceil(m / g) bytes of scratch, beyond `limit`), for the
+ * gm_abft_check of op that follows its product; else does nothing.
+ * Returns the device's status.
+ */
+gm_status gm_abft_before(gm_abft *x, const gm_mm *op);
+
+/*
  * Checks the output of op, which has run on queue 0 through mm (op may
- * have b_scales; its a and c packed, one product; its r, where set, not
- * c's own place). half_sums: the product summed in fp16 (mm->last_half_sums
+ * have b_scales; a (or, stored transposed, a [k, m]: not with b_scales)
+ * and c packed, one product; its r, where set, elsewhere or at c's own
+ * place, the latter after gm_abft_before of this op, else nothing is
+ * checked and why says so). half_sums: the product summed in fp16 (mm->last_half_sums
  * after gm_mm_run; false for a kernel of our own that sums in fp32),
  * b_rounded: it read B rounded to prec (int4 weights dequantised for the
  * vendor). Runs the expected product through mm (without counting it, and
