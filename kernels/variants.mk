@@ -32,8 +32,8 @@ INT4_VARIANTS := $(foreach p,fp16 bf16,$(p)-wint4-$(ACCESS))
 KV_FP8_VARIANTS := $(foreach p,fp16 bf16,$(foreach k,$(FP8),$(p)-kv$(k)-$(ACCESS)))
 linear_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(INT4_VARIANTS)
 # abft: the whole model's product checksums (bench/workloads/product_device_check.h):
-# fp32, fp16 and bf16 products, int4 weights beside 16-bit activations.
-abft_VARIANTS := $(STANDARD_VARIANTS) $(INT4_VARIANTS)
+# fp32, fp16, bf16, int8 and fp8 products, int4 weights beside 16-bit activations.
+abft_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(INT4_VARIANTS)
 kvcache_VARIANTS := $(STANDARD_VARIANTS) $(FP8_VARIANTS) $(KV_FP8_VARIANTS)
 # block and the whole model build each program with the role tokens it
 # reads: linear.cl the weights' (above), attention.cl and block.cl the KV

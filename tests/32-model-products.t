@@ -41,10 +41,10 @@ model() {
 # struck one passes in the runs below, the LM head's after all 28 of the
 # layers'; tests/32-product-faults.t and 39-lora-step-pocl.t run them
 # unstruck).
-model --mode inference --precision fp32,fp16,bf16,int8 --out "$TEST_TMP/clean"
+model --mode inference --precision fp32,fp16,bf16,int8,fp8e4m3,fp8e5m2 --out "$TEST_TMP/clean"
 is "$RC:$(csv_count "$TEST_TMP/clean/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
-    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/')" "0:4" \
-    "without a fault: inference in fp32, fp16, bf16 and int8 ok, each of the 29 products checked whole"
+    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/')" "0:6" \
+    "without a fault: inference in fp32, fp16, bf16, int8 and both fp8 ok, each of the 29 products checked whole"
 [ "$RC" -eq 0 ] || diag "$ERR"
 
 # faulted NAME COLUMNS LABEL MODE PRECISIONS [ARGS...]: runs with
@@ -75,7 +75,8 @@ faulted() {
 
 # Each product by both kinds, in inference, the precisions taken in turn
 # (int8 beside the first kind of q_proj, o_proj and the LM head, and
-# beside up_proj's flip); q_proj and the LM head (every token's row) the
+# beside up_proj's flip; fp8e4m3 or fp8e5m2 beside the first kind of the
+# others); q_proj and the LM head (every token's row) the
 # second time in a training step.
 set -- q_proj:1:256 k_proj:0:64 v_proj:3:64 o_proj:2:256 gate_proj:1:688 up_proj:1:688 down_proj:3:256 lm_head::1024
 i=0
@@ -87,7 +88,11 @@ for spec; do
     if [ $((i % 2)) -eq 0 ]; then first=flip-product-bit second=corrupt-product; else first=corrupt-product second=flip-product-bit; fi
     GPUMEM_FAULT=$first:$name${layer:+:$layer}
     export GPUMEM_FAULT
-    case $name in q_proj | o_proj | lm_head) int8=,int8 ;; *) int8= ;; esac
+    case $name in
+    q_proj | o_proj | lm_head) int8=,int8 ;;
+    k_proj | gate_proj | down_proj) int8=,fp8e4m3 ;;   # fp8: blocks of one row
+    *) int8=,fp8e5m2 ;;
+    esac
     faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))$int8"
     GPUMEM_FAULT=$second:$name${layer:+:$layer}
     case $name in

@@ -177,7 +177,7 @@ void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t le
     limit = limit < SCRATCH_MIN ? SCRATCH_MIN : limit > SCRATCH_MAX ? SCRATCH_MAX : limit;
     *pc = (model_pcheck){.on = true, .note = note, .note_len = len, .limit = limit, .backward = backward};
     const char *mode = getenv("GPUMEM_PRODUCT_CHECK");
-    if (st->p != GM_FP32 && st->p != GM_FP16 && st->p != GM_BF16 && st->p != GM_INT8) {
+    if (st->p != GM_FP32 && st->p != GM_FP16 && st->p != GM_BF16 && st->p != GM_INT8 && !GM_PREC_IS_FP8(st->p)) {
         pc->on = false;
         snprintf(pc->off, sizeof pc->off, "no device checksums for %s products", gm_precision_name(st->p));
     } else if (mode && strcmp(mode, "sampled") == 0) {

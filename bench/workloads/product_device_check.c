@@ -131,12 +131,17 @@ static gm_status locate(gm_abft *x, const gm_mm *op, const bounds *bd, uint64_t 
     return rc;
 }
 
-/* The rows a block's column sum covers for op's output. */
+/* The rows a block's column sum covers for op's output: gm_product_group's
+ * rule for the output's rounding (64 fp32 and fp16, 8 bf16, 1 fp8), at
+ * most GM_ABFT_GROUP_MAX. Not its host budget, which widens the blocks of
+ * a large product to bound the host's work: here the expected sums run on
+ * the device in chunks, and wider blocks would only raise the tolerance
+ * (a 16384-row bf16 product would get 64 rows a block, not 8). */
 static uint64_t block_rows(const gm_mm *op)
 {
     double u_out = 0.5 * gm_tolerance(op->c_fp32 ? GM_FP32 : op->prec, 1.0, 1.0f);
-    uint64_t g = gm_product_group((size_t)op->m, (size_t)op->k, (size_t)op->n, u_out, 0);
-    return g < GM_ABFT_GROUP_MAX ? g : GM_ABFT_GROUP_MAX;
+    uint64_t g = gm_product_group(GM_ABFT_GROUP_MAX, 1, 1, u_out, 0);   /* k = n = 1: no budget */
+    return g < op->m ? g : op->m;
 }
 
 /* op adds itself to c in place (r at c's own place). */
@@ -170,7 +175,7 @@ gm_status gm_abft_check(gm_abft *x, gm_mm_ctx *mm, const gm_mm *op, bool half_su
 {
     gm_device *dev = x->dev;
     *f = (gm_abft_finding){.ok = true};
-    if (op->prec != GM_FP32 && op->prec != GM_FP16 && op->prec != GM_BF16) {
+    if (op->prec != GM_FP32 && op->prec != GM_FP16 && op->prec != GM_BF16 && !GM_PREC_IS_FP8(op->prec)) {
         snprintf(f->why, sizeof f->why, "no device checksums for %s products", gm_precision_name(op->prec));
         return GM_OK;
     }

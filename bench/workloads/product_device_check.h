@@ -40,8 +40,11 @@
  * running sum of C - R. No term is added.
  * Every output element enters one block's column sum, so one wrong element
  * anywhere moves a sum. The cost: (parts m / g) k n multiply-adds for E
- * (parts 1 in fp32, 2 in fp16 and bf16; g 64 in fp32 and fp16, 8 in bf16:
- * 1.6%, 3% and 25% of the product's), a pass over A and over C, and one
+ * (parts 1 in fp32, 2 in fp16, bf16 and fp8; g 64 in fp32 and fp16, 8 in
+ * bf16, 1 in fp8: 1.6%, 3%, 25% and 200% of the product's: an fp8
+ * output's rounding, 2^-4 of itself in e4m3 and 2^-3 in e5m2, would make
+ * a wider block's tolerance too coarse to see a flip that divides a small
+ * element by 256, so each element is recomputed), a pass over A and over C, and one
  * over B for its column norms; scratch is bounded (`limit`): the blocks
  * are taken in chunks.
  *
@@ -80,10 +83,10 @@
  * Covered: fp32, fp16 and bf16 products (fp32 or 16-bit results, a
  * residual epilogue or accumulation in place, A or B transposed, int4 B
  * with group scales). Not batched products (op->batch > 1), rows with a
- * leading dimension (ld), int8 or fp8: gm_abft_check says so and checks
+ * leading dimension (ld), int8: gm_abft_check says so and checks
  * nothing. int8 products are checked by product_device_check_int8.h (the
  * block sums of their codes held exactly, the expected sums exact in
- * int32); fp8 is not (see there why).
+ * int32). fp8 products (e4m3, e5m2) are, with blocks of one row.
  */
 #ifndef GM_PRODUCT_DEVICE_CHECK_H
 #define GM_PRODUCT_DEVICE_CHECK_H

@@ -60,12 +60,8 @@
  * Covered: int8 products with int8 weights (B as stored [k, n] or
  * transposed [n, k]), an int8 residual epilogue (not in place), int8 or
  * fp32 results, k < 133,144 (an element's exact sum fits int32). Not
- * int8 activations with int4 weights (the model does not run them), nor
- * fp8: an fp8 output's rounding (2^-4 of itself in e4m3, 2^-3 in e5m2)
- * makes a block sum's tolerance g / 16 of the block's magnitudes, so a
- * flip of the top exponent bit that divides an element by 256 passes
- * where that element is below about g / 8 of its block's mean: only
- * recomputing every element (g = 1) would find every such flip.
+ * int8 activations with int4 weights (the model does not run them). fp8
+ * products go through product_device_check.h with blocks of one row.
  */
 #ifndef GM_PRODUCT_DEVICE_CHECK_INT8_H
 #define GM_PRODUCT_DEVICE_CHECK_INT8_H
