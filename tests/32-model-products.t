@@ -95,6 +95,13 @@ for spec; do
     esac
     faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))$int8"
     GPUMEM_FAULT=$second:$name${layer:+:$layer}
+    # Under the sanitizers each product is struck once (the second strike
+    # runs the same host code as the first), but up_proj's int8 flip into
+    # saturation, which the test after the loop reads.
+    case "$GM_BUILD:$name" in
+    build-san*:up_proj) ;;
+    build-san*) skip "$GPUMEM_FAULT: the plain pass strikes it"; i=$((i + 1)); continue ;;
+    esac
     case $name in
     q_proj | lm_head) faulted "$name" "$cols" "$label" train "$(echo bf16 fp32 | cut -d' ' -f$((i % 2 + 1)))" ;;
     up_proj) faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$(((i + 1) % 3 + 1))),int8" ;;

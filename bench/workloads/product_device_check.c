@@ -1,6 +1,8 @@
 /* Whole-output checksums of a matrix product on the device (bench/workloads/product_device_check.h). */
 #include "bench/workloads/product_device_check.h"
 
+#include "bench/workloads/abft_kit.h"
+
 #include "bench/bench.h"
 #include "bench/model/precision_roles.h"
 #include "bench/workloads/device_check.h"
@@ -19,27 +21,21 @@ gm_status gm_abft_init(gm_abft *x, gm_device *dev, gm_precision prec, gm_precisi
     *x = (gm_abft){.dev = dev, .prec = prec, .wprec = wprec, .chunked = chunked, .limit = limit};
     char variant[48];
     gm_role_variant(prec, wprec, prec, chunked, variant, sizeof variant);
-    gm_status rc = dev->backend->program_build(dev, "abft", variant, NULL, &x->prog);
     static const char *const names[] = {"abft_block_sums", "abft_block_norms", "abft_col_norms",
                                         "abft_expect",     "abft_compare",     "abft_locate",
                                         "abft_block_before"};
-    gm_kernel **ks[] = {&x->k_sums,    &x->k_norms,  &x->k_cols, &x->k_expect,
-                        &x->k_compare, &x->k_locate, &x->k_before};
-    for (size_t i = 0; i < sizeof names / sizeof *names && rc == GM_OK; i++)
-        rc = dev->backend->kernel_get(dev, x->prog, names[i], ks[i]);
-    if (rc != GM_OK) {
-        gm_error saved = dev->err;
-        gm_abft_release(x);
-        dev->err = saved;
-    }
+    gm_kernel **const ks[] = {&x->k_sums,    &x->k_norms,  &x->k_cols, &x->k_expect,
+                              &x->k_compare, &x->k_locate, &x->k_before};
+    gm_status rc = gm_abft_kit_build(dev, variant, names, ks, sizeof names / sizeof *names, &x->prog);
+    if (rc != GM_OK)
+        *x = (gm_abft){0};
     return rc;
 }
 
 void gm_abft_free_scratch(gm_abft *x)
 {
-    gm_buffer *bs[] = {&x->s, &x->e, &x->abs_sum, &x->split, &x->norms, &x->cn, &x->diag, &x->verdict, &x->pre};
-    for (size_t i = 0; i < sizeof bs / sizeof *bs; i++)
-        gm_device_free(x->dev, bs[i]);
+    gm_buffer *const bs[] = {&x->s, &x->e, &x->abs_sum, &x->split, &x->norms, &x->cn, &x->diag, &x->verdict, &x->pre};
+    gm_abft_kit_free(x->dev, bs, sizeof bs / sizeof *bs);
 }
 
 void gm_abft_release(gm_abft *x)
@@ -47,29 +43,19 @@ void gm_abft_release(gm_abft *x)
     if (!x->dev)
         return;
     gm_abft_free_scratch(x);
-    gm_kernel *ks[] = {x->k_sums, x->k_norms, x->k_cols, x->k_expect, x->k_compare, x->k_locate, x->k_before};
-    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
-        if (ks[i])
-            x->dev->backend->kernel_release(x->dev, ks[i]);
-    if (x->prog)
-        x->dev->backend->program_release(x->dev, x->prog);
+    gm_kernel *const ks[] = {x->k_sums, x->k_norms, x->k_cols, x->k_expect, x->k_compare, x->k_locate, x->k_before};
+    gm_abft_kit_release(x->dev, x->prog, ks, sizeof ks / sizeof *ks);
     *x = (gm_abft){0};
 }
 
-/* buf holds at least `bytes` (grown: its old contents are lost). */
 static gm_status reserve(gm_abft *x, gm_buffer *buf, size_t bytes)
 {
-    if (buf->bytes >= bytes && buf->bytes)
-        return GM_OK;
-    gm_device_free(x->dev, buf);
-    return gm_device_alloc(x->dev, GM_MEM_DEVICE, bytes ? bytes : 4, buf);
+    return gm_abft_kit_reserve(x->dev, buf, bytes);
 }
 
 static gm_status launch(gm_abft *x, gm_kernel *k, size_t items, gm_arg *args, int n)
 {
-    size_t global, local;
-    gm_launch_geometry(x->dev, x->chunked, items, &global, &local);
-    return x->dev->backend->launch(x->dev, 0, k, global, local, args, n);
+    return gm_abft_kit_launch(x->dev, x->chunked, k, items, args, n);
 }
 
 /* The bounds' terms of one product (product_device_check.h). */
