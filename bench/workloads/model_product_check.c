@@ -111,12 +111,14 @@ gm_status model_product_before(model_state *st, const gm_mm *op)
 gm_status model_product_done(model_state *st, model_site site, const gm_mm *op, bool half_sums, bool b_rounded)
 {
     gm_status rc = GM_OK;
+    /* The product's name, formatted only for a strike or a failure: this
+     * runs after every product of the timed forward and backward too. */
     char label[64];
     int m = site.m;
     uint64_t layer = site.layer;
-    product_label(site, label, sizeof label);
     if (st->pfault.kind != GM_OUTPUT_FAULT_NONE && m == st->pfault_m && site.role == st->pfault_role
         && (m == M_LM || layer == st->pfault_layer)) {
+        product_label(site, label, sizeof label);
         size_t es = op->c_fp32 ? 4 : st->es;
         rc = gm_output_fault_strike_product(&st->pfault, st->dev, (gm_buffer *)op->c.buf, (size_t)op->c.off * es,
                                             (size_t)(op->m * op->n), es, op->c_fp32 ? GM_FP32 : st->p,
@@ -156,6 +158,7 @@ gm_status model_product_done(model_state *st, model_site site, const gm_mm *op, 
     if (f.ok)
         return GM_OK;
     pc->failed = true;
+    product_label(site, label, sizeof label);
     int n = snprintf(pc->note, pc->note_len,
                      "%s rows [%llu, %llu) column %llu: block sum off by %.7g (tolerance %.3g), found by the device "
                      "checksums", label, (unsigned long long)f.row_first, (unsigned long long)f.row_last + 1,
