@@ -9,7 +9,7 @@
 . tests/lib.sh
 plan 9
 
-points="--backend opencl --suite oom --mem-limit 6MiB --workload linear,attention,kvcache --precision fp32,bf16
+points="--backend opencl --suite oom --mem-limit 3MiB --workload linear,attention,kvcache --precision fp32,bf16
     --seq 16 --hidden 32 --heads 2 --pattern per-tensor,monolithic,fragmented,pool,growth,prealloc --quiet"
 run_gpumem bench $points --out "$TEST_TMP/model"
 is "$RC" 0 "--search model (the default): exit status 0"

@@ -13,7 +13,7 @@ BENCH="bench --backend opencl --mem-limit 64MiB --suite stream,workloads,swap --
        --sizes 1MiB --kernels copy,dot --reps 1 --warmup 0 --workload linear --batch 1 --seq 16
        --hidden 64 --pattern per-tensor,monolithic --blocks 64KiB --kv-block-sizes 64KiB --swap-batch 1
        --unified-sizes 1MiB --layers 1 --heads 2 --head-dim 32 --quiet"
-STRESS="stress --backend opencl --mem-limit 32MiB --duration 1 --checks memtest,churn,oom-recovery,concurrency"
+STRESS="stress --backend opencl --mem-limit 32MiB --duration 0.5 --checks memtest,churn,oom-recovery,concurrency"
 
 # csv_intact FILE : every line of the CSV has the header's field count.
 csv_intact() {

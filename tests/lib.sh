@@ -20,6 +20,13 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 plain_pass_only() {
     case "$GM_BUILD" in build-san*) skip_all "$*: the plain pass runs it" ;; esac
 }
+# sanitizer_pass: true in the sanitizer pass. A file that repeats one code
+# path over seeds runs one seed there (the sanitizers watch the code, which
+# one repetition runs) and skips the others by name.
+sanitizer_pass() {
+    case "$GM_BUILD" in build-san*) return 0 ;; esac
+    return 1
+}
 # diag TEXT...: TAP diagnostics on stderr, which prove shows without -v
 # (a failure's got/want and notes reach CI's log).
 diag() { printf '%s\n' "$@" | sed 's/^/# /' >&2; }

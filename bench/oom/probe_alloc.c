@@ -45,8 +45,13 @@ void gm_probe_fragment_local(gm_device *dev, const gm_bench_opts *o, double fill
     } else {
         uint64_t free_b = free_under_cap(dev);
         uint64_t lo = 0, hi = free_b / MIB + 1;   /* lo MiB fits; hi does not */
+        /* The first probe asks for all that is free: an allocator that maps
+         * scattered pages into one range (a CPU device's, a GPU's virtual
+         * memory) gives it, and the search ends at once; else bisection. */
+        bool first = true;
         while (hi - lo > 1 && st == GM_OK) {
-            uint64_t mid = lo + (hi - lo) / 2;
+            uint64_t mid = first ? hi - 1 : lo + (hi - lo) / 2;
+            first = false;
             gm_buffer buf;
             gm_status a = gm_device_alloc(dev, GM_MEM_DEVICE, (size_t)(mid * MIB), &buf);
             if (a == GM_OK) {
