@@ -58,9 +58,18 @@ HELP_PAGES := $(MAN_PAGE) $(BASH_COMPLETION)
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 GM_CFLAGS += -DGM_HAVE_CUDA -isystem $(CUDA_HOME)/include
-# nvcc_gencode(ARCHS): machine code for each, and PTX for the last too.
-nvcc_gencode = $(foreach a,$(filter-out $(lastword $(1)),$(1)),-gencode arch=compute_$(a),code=sm_$(a)) \
-               -gencode arch=compute_$(lastword $(1)),code=[sm_$(lastword $(1)),compute_$(lastword $(1))]
+# nvcc_gencode_each(ARCHS): machine code for each from its own PTX, and
+# the last's PTX too. nvcc_gencode_shared(ARCHS): machine code for each from
+# the first's PTX, and that PTX (kernels/variants.mk, cuda_arch_specific).
+nvcc_gencode_each = $(foreach a,$(filter-out $(lastword $(1)),$(1)),-gencode arch=compute_$(a),code=sm_$(a)) \
+                    -gencode arch=compute_$(lastword $(1)),code=[sm_$(lastword $(1)),compute_$(lastword $(1))]
+gm_comma := ,
+gm_space := $(subst ,, )
+nvcc_gencode_shared = -gencode arch=compute_$(firstword $(1)),code=[$(subst $(gm_space),$(gm_comma),$(strip \
+                      $(addprefix sm_,$(1)) compute_$(firstword $(1))))]
+# nvcc_gencode(PROGRAM,VARIANT): the image's -gencode options.
+nvcc_gencode = $(if $(call cuda_arch_specific,$(1),$(2)),$(call nvcc_gencode_each,$(call cuda_archs,$(1),$(2))),$\
+               $(call nvcc_gencode_shared,$(call cuda_archs,$(1),$(2))))
 NVCC_FLAGS := -x cu -std=c++14 -O3 -Werror all-warnings -Xptxas -Werror -include kernels/gm_portable.h
 variant_defines = $(foreach t,$(subst -, ,$(1)),-DGM_$(shell echo $(t) | tr a-z A-Z)=1)
 # Images do not depend on SAN: every flavour shares build/cuda (CUDA_OUT).
@@ -151,7 +160,7 @@ $(BUILD)/gen/kernel_blobs.o: $(BUILD)/gen/kernel_blobs.S
 .SECONDEXPANSION:
 $(CUDA_OUT)/%.fatbin $(CUDA_OUT)/%.ptxas.log: kernels/gm_portable.h kernels/variants.mk $$(wildcard kernels/$$(firstword $$(subst ., ,$$*)).cl)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -Xptxas -v $(call nvcc_gencode,$(call cuda_archs,$(word 1,$(subst ., ,$*)),$(word 2,$(subst ., ,$*)))) \
+	$(NVCC) $(NVCC_FLAGS) -Xptxas -v $(call nvcc_gencode,$(word 1,$(subst ., ,$*)),$(word 2,$(subst ., ,$*))) \
 	    $(call variant_defines,$(word 2,$(subst ., ,$*))) \
 	    -fatbin -o $(CUDA_OUT)/$*.fatbin kernels/$(firstword $(subst ., ,$*)).cl >$(CUDA_OUT)/$*.ptxas.log 2>&1 \
 	    || { cat $(CUDA_OUT)/$*.ptxas.log; rm -f $(CUDA_OUT)/$*.fatbin; exit 1; }

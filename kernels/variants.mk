@@ -52,8 +52,8 @@ train_VARIANTS := $(foreach p,fp32 fp16 bf16,$(p)-$(ACCESS))
 serve_VARIANTS := $(foreach p,fp32 fp16 bf16,$(p)-$(ACCESS))
 $(foreach p,$(KERNEL_PROGRAMS),$(if $($(p)_VARIANTS),,$(eval $(p)_VARIANTS := $(STANDARD_VARIANTS))))
 
-# Architectures every variant is compiled for (machine code), plus PTX for
-# the newest so that later GPUs can JIT it.
+# Architectures every variant is compiled for (machine code), plus PTX so
+# that later GPUs can compile it at load.
 CUDA_ARCHS := 75 80 90
 # Machine code for more architectures where a variant's code differs there.
 # The stream kernels' fp8 variants convert in hardware from sm_89 on
@@ -61,8 +61,17 @@ CUDA_ARCHS := 75 80 90
 # card (L4, L40S, RTX 4090) would run sm_80's software conversions. Every
 # other variant's sm_89 code would be sm_80's, which such a card runs.
 CUDA_FP8_CVT_ARCHS := 89
+# cuda_arch_specific(PROGRAM,VARIANT): non-empty for a variant whose code
+# reads __CUDA_ARCH__ (GM_FP8_CVT, the one place the kernels do): the
+# stream kernels' fp8 variants. Each architecture's machine code of such a
+# variant comes from its own PTX; every other variant's from one PTX, that
+# of the oldest architecture, which gives the same machine code byte for
+# byte (sm_80's and sm_90's of the model, abft, block, kvcache, linear,
+# serve, train and stream programs compared: only the .note.nv.cuinfo
+# section, which names the PTX, differs) at one front-end pass, not three.
+cuda_arch_specific = $(and $(filter stream,$(1)),$(filter $(addsuffix -%,$(FP8)),$(2)))
 # cuda_archs(PROGRAM,VARIANT): the architectures of one variant's image, in
-# ascending order, the last (CUDA_ARCHS's newest) also as PTX.
+# ascending order.
 cuda_archs = $(filter-out $(lastword $(CUDA_ARCHS)),$(CUDA_ARCHS)) \
-             $(if $(and $(filter stream,$(1)),$(filter $(addsuffix -%,$(FP8)),$(2))),$(filter-out $(CUDA_ARCHS),$(CUDA_FP8_CVT_ARCHS))) \
+             $(if $(call cuda_arch_specific,$(1),$(2)),$(filter-out $(CUDA_ARCHS),$(CUDA_FP8_CVT_ARCHS))) \
              $(lastword $(CUDA_ARCHS))
