@@ -226,6 +226,9 @@ void model_pcheck_end(model_state *st, model_pcheck *pc)
     size_t n = strlen(st->pcheck_note), left = sizeof st->pcheck_note - n;
     if (pc->attn_off[0])
         snprintf(st->pcheck_note + n, left, "; attention checked on sampled rows (%s)", pc->attn_off);
+    else if (pc->attn_checked < st->L)      /* the replay stopped early (a failure) */
+        snprintf(st->pcheck_note + n, left, "; the attention of %llu of %llu layers checked whole on the device",
+                 (unsigned long long)pc->attn_checked, (unsigned long long)st->L);
     else
         snprintf(st->pcheck_note + n, left,
                  "; the attention of every layer checked whole on the device (%llu: recomputed row by row, largest "
