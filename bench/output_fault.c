@@ -7,6 +7,7 @@
 
 const char *const gm_output_fault_products[GM_OUTPUT_FAULT_PRODUCTS] = {
     "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"};
+const char gm_output_fault_attn[] = "attn";
 const char *const gm_output_fault_roles[GM_OUTPUT_FAULT_ROLES] = {"",         "dX_",     "dW_",    "lora_dB_",
                                                                  "lora_dxa_", "lora_dA_", "lora_dx_"};
 
@@ -28,6 +29,8 @@ static int parse_product(const char *at, gm_output_fault *f)
                 f->role = r;
             }
     }
+    if (f->product < 0 && len == sizeof gm_output_fault_attn - 1 && strncmp(at, gm_output_fault_attn, len) == 0)
+        f->product = GM_OUTPUT_FAULT_ATTN;
     if (f->product < 0)
         return -2;
     at += len;

@@ -53,10 +53,17 @@
  *                                  struck in every backward from the
  *                                  first timed iteration on (timed and
  *                                  the check's alike); never drawn.
- *   GPUMEM_PRODUCT_CHECK=sampled   (tests) the whole model's products are
- *                                  checked on sampled rows alone, as
- *                                  before their device checksums: shows
- *                                  what those find that nothing else does.
+ *                                  NAME attn (GM_OUTPUT_FAULT_ATTN) is a
+ *                                  layer's attention output, [tokens,
+ *                                  heads * head_dim], struck after the
+ *                                  attention stage in every forward (a
+ *                                  recomputation's too); never drawn.
+ *   GPUMEM_PRODUCT_CHECK=sampled   (tests) the whole model's products and
+ *                                  attention are checked on sampled rows
+ *                                  alone, as before their device checks
+ *                                  (the checksums, model_attention_verify):
+ *                                  shows what those find that nothing
+ *                                  else does.
  */
 #ifndef GM_OUTPUT_FAULT_H
 #define GM_OUTPUT_FAULT_H
@@ -84,6 +91,11 @@ typedef enum {
 #define GM_OUTPUT_FAULT_PRODUCTS 8
 extern const char *const gm_output_fault_products[GM_OUTPUT_FAULT_PRODUCTS];
 
+/* The product index of NAME attn: a layer's attention output (the whole
+ * model's S_ATTN), after the products; never drawn. */
+#define GM_OUTPUT_FAULT_ATTN GM_OUTPUT_FAULT_PRODUCTS
+extern const char gm_output_fault_attn[];
+
 /* The training backward's products of each (bench/workloads/
  * model_backward.c, model_lora.c), named ROLE PRODUCT: role 0 is the
  * forward's product itself (no prefix); "dX_" dX = dY W^T (lm_head: the
@@ -98,7 +110,7 @@ typedef struct gm_output_fault {
     uint64_t seed;
     unsigned only_rep;   /* 0: every repetition; R + 1: repetition R alone */
     gm_output_fault_site site;
-    int product;         /* SITE_PRODUCT: index into gm_output_fault_products, -1 drawn */
+    int product;         /* SITE_PRODUCT: index into gm_output_fault_products, GM_OUTPUT_FAULT_ATTN, -1 drawn */
     int role;            /* SITE_PRODUCT: index into gm_output_fault_roles (0 where drawn) */
     long layer;          /* SITE_PRODUCT: the layer, -1 drawn */
 } gm_output_fault;

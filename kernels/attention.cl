@@ -266,3 +266,156 @@ GM_KERNEL attention_softmax_rows(GM_GLOBAL const float *GM_RESTRICT s, GM_GLOBAL
             GM_STORE(p, p_off + r * keys + t, t < valid ? exp(row[t] * scale - big) * inv : 0.0f, 1.0f);
     }
 }
+
+/*
+ * model_attention_verify: the whole model's attention output (S_ATTN in
+ * bench/workloads/model_forward.c) recomputed on the device, every row,
+ * outside the timed region. One work item a (token, query head) row of
+ * the token-major layout: q and o are [T][heads * dim] (row stride ad),
+ * k and v [T][kv_heads * dim] (stride kd, read as gm_kv_t: the KV cache's
+ * precision); query head j reads KV head j / kv_group; sequence b's tokens
+ * start at b * seq, run_b sequences of run_seq tokens are checked; causal
+ * (token i of a sequence attends to keys 0..i of its own). The reference
+ * is attention_verify's: a two-pass softmax in fp32, each stored o element
+ * within
+ *   out_rel |want| + out_abs + slack
+ * where out_rel |want| + out_abs is twice the format's gm_tolerance (the
+ * output's rounding on either side) and, with u = 2^-24, n the row's keys,
+ * A the largest sum_d |q_d k_jd| / sqrt(dim) over them and vmax the
+ * largest |v| the row reads:
+ *   ours (attention_tiled): slack = 2u vmax ((4 dim + 12) A + 4 n + 34),
+ *     the attention workload's bound for both computations' arithmetic;
+ *   the vendor path (gemm != 0: QK^T by a GEMM summing in fp32, the
+ *     softmax of attention_softmax_rows, probabilities stored in the
+ *     activations' precision, PV by a GEMM summing in units of pv_u),
+ *     that, plus vmax (theta + 1.2 (n + 1) pv_u (1 + theta) + n p_abs)
+ *     with each stored probability within theta relatively of exact:
+ *       theta = u ((2.4 dim + 12) A + 19 n + 170) + p_u
+ *     (a score within (1.2 dim + 2) u A: the GEMM's fp32 sum and the
+ *     scaling; its weight exp(x - max) within that, 2 u A for the
+ *     argument's rounding and 16 u for the exponential; the online sum
+ *     of attention_softmax_rows within the same score error plus
+ *     (n + 8)(16 u + 3 u) + 4 u A, a rescaling (16 u, its argument's
+ *     rounding telescoping to 2 u A) per key and per level of its
+ *     reduction over at most 256 lanes, and the adds; 2 u for the
+ *     division; p_u the probability's rounding to the activations'
+ *     precision). p_abs is a probability's absolute rounding where it
+ *     falls below the format's normals (fp16: 2^-24, also the half
+ *     sums' subnormal products; else fp32's flushed 2^-126). Rounded up,
+ *     the constants also cover the second-order terms.
+ * In training (has_lse) the saved log-sum-exp of each row, fp32 at
+ * lse[lse_off + j * lse_head + t], must be within
+ *   u ((2.4 dim + 12) A + 20 n + 260 + 64 |log l| + 4 |want|)
+ * of m + log(l), l the sum of the row's weights: the largest score error
+ * of either computation ((1.2 dim + 2) u A, (dim + 2) u A), their sums'
+ * ((n + 8) 19 u + 4 u A and 16 u + 2 u A + 1.2 n u), 16 ulp of each
+ * logarithm and the final additions' rounding.
+ * docs/measurements.md derives both.
+ * Verdict (gm_verdict_write): the elements found wrong and the least
+ * index of one: o's element t * ad + j * dim + d, then lse's at
+ * lse_head * ad + j * lse_head + t (lse_head is the layout's tokens T);
+ * none: lse_head * (ad + heads), past both. worst_of
+ * gets each work group's largest |got - want| / tolerance; where an
+ * element's index is report_at, worst_of[groups + 0, 1, 2] get its want,
+ * got and tolerance (report_at past both: nothing). The work-group size
+ * must be a power of two <= GM_VERDICT_WG_MAX.
+ */
+GM_KERNEL model_attention_verify(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_kv_t *GM_RESTRICT k,
+                                 GM_GLOBAL const gm_kv_t *GM_RESTRICT v, GM_GLOBAL const gm_t *GM_RESTRICT o,
+                                 GM_GLOBAL const float *GM_RESTRICT lse, GM_GLOBAL gm_u64 *GM_RESTRICT result,
+                                 GM_GLOBAL float *GM_RESTRICT worst_of, unsigned int run_b, unsigned int run_seq,
+                                 unsigned int heads, unsigned int kv_group, unsigned int dim, gm_u64 seq, gm_u64 ad,
+                                 gm_u64 kd, gm_u64 q_off, gm_u64 k_off, gm_u64 v_off, gm_u64 o_off, gm_u64 lse_off,
+                                 gm_u64 lse_head, unsigned int has_lse, unsigned int gemm, float scale, float out_rel,
+                                 float out_abs, float pv_u, float p_u, float p_abs, gm_u64 report_at)
+{
+    GM_LOCAL_DECL gm_u64 count_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL gm_u64 first_of[GM_VERDICT_WG_MAX];
+    GM_LOCAL_DECL float ratio_of[GM_VERDICT_WG_MAX];
+    const float u = 1.0f / 16777216.0f, inv_sqrt = 1.0f / sqrt((float)dim);
+    const gm_u64 lse_at = lse_head * ad, none = lse_head * (ad + heads);
+    gm_u64 wrong = 0, first = none;
+    float worst = 0.0f;
+    GM_FOR_EACH(r, (size_t)run_b * run_seq * heads) {
+        const size_t j = r % heads, i = r / heads % run_seq, b = r / heads / run_seq;
+        const size_t t = b * seq + i, n = i + 1;
+        const size_t q_at = q_off + t * ad + j * dim, kv_at = b * seq * kd + j / kv_group * dim;
+        float m = -INFINITY, a = 0.0f, vmax = 0.0f, l = 0.0f;
+        for (size_t key = 0; key < n; key++) {
+            const size_t kj = k_off + kv_at + key * kd;
+            float s = 0.0f, sa = 0.0f;
+            for (unsigned int d = 0; d < dim; d++) {
+                const float p = GM_LOAD(q, q_at + d, scale) * GM_KVLOAD(k, kj + d, scale);
+                s += p;
+                sa += fabs(p);
+            }
+            m = fmax(m, s * inv_sqrt);
+            a = fmax(a, sa * inv_sqrt);
+        }
+        float acc[GM_ATTN_MAX_DIM];
+        for (unsigned int d = 0; d < dim; d++)
+            acc[d] = 0.0f;
+        for (size_t key = 0; key < n; key++) {
+            const size_t kj = kv_at + key * kd;
+            float s = 0.0f;
+            for (unsigned int d = 0; d < dim; d++)
+                s += GM_LOAD(q, q_at + d, scale) * GM_KVLOAD(k, k_off + kj + d, scale);
+            const float e = exp(s * inv_sqrt - m);
+            l += e;
+            for (unsigned int d = 0; d < dim; d++) {
+                const float x = GM_KVLOAD(v, v_off + kj + d, scale);
+                acc[d] += e * x;
+                vmax = fmax(vmax, fabs(x));
+            }
+        }
+        const float nf = (float)n;
+        float slack = 2.0f * u * vmax * ((4.0f * (float)dim + 12.0f) * a + 4.0f * nf + 34.0f);
+        if (gemm) {
+            const float theta = u * ((2.4f * (float)dim + 12.0f) * a + 19.0f * nf + 170.0f) + p_u;
+            slack += vmax * (theta + 1.2f * (nf + 1.0f) * pv_u * (1.0f + theta) + nf * p_abs);
+        }
+        for (unsigned int d = 0; d < dim; d++) {
+            const gm_u64 idx = (gm_u64)t * ad + j * dim + d;
+            const float want = acc[d] / l, got = GM_LOAD(o, o_off + idx, scale);
+            const float tol = out_rel * fabs(want) + out_abs + slack, diff = fabs(got - want);
+            worst = fmax(worst, diff / tol);
+            if (!(diff <= tol)) {
+                wrong++;
+                first = idx < first ? idx : first;
+            }
+            if (idx == report_at) {
+                worst_of[gm_num_groups()] = want;
+                worst_of[gm_num_groups() + 1] = got;
+                worst_of[gm_num_groups() + 2] = tol;
+            }
+        }
+        if (has_lse) {
+            const gm_u64 idx = lse_at + j * lse_head + t;
+            const float want = m + log(l), got = lse[lse_off + j * lse_head + t];
+            const float tol = u * ((2.4f * (float)dim + 12.0f) * a + 20.0f * nf + 260.0f + 64.0f * fabs(want - m)
+                                   + 4.0f * fabs(want));
+            const float diff = fabs(got - want);
+            worst = fmax(worst, diff / tol);
+            if (!(diff <= tol)) {
+                wrong++;
+                first = idx < first ? idx : first;
+            }
+            if (idx == report_at) {
+                worst_of[gm_num_groups()] = want;
+                worst_of[gm_num_groups() + 1] = got;
+                worst_of[gm_num_groups() + 2] = tol;
+            }
+        }
+    }
+    gm_verdict_write(count_of, first_of, wrong, first, result);
+    const size_t lid = gm_local_id();
+    ratio_of[lid] = worst;
+    gm_barrier();
+    for (size_t half_n = gm_local_size() / 2; half_n > 0; half_n /= 2) {
+        if (lid < half_n)
+            ratio_of[lid] = fmax(ratio_of[lid], ratio_of[lid + half_n]);
+        gm_barrier();
+    }
+    if (lid == 0)
+        worst_of[gm_group_id()] = ratio_of[0];
+}

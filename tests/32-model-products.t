@@ -27,8 +27,17 @@
 # product is checked, and a struck one (a dX added in place, a dW and
 # LoRA's dx from a transposed operand, in fp32 and bf16, both kinds) is
 # named with its block (and, but where it was added in place, element).
+# Every layer's attention output (and a training step's log-sum-exp) is
+# recomputed whole on the device during the replay (model_attention_verify,
+# model_attention_check.c), ours and the vendor path's (CLBlast's QK^T and
+# PV GEMMs, our softmax): unstruck (every precision's inference, bf16
+# training, fp16 beside an fp8 KV cache; CLBlast's path in
+# tests/39-model-gemm-pocl.t) no point is wrong; layer 1's
+# attention struck (GPUMEM_FAULT=...:attn:1) by both kinds is a mismatch
+# at every point naming the struck row and column, and passes with the
+# device check off, the struck row not one the stage check samples.
 . tests/lib.sh
-plan 29
+plan 35
 
 # tiny-llama-gqa: 4 layers, hidden 256, 2 KV heads of 32, intermediate
 # 688, vocabulary 1024; 2 sequences of 8 tokens.
@@ -41,10 +50,20 @@ model() {
 # struck one passes in the runs below, the LM head's after all 28 of the
 # layers'; tests/32-product-faults.t and 39-lora-step-pocl.t run them
 # unstruck).
+# Every layer's attention output is checked whole too (CLBlast's path
+# unstruck, inference and training: tests/39-model-gemm-pocl.t).
+attn_whole='; the attention of every layer checked whole on the device (4: recomputed row by row, largest difference '
+export attn_whole
+# The largest |got - want| / tolerance the attention's check saw in a run.
+margin() {
+    perl -e "$CSV_PERL"'my $m = 0; for (rows($ARGV[0])) {
+        $m = $1 if $_->{note} =~ /largest difference (\S+) of its tolerance/ && $1 > $m } print "$m\n"' "$1"
+}
 model --mode inference --precision fp32,fp16,bf16,int8,fp8e4m3,fp8e5m2 --out "$TEST_TMP/clean"
 is "$RC:$(csv_count "$TEST_TMP/clean/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
-    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/')" "0:6" \
-    "without a fault: inference in fp32, fp16, bf16, int8 and both fp8 ok, each of the 29 products checked whole"
+    && $_->{note} =~ /every product checked whole on the device \(29: column checksums/
+    && index($_->{note}, $ENV{attn_whole}) >= 0')" "0:6" \
+    "without a fault: inference in fp32, fp16, bf16, int8 and both fp8 ok, its 29 products and 4 layers' attention checked whole"
 [ "$RC" -eq 0 ] || diag "$ERR"
 
 # faulted NAME COLUMNS LABEL MODE PRECISIONS [ARGS...]: runs with
@@ -136,8 +155,9 @@ faulted down_proj 256 "layer 0 down_proj" inference fp16,bf16 --weight-precision
 unset GPUMEM_FAULT
 model --mode train --precision bf16 --out "$TEST_TMP/train-clean"
 is "$RC:$(csv_count "$TEST_TMP/train-clean/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
-    && $_->{note} =~ /every product checked whole on the device \(29: .*; backward products: \w+, 58 checked whole on the device/')" \
-    "0:1" "without a fault: a training step in bf16 ok, its 58 backward products checked whole"
+    && $_->{note} =~ /every product checked whole on the device \(29: .*; backward products: \w+, 58 checked whole on the device/
+    && index($_->{note}, $ENV{attn_whole}) >= 0')" \
+    "0:1" "without a fault: a training step in bf16 ok, its 58 backward products checked whole, its attention (log-sum-exp too)"
 [ "$RC" -eq 0 ] || diag "$ERR"
 GPUMEM_FAULT=corrupt-product:dX_up_proj:1 IN_PLACE=1
 export GPUMEM_FAULT IN_PLACE
@@ -149,6 +169,75 @@ faulted lora_dA_gate_proj 16 "layer 3 lora_dA_gate_proj" lora fp32
 GPUMEM_FAULT=corrupt-product:lora_dx_v_proj:0 IN_PLACE=1
 faulted lora_dx_v_proj 256 "layer 0 lora_dx_v_proj" lora bf16
 unset GPUMEM_FAULT IN_PLACE
+
+# The attention's device check (model_attention_verify). tiny-llama-gqa's
+# attention output is [tokens, 8 heads x 32]: 256 columns. Unstruck
+# beside an fp8 KV cache (fp16 activations; the cache read in its own
+# precision): no false alarm (the plain pass alone: its host code is the
+# runs' above). The margin, the largest difference over its tolerance,
+# over the unstruck runs.
+case "$GM_BUILD" in
+build-san*) skip "the attention unstruck beside an fp8 KV cache: the plain pass runs it" ;;
+*)
+    model --mode inference --precision fp16 --kv-precision fp8e4m3 --out "$TEST_TMP/attn-kv8"
+    is "$RC:$(csv_count "$TEST_TMP/attn-kv8/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+        && index($_->{note}, $ENV{attn_whole}) >= 0')" "0:1" \
+        "without a fault: fp16 beside an fp8 KV cache ok, every layer's attention checked whole"
+    [ "$RC" -eq 0 ] || diag "$ERR"
+    ;;
+esac
+diag "the attention's check: largest difference $(for r in clean train-clean attn-kv8; do
+    [ -f "$TEST_TMP/$r/results.csv" ] && margin "$TEST_TMP/$r/results.csv"; done | sort -g | tail -n 1) of its tolerance over the unstruck runs"
+
+# 2 sequences of 16 tokens: the strike's row lies outside layer 1's 4
+# sampled rows of 32.
+model16() {
+    run_gpumem bench --backend opencl --mem-limit "$TEST_MEM_LIMIT" --suite workloads --workload block \
+        --model tiny-llama-gqa --batch 2 --seq 16 --reps 1 --warmup 0 --quiet "$@"
+}
+# attn_faulted POINTS ARGS...: GPUMEM_FAULT (exported) strikes layer 1's
+# attention; every one of the POINTS points must be a mismatch naming the
+# struck element, the only one wrong.
+attn_faulted() {
+    want=$1
+    shift
+    out=$TEST_TMP/$(printf '%s' "$GPUMEM_FAULT-$*" | tr -c 'a-z0-9\n' '_')
+    model16 --out "$out" "$@"
+    STRUCK=$(printf '%s\n' "$ERR" | sed -n 's/^gpumem: fault: .* struck element \([0-9]*\) of .* of layer 1 attn$/\1/p' |
+        head -n 1)
+    export STRUCK
+    points=$(csv_count "$out/results.csv" '$_->{metric} eq "time" && $_->{status} ne "unsupported"')
+    named=$(csv_count "$out/results.csv" '$_->{metric} eq "time" && $_->{status} eq "mismatch"
+        && $_->{note} =~ /^layer 1 attention row \[(\d+)\] column (\d+): off by \S+ \(tolerance \S+\), found by the device.s attention check; 1 of \d+ elements wrong$/
+        && $1 == int($ENV{STRUCK} / 256) && $2 == $ENV{STRUCK} % 256')
+    is "$RC:$points:$named" "1:$want:$want" "$GPUMEM_FAULT $*: every point a mismatch naming the struck element ${STRUCK:-(no strike)}"
+}
+# The flip: ours and CLBlast's, inference and training, in fp32; the
+# overwrite (but under the sanitizers: the same host code): an fp8 KV
+# cache beside fp16, and bf16 inference and training.
+GPUMEM_FAULT=flip-product-bit:attn:1
+export GPUMEM_FAULT
+attn_faulted 4 --variant all --mode inference,train --precision fp32
+GPUMEM_FAULT=corrupt-product:attn:1
+case "$GM_BUILD" in
+build-san*)
+    skip "$GPUMEM_FAULT beside an fp8 KV cache: the plain pass strikes it"
+    skip "$GPUMEM_FAULT, bf16: the plain pass strikes it"
+    ;;
+*)
+    attn_faulted 1 --mode inference --precision fp16 --kv-precision fp8e4m3
+    attn_faulted 2 --mode inference,train --precision bf16
+    ;;
+esac
+# Without the device check (GPUMEM_PRODUCT_CHECK=sampled) the same strike
+# passes: its row is not one of layer 1's sampled rows, and o_proj's
+# checksums and the logits' replay take it as it is.
+GPUMEM_PRODUCT_CHECK=sampled model16 --mode inference --precision fp32 --out "$TEST_TMP/attn-sampled"
+is "$RC:$(csv_count "$TEST_TMP/attn-sampled/results.csv" '$_->{metric} eq "time" && $_->{status} eq "ok"
+    && $_->{note} =~ /; attention checked on sampled rows \(GPUMEM_PRODUCT_CHECK=sampled\)$/'):$(printf '%s\n' "$ERR" |
+    grep -c "struck element ${STRUCK:-x} of .* of layer 1 attn\$")" "0:1:2" \
+    "without the device check, layer 1's attention struck (in the timed forward and the replay) passes as ok"
+unset GPUMEM_FAULT
 
 # The same strike as up_proj's above, the device checksums off: it lies
 # outside the rows the stages are checked on, and the logits' replay
@@ -174,4 +263,7 @@ is "$RC:$(csv_count "$TEST_TMP/edge/results.csv" '$_->{metric} eq "time" && $_->
 GPUMEM_FAULT=flip-product-bit:w_proj model --mode inference --precision fp32 --out "$TEST_TMP/bad"
 is "$RC:$(printf '%s\n' "$ERR" | grep -c "GPUMEM_FAULT 'flip-product-bit:w_proj': a product fault is")" "2:1" \
     "an unknown product: exit status 2 and one line naming the fault"
+GPUMEM_FAULT=corrupt-product:dX_attn model --mode train --precision fp32 --out "$TEST_TMP/bad-attn"
+is "$RC:$(printf '%s\n' "$ERR" | grep -c "GPUMEM_FAULT 'corrupt-product:dX_attn': a product fault is")" "2:1" \
+    "attn has no backward product: exit status 2"
 done_testing

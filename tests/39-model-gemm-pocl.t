@@ -22,7 +22,7 @@ run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workloa
     --precision fp32,bf16 --batch 2 --seq 24 --reps 2 --out "$TEST_TMP/dflt" --quiet
 is "$RC-$(rows dflt '$_->{metric} eq "time" && $_->{status} eq "ok" && $_->{variant} eq "blocked"')" "0-2" \
     "by default a CPU device runs ours (blocked) in fp32 and bf16, verified"
-is "$(rows dflt '$_->{metric} eq "time" && $_->{note} eq "projections: blocked; attention: attention_tiled (ours); LM head: model_lm_head (ours); every product checked whole on the device (29: column checksums over blocks of rows)"')" 2 \
+is "$(rows dflt '$_->{metric} eq "time" && $_->{note} =~ /^\Qprojections: blocked; attention: attention_tiled (ours); LM head: model_lm_head (ours); every product checked whole on the device (29: column checksums over blocks of rows); the attention of every layer checked whole on the device (4: recomputed row by row, largest difference \E[0-9.e+-]+ of its tolerance\)$/')" 2 \
     "its rows name what ran the projections, attention and the LM head, and how the products were checked"
 
 run_gpumem bench --backend opencl --mem-limit 256MiB --suite workloads --workload block $model \

@@ -39,6 +39,7 @@ gm_status model_attention_gemm(model_state *st, uint64_t l)
                 qk.b = (gm_mm_operand){c.k.buf, c.k.off + kv0 * kd, kd, d, true};
                 qk.c = (gm_mm_operand){scores, jj * rows * keys, keys, group * rows * keys, false};
                 rc = gm_mm_run(&st->mm, &qk, &st->tally_attn);
+                st->attn_half_sums = st->attn_half_sums || st->mm.last_half_sums;
             }
             if (rc == GM_OK) {
                 unsigned int r32 = (unsigned int)rows, h32 = (unsigned int)heads, k32 = (unsigned int)keys;
@@ -58,6 +59,7 @@ gm_status model_attention_gemm(model_state *st, uint64_t l)
                 pv.b = (gm_mm_operand){c.v.buf, c.v.off + kv0 * kd, kd, d, false};
                 pv.c = (gm_mm_operand){c.o.buf, c.o.off + tok * ad + jj * d, ad, group * d, false};
                 rc = gm_mm_run(&st->mm, &pv, &st->tally_attn);
+                st->attn_half_sums = st->attn_half_sums || st->mm.last_half_sums;
             }
         }
     return rc;

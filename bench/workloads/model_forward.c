@@ -120,8 +120,10 @@ gm_status model_stage(model_state *st, uint64_t l, int s)
             rc = model_rope(st, c.k, (unsigned int)st->kv_heads, 1.0f);
         return rc == GM_OK ? kv_projection(st, M_V, l, c.attn_in, c.v) : rc;
     case S_ATTN: {
-        if (st->attn_gemm)
-            return model_attention_gemm(st, l);
+        if (st->attn_gemm) {
+            rc = model_attention_gemm(st, l);
+            return rc == GM_OK ? model_attention_done(st, l) : rc;
+        }
         /* One launch over every query head: head j reads KV head
          * j / (heads / kv_heads). */
         gm_attention_call a = {c.q.buf, c.k.buf, c.v.buf, c.o.buf, c.stats.buf,
@@ -139,7 +141,7 @@ gm_status model_stage(model_state *st, uint64_t l, int s)
                              gm_arg_u64(&st->seq), gm_arg_u64(&st->T)};
             rc = model_launch(st, st->k_lse, (size_t)rows, args, 8);
         }
-        return rc;
+        return rc == GM_OK ? model_attention_done(st, l) : rc;
     }
     case S_OPROJ:
         return model_linear(st, M_O, l, T, c.o, c.mid, &c.x_in);

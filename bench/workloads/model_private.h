@@ -17,7 +17,10 @@
  *   model_replay.c   the check: the stage-by-stage replay and AdamW;
  *   model_product_check.c  every product of the replay checked whole on
  *                    the device (product_device_check.h), and the
- *                    product faults (output_fault.h) that prove it.
+ *                    product faults (output_fault.h) that prove it;
+ *   model_attention_check.c  every layer's attention output of the
+ *                    replay checked whole on the device
+ *                    (model_attention_verify), and its fault (attn).
  *
  * The decoder of a Llama-family model (model_type llama, mistral, qwen2 without biases,
  * phi3) as its modelling code runs it:
@@ -70,7 +73,8 @@
  * on the device as it runs, by column checksums over blocks of rows
  * (product_device_check.h; fp32, fp16, bf16, int4 and NF4 weights; int8:
  * product_device_check_int8.h; fp8 products on the sampled rows alone),
- * and each stage of the
+ * every layer's attention output (and training's log-sum-exp) recomputed
+ * whole on the device (model_attention_check.c), and each stage of the
  * checked layers compared on sampled token rows with a double-precision
  * recomputation from the device's own inputs; the replay's logits must
  * equal the iteration's bit for bit (the kernels are deterministic;
@@ -140,6 +144,13 @@ typedef struct {
     uint64_t checked;               /* products checked whole */
     bool backward;                  /* the verify's backward (else its forward replay) */
     char off[200];                  /* why the products fell back to the sampled checks ("" none) */
+    /* The forward replay's attention (model_attention_check.c): checked
+     * whole at each layer while attn_on; the layers checked, the largest
+     * |got - want| / tolerance seen, why it fell back ("" none). */
+    bool attn_on;
+    uint64_t attn_checked;
+    double attn_worst;
+    char attn_off[120];
 } model_pcheck;
 
 typedef struct {
@@ -159,6 +170,7 @@ typedef struct {
      * attn_rows query rows where attn_gemm (mem_plan.h). What ran each
      * kind of product is counted for the rows. */
     bool vendor, attn_gemm;
+    bool attn_half_sums;            /* an attention GEMM summed in fp16 (matmul.h's last_half_sums) */
     bool ours_only;                 /* "gemm-ours": that path with our kernels alone (tests) */
     uint64_t attn_rows;
     gm_mm_ctx mm;
@@ -181,6 +193,10 @@ typedef struct {
     gm_kernel *k_attn, *k_softmax, *k_init, *k_fill, *k_master, *k_embed, *k_norm, *k_swiglu, *k_lse, *k_lm, *k_lm4,
         *k_adamw;
     gm_kernel *k_kv, *k_scales, *k_pack;        /* block.cl: an fp8 KV cache, int4 weights */
+    gm_kernel *k_attn_verify;                   /* attention.cl's model_attention_verify */
+    /* Its verdicts and largest ratios, allocated by a verify's first
+     * check and freed at model_pcheck_end. */
+    gm_buffer attn_verdict, attn_worst;
     /* Training: train.cl's kernels (built with GPUMEM_FAULT=train-backward's
      * planted error where asked), the embedding's token segments and the
      * tokens the loss counts. */
@@ -225,14 +241,18 @@ typedef struct {
     gm_abft abft, abft4;
     gm_abft_i8 abft8;
     model_pcheck *pcheck;
-    char pcheck_note[240];
+    char pcheck_note[360];
     char pcheck_bwd_note[240];      /* the same of the last verify's backward ("" none) */
     /* GPUMEM_FAULT=corrupt-product / flip-product-bit (output_fault.h):
      * the product struck in every forward (kind NONE: none). */
     gm_output_fault pfault;
-    int pfault_m, pfault_role;      /* pfault_role: output_fault.h's gm_output_fault_roles */
+    int pfault_m, pfault_role;      /* pfault_role: output_fault.h's gm_output_fault_roles; pfault_m
+                                     * MODEL_ATTN_SITE: the attention's output (attn) */
     uint64_t pfault_layer;
 } model_state;
+
+/* model_state.pfault_m of a fault on a layer's attention output: no matrix. */
+#define MODEL_ATTN_SITE (-1)
 
 typedef struct {
     gm_buffer *buf;
@@ -442,6 +462,22 @@ gm_status model_product_before(model_state *st, const gm_mm *op);
 void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t len, bool backward);
 void model_pcheck_end(model_state *st, model_pcheck *pc);
 void model_pcheck_release(model_state *st);
+
+/* ---- model_attention_check.c ---- */
+
+/* After layer l's attention stage (S_ATTN) has been enqueued: the
+ * attention fault where it names this layer (its output struck). Returns
+ * the device's status. */
+gm_status model_attention_done(model_state *st, uint64_t l);
+/* During a verify's forward replay (st->pcheck), after layer l's
+ * attention stage has run: its every output element (and in training its
+ * log-sum-exp) recomputed on the device and compared
+ * (model_attention_verify). A wrong element sets pcheck->failed and
+ * writes its note; where the check cannot run (a head dimension past the
+ * kernel's, no device memory for its verdicts) the replay goes on with
+ * the sampled check alone and the note says so. Returns the device's
+ * status. */
+gm_status model_attention_check(model_state *st, uint64_t l);
 
 /* ---- model_step.c ---- */
 

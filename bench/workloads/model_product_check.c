@@ -35,16 +35,18 @@ gm_status model_product_fault_setup(model_state *st)
     if (gm_output_fault_parse(getenv("GPUMEM_FAULT"), getenv("GPUMEM_FAULT_SEED"), &f) != 0
         || f.site != GM_OUTPUT_FAULT_SITE_PRODUCT || f.kind == GM_OUTPUT_FAULT_NONE)
         return GM_OK;
+    /* attn (the attention's output) is named, never drawn. */
+    bool attn = f.product == GM_OUTPUT_FAULT_ATTN;
     int product = f.product >= 0 ? f.product
                                  : (int)gm_output_fault_index(&f, gm_output_fault_salt("model product"), 0,
                                                               GM_OUTPUT_FAULT_PRODUCTS);
     uint64_t layer = f.layer >= 0 ? (uint64_t)f.layer
                                   : (uint64_t)gm_output_fault_index(&f, gm_output_fault_salt("model layer"), 0,
                                                                     (size_t)st->L);
-    if (fault_matrix[product] != M_LM && layer >= st->L)
+    if ((attn || fault_matrix[product] != M_LM) && layer >= st->L)
         return gm_device_fail(st->dev, GM_ERR_INVALID, 0, "GPUMEM_FAULT names layer %llu of a %llu-layer model",
                               (unsigned long long)layer, (unsigned long long)st->L);
-    const char *missing = f.role == R_FWD                   ? NULL
+    const char *missing = f.role == R_FWD || attn           ? NULL
                           : !st->train                      ? "a backward product, and the run has no training step"
                           : f.role == R_DW && st->lora      ? "a dW of LoRA's frozen base"
                           : f.role < R_LORA_DB              ? NULL
@@ -57,8 +59,8 @@ gm_status model_product_fault_setup(model_state *st)
         return gm_device_fail(st->dev, GM_ERR_INVALID, 0, "GPUMEM_FAULT names %s", missing);
     st->pfault = f;
     st->pfault_role = f.role;
-    st->pfault_m = fault_matrix[product];
-    st->pfault_layer = fault_matrix[product] == M_LM ? st->L : layer;
+    st->pfault_m = attn ? MODEL_ATTN_SITE : fault_matrix[product];
+    st->pfault_layer = !attn && fault_matrix[product] == M_LM ? st->L : layer;
     return GM_OK;
 }
 
@@ -178,8 +180,13 @@ void model_pcheck_begin(model_state *st, model_pcheck *pc, char *note, size_t le
         held += st->buf[i].bytes;
     uint64_t limit = held / 64;
     limit = limit < SCRATCH_MIN ? SCRATCH_MIN : limit > SCRATCH_MAX ? SCRATCH_MAX : limit;
-    *pc = (model_pcheck){.on = true, .note = note, .note_len = len, .limit = limit, .backward = backward};
+    *pc = (model_pcheck){.on = true, .note = note, .note_len = len, .limit = limit, .backward = backward,
+                         .attn_on = !backward};
     const char *mode = getenv("GPUMEM_PRODUCT_CHECK");
+    if (mode && strcmp(mode, "sampled") == 0 && !backward) {
+        pc->attn_on = false;
+        snprintf(pc->attn_off, sizeof pc->attn_off, "GPUMEM_PRODUCT_CHECK=sampled");
+    }
     if (st->p != GM_FP32 && st->p != GM_FP16 && st->p != GM_BF16 && st->p != GM_INT8 && !GM_PREC_IS_FP8(st->p)) {
         pc->on = false;
         snprintf(pc->off, sizeof pc->off, "no device checksums for %s products", gm_precision_name(st->p));
@@ -200,6 +207,8 @@ void model_pcheck_end(model_state *st, model_pcheck *pc)
         gm_abft_free_scratch(&st->abft4);
     if (st->abft8.dev)
         gm_abft_i8_free_scratch(&st->abft8);
+    gm_device_free(st->dev, &st->attn_verdict);
+    gm_device_free(st->dev, &st->attn_worst);
     if (pc->backward && pc->off[0])
         snprintf(st->pcheck_bwd_note, sizeof st->pcheck_bwd_note, "not checked whole (%s)", pc->off);
     else if (pc->backward)
@@ -211,6 +220,19 @@ void model_pcheck_end(model_state *st, model_pcheck *pc)
         snprintf(st->pcheck_note, sizeof st->pcheck_note,
                  "every product checked whole on the device (%llu: column checksums over blocks of rows)",
                  (unsigned long long)pc->checked);
+    if (pc->backward)
+        return;
+    /* The attention's part after the products'. */
+    size_t n = strlen(st->pcheck_note), left = sizeof st->pcheck_note - n;
+    if (pc->attn_off[0])
+        snprintf(st->pcheck_note + n, left, "; attention checked on sampled rows (%s)", pc->attn_off);
+    else if (pc->attn_checked < st->L)      /* the replay stopped early (a failure) */
+        snprintf(st->pcheck_note + n, left, "; the attention of %llu of %llu layers checked whole on the device",
+                 (unsigned long long)pc->attn_checked, (unsigned long long)st->L);
+    else
+        snprintf(st->pcheck_note + n, left,
+                 "; the attention of every layer checked whole on the device (%llu: recomputed row by row, largest "
+                 "difference %.2g of its tolerance)", (unsigned long long)pc->attn_checked, pc->attn_worst);
 }
 
 void model_pcheck_release(model_state *st)

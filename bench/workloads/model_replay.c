@@ -42,7 +42,10 @@ static gm_status checked_stage(checker *c, uint64_t l, int s, bool check)
         rc = model_stage(st, l, s);
     if (rc == GM_OK)
         rc = st->dev->backend->synchronize(st->dev, 0);
-    if (st->pcheck && st->pcheck->failed)     /* a product's checksums failed: its note stands */
+    if (rc == GM_OK && s == S_ATTN)     /* every layer's, before the sampled rows' check */
+        rc = model_attention_check(st, l);
+    /* a product's checksums or the attention's device check failed: its note stands */
+    if (st->pcheck && st->pcheck->failed)
         c->ok = false;
     if (rc != GM_OK || !check || !c->ok)
         return rc;

@@ -19,7 +19,7 @@ void block_model_teardown(void *state)
         gm_device_free(st->dev, &st->buf[i]);
     gm_kernel *ks[] = {st->k_attn,  st->k_softmax, st->k_init, st->k_fill,   st->k_master, st->k_embed,
                        st->k_norm,  st->k_swiglu,  st->k_lse,  st->k_lm,     st->k_lm4,    st->k_adamw,
-                       st->k_kv,    st->k_scales,  st->k_pack};
+                       st->k_kv,    st->k_scales,  st->k_pack,   st->k_attn_verify};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i])
             st->dev->backend->kernel_release(st->dev, ks[i]);
@@ -30,6 +30,8 @@ void block_model_teardown(void *state)
     model_train_release(st);
     model_nf4_release(st);
     model_pcheck_release(st);
+    gm_device_free(st->dev, &st->attn_verdict);
+    gm_device_free(st->dev, &st->attn_worst);
     gm_mm_ctx_release(&st->mm);
     free(st);
 }

@@ -111,7 +111,7 @@ typedef struct {
     uint64_t model_bytes, measured_bytes;
     uint64_t asked_batch;         /* the batch the sweep asked for */
     char degraded[160];           /* set when the batch was shrunk */
-    char note[600];               /* the rows' note (describe's, degraded, the train note) */
+    char note[800];               /* the rows' note (describe's, degraded, the train note) */
 } point;
 
 static gm_row base_row(const point *pt)
@@ -152,7 +152,7 @@ static int emit_status(const point *pt, gm_row_status status, const char *note)
  * batch or the train note. */
 static void compose_note(point *pt, void *state)
 {
-    char described[400] = "";
+    char described[600] = "";
     if (pt->r->describe)
         pt->r->describe(state, described, sizeof described);
     const char *tail = pt->degraded[0] ? pt->degraded : gm_train_synthetic(pt->r, pt->s) ? GM_TRAIN_NOTE : "";

@@ -357,7 +357,8 @@ int gm_bench_run(int argc, char **argv, const gm_resume *resume)
         fprintf(stderr, "gpumem bench: GPUMEM_FAULT '%s': a product fault is corrupt-product or flip-product-bit, "
                         "then optionally :NAME (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, "
                         "lm_head; a backward product: dX_, dW_, lora_dB_, lora_dxa_, lora_dA_ or lora_dx_ before "
-                        "the name) and :LAYER (a whole number)\n", getenv("GPUMEM_FAULT"));
+                        "the name; attn: a layer's attention output) and :LAYER (a whole number)\n",
+                getenv("GPUMEM_FAULT"));
         gm_opts_release(&o);
         return GM_EXIT_USAGE;
     }
