@@ -257,8 +257,10 @@ stress: deps
 
 # The test files run TEST_JOBS at a time (prove -j). Each works in its own
 # temporary folder under its own memory cap, and none judges a timing
-# within a margin another test's load could use up.
-TEST_JOBS ?= 2
+# within a margin another test's load could use up. Three on two cores: a
+# file that waits (a hang's timeout, a kill's cycle, a probe's timeout)
+# leaves its core to the third.
+TEST_JOBS ?= 3
 test: deps
 	@scripts/deps.sh test fuzz
 	@scripts/deps.sh slurm || echo "note: without slurm-wlm and munge the Slurm fleet test skips"

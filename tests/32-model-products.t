@@ -112,7 +112,14 @@ for spec; do
     k_proj | gate_proj | down_proj) int8=,fp8e4m3 ;;   # fp8: blocks of one row
     *) int8=,fp8e5m2 ;;
     esac
-    faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))$int8"
+    # Under the sanitizers every other product is struck (the same host
+    # code as its neighbours'), up_proj by its second kind alone.
+    case "$GM_BUILD:$name:$((i % 2))" in
+    build-san*:up_proj:*) skip "$GPUMEM_FAULT: the plain pass strikes it" ;;
+    build-san*:*:1) skip "$GPUMEM_FAULT: the plain pass strikes it"
+        skip "$second:$name: the plain pass strikes it"; i=$((i + 1)); continue ;;
+    *) faulted "$name" "$cols" "$label" inference "$(echo fp32 fp16 bf16 | cut -d' ' -f$((i % 3 + 1)))$int8" ;;
+    esac
     GPUMEM_FAULT=$second:$name${layer:+:$layer}
     # Under the sanitizers each product is struck once (the second strike
     # runs the same host code as the first), but up_proj's int8 flip into

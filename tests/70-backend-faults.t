@@ -49,6 +49,12 @@ for op in $ops; do
     fi
     later=$((calls / 2 + 1))
     for n in 1 $later; do
+        # Under the sanitizers the later call alone (mid-run, the most
+        # to release); the plain pass loses each op at both.
+        if [ "$n" = 1 ] && [ "$later" != 1 ] && sanitizer_pass; then
+            skip "bench, $op lost at call 1: the plain pass runs it"
+            continue
+        fi
         dir="$TEST_TMP/$op-$n"
         GPUMEM_BACKEND_FAULT=$op:$n:lost run_gpumem $BENCH --out "$dir"
         lost_ok "bench, $op lost at call $n of $calls: error rows, status device-lost, exit 3" "$dir" "$op" "$n"
