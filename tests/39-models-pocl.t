@@ -185,7 +185,7 @@ mode = inference,train
 seq = 16,32
 pattern = per-tensor
 END
-run_gpumem bench --backend opencl --profile "$TEST_TMP/both.ini" --mem-limit 256MiB --workload block $model \
+run_gpumem bench --backend opencl --profile "$TEST_TMP/both.ini" --mem-limit 64MiB --workload block $model \
     --mode inference,train --precision bf16 --reps 1 --out "$TEST_TMP/both" --quiet
 is "$RC" 0 "--mode inference,train: exit status 0"
 both=$TEST_TMP/both/results.csv
@@ -195,7 +195,7 @@ for m in inference train; do
     is "$(csv_count "$both" "\$_->{metric} eq 'max_batch' && \$_->{status} eq 'ok' && \$_->{mode} eq '$m' && \$_->{note} =~ /each probe allocated the whole batch and ran and verified its first sequence/")" 2 \
         "the oom suite searches $m at seq 16 and 32, each probe running one sequence of the batch"
 done
-# Each search's answer is the model's (or one less) under the 256MiB cap.
+# Each search's answer is the model's (or one less) under the 64MiB cap.
 is "$(perl -e '
     open my $f, "<", $ARGV[0] or die; my @h = split /,/, scalar(<$f>) =~ s/\r?\n$//r; my (%b, %m);
     while (<$f>) { chomp; my %r; @r{@h} = split /,/; my $k = "$r{mode} $r{seq_len}";
