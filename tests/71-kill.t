@@ -15,7 +15,7 @@ plan 8
 
 # Under the sanitizers (a killed process checks nothing; its resumes do)
 # 20 kills, else 32 (GM_TEST_KILLS=N for a longer hunt).
-case "$GM_BUILD" in build-san*) KILLS=${GM_TEST_KILLS:-20} ;; *) KILLS=${GM_TEST_KILLS:-32} ;; esac
+if sanitizer_pass; then KILLS=${GM_TEST_KILLS:-20}; else KILLS=${GM_TEST_KILLS:-32}; fi
 A="bench --backend opencl --mem-limit 32MiB --suite stream --sizes 64KiB:4MiB:x2 --precision fp32,fp16
    --kernels copy,triad,dot --reps 3 --warmup 0 --quiet"
 run_gpumem $A --out "$TEST_TMP/ref"

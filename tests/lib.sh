@@ -13,19 +13,20 @@ _tap_failed=0
 
 plan() { echo "1..$1"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-# plain_pass_only WHY: skips the file in the sanitizer pass (make test
-# SAN=1), for a test whose subject is not gpumem's own host code (a script,
-# a compiler, a browser, a scheduler): the plain pass runs it, and the
-# gpumem runs it makes are the suites' that other files test under SAN.
-plain_pass_only() {
-    case "$GM_BUILD" in build-san*) skip_all "$*: the plain pass runs it" ;; esac
-}
-# sanitizer_pass: true in the sanitizer pass. A file that repeats one code
-# path over seeds runs one seed there (the sanitizers watch the code, which
-# one repetition runs) and skips the others by name.
+# sanitizer_pass: true in the sanitizer pass (make test SAN=1). A file
+# that repeats one code path (over seeds, sizes, calls or names) runs one
+# repetition there (the sanitizers watch the code, which one runs) and
+# skips the others by name.
 sanitizer_pass() {
     case "$GM_BUILD" in build-san*) return 0 ;; esac
     return 1
+}
+# plain_pass_only WHY: skips the file in the sanitizer pass, for a test
+# whose subject is not gpumem's own host code (a script, a compiler, a
+# browser, a scheduler): the plain pass runs it, and the gpumem runs it
+# makes are the suites' that other files test under SAN.
+plain_pass_only() {
+    if sanitizer_pass; then skip_all "$*: the plain pass runs it"; fi
 }
 # diag TEXT...: TAP diagnostics on stderr, which prove shows without -v
 # (a failure's got/want and notes reach CI's log).
