@@ -70,7 +70,7 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
  */
 #define SERVE_MAX_GROUP 8       /* query heads of one KV head */
 #define SERVE_MAX_DIM 256
-#define SERVE_MAX_BLOCK 64      /* tokens a block at most (the engine's bound on --block-tokens) */
+#define SERVE_MAX_BLOCK 128     /* tokens a block at most (the engine's bound on --block-tokens) */
 /* Both kernels' parameters (the host's arguments, serve_engine.c). q's
  * rows are qkv_proj's [q | k | v]. write_kv: the CPU kernel writes each
  * row's key and value into the pool first (serve_kv_write's work); the
@@ -93,18 +93,23 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
  * blocks are scattered, and a hardware prefetcher stops at each one's
  * end), one maximum and one rescale of the output a tile, the
  * exponentials 8 at a time, then its values weighted in, again a token of
- * each block in turn, SERVE_VX vectors of the output at a time so that
- * they stay in registers while the tile's values (32KiB in fp32 at
- * head_dim 128 and 16-token blocks) are walked once for each run; the
- * first line of each 4KiB page of the keys and values is touched
- * SERVE_AHEAD tiles ahead. (Decode attention of tiny-serve, 30 sequences
- * of 1100 tokens, one layer, launched in turn with the kernel before and
- * a plain read of the same bytes on a loaded 2-core CPU: 0.71 to 0.85 of
- * the read's rate against 0.64 to 0.81 for the kernel before, higher in
- * 11 of 12 runs; that kernel walked a token at a time in two parts with
- * their own softmax states and was bound by its arithmetic; docs/serve.md.
- * Tiles of 3 to 8 blocks measured alike, of 1 or 2 blocks 10 to 40%
- * slower.) With write_kv, the item first writes its row's key and value
+ * each block in turn, SERVE_VX vectors of the output at a time: a whole
+ * head of 128 (16 registers of AVX2), so that the tile's values are
+ * walked once (in runs of 8 vectors they were walked twice, half of each
+ * row at a time); the first line of each 4KiB page of the keys and values
+ * is touched SERVE_AHEAD tiles ahead. (Decode attention of tiny-serve, 30
+ * sequences of 1100 tokens, one layer, launched in turn with the kernel
+ * before and a plain read of the same bytes on a loaded 2-core CPU: 0.71
+ * to 0.85 of the read's rate against 0.64 to 0.81 for the kernel before,
+ * higher in 11 of 12 runs; that kernel walked a token at a time in two
+ * parts with their own softmax states and was bound by its arithmetic;
+ * docs/serve.md. Tiles of 3 to 8 blocks measured alike, of 1 or 2 blocks
+ * 10 to 40% slower. A whole head at once against runs of 8 vectors, the
+ * four layers' attention of a decode step over the pool read beside it,
+ * in turn: 0.75 to 0.88 against 0.65 to 0.78 in fp32 at 30 sequences of
+ * 1024 tokens and 14 of 2048, 0.69 to 0.74 against 0.60 to 0.62 in bf16;
+ * with vLLM's CPU blocks of 128 tokens, 0.90 to 0.97 in fp32.) With
+ * write_kv, the item first writes its row's key and value
  * of its KV head into the pool (serve_kv_write's work, fused: the host
  * asks for it only when every row is a decode row of a sequence of its
  * own, so that no item reads a key another item writes). */
@@ -120,7 +125,7 @@ GM_KERNEL serve_kv_write(GM_GLOBAL const gm_t *GM_RESTRICT src, gm_u64 k_off, gm
 #define SERVE_NT 4                      /* blocks a tile */
 #define SERVE_PAGE_ELEMS (4096 / sizeof(gm_kv_t)) /* elements of a 4KiB page */
 #define SERVE_AHEAD 8                   /* tiles between a tile's page touches and its loads */
-#define SERVE_VX 8                      /* output vectors accumulated at once */
+#define SERVE_VX 16                     /* output vectors accumulated at once: a head of 128 */
 #define SERVE_TILE (SERVE_NT * SERVE_MAX_BLOCK) /* a query head's scores, a block's after another's */
 GM_INLINE float serve_sum8(float8 v)
 {
@@ -174,6 +179,35 @@ GM_INLINE __attribute__((always_inline)) void serve_weigh(float8 *a, const float
                 if (x0 + x < SERVE_D8)
                     a[x] = fma(w, SERVE_LOAD8(vp[i], (size_t)u * SERVE_DIM + 8 * (x0 + x)), a[x]);
         }
+}
+
+/* A tile of nb blocks (SERVE_NT at most), all full but the last, which
+ * holds `last` tokens: tokens [0, last) of every block side by side, then
+ * the full blocks' rest; scored, then weighed in. Inlined for each nb (the
+ * caller's branches: a sequence's last tile is as fast as the others). */
+#if SERVE_NT != 4
+#error "serve_attention's branches take tiles of 1 to 4 blocks"
+#endif
+GM_INLINE __attribute__((always_inline)) void serve_tile_score(float *s, const float8 *qv,
+                                                               GM_GLOBAL const gm_kv_t *const *kp, unsigned int last,
+                                                               unsigned int block, const unsigned int nb)
+{
+    unsigned int t = 0;
+    for (; t < last; t++)
+        serve_score(s, qv, kp, t, nb);
+    if (nb > 1)
+        for (; t < block; t++)
+            serve_score(s, qv, kp, t, nb - 1);
+}
+
+GM_INLINE __attribute__((always_inline)) void serve_tile_weigh(float8 *a, const float *p,
+                                                               GM_GLOBAL const gm_kv_t *const *vp, unsigned int last,
+                                                               unsigned int block, const unsigned int x0,
+                                                               const unsigned int nb)
+{
+    serve_weigh(a, p, vp, 0, last, x0, nb);
+    if (nb > 1)
+        serve_weigh(a, p, vp, last, block, x0, nb - 1);
 }
 
 /* Touches the first line of each 4KiB page of the keys and values (KV
@@ -238,17 +272,14 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
                         page, head);
             /* Tokens [0, last) of every block of the tile side by side, then
              * the full blocks' rest. */
-            if (nt == SERVE_NT) {
-                unsigned int t = 0;
-                for (; t < last; t++)
-                    serve_score(s, qv, kp, t, SERVE_NT);
-                for (; t < block; t++)
-                    serve_score(s, qv, kp, t, SERVE_NT - 1);
-            } else {
-                for (unsigned int i = 0; i < nt; i++)
-                    for (unsigned int u = 0; u < (i + 1 < nt ? block : last); u++)
-                        serve_score(s + i * SERVE_MAX_BLOCK, qv, kp + i, u, 1);
-            }
+            if (nt == 4)
+                serve_tile_score(s, qv, kp, last, block, 4);
+            else if (nt == 3)
+                serve_tile_score(s, qv, kp, last, block, 3);
+            else if (nt == 2)
+                serve_tile_score(s, qv, kp, last, block, 2);
+            else
+                serve_tile_score(s, qv, kp, last, block, 1);
             float c[SERVE_G];
             for (unsigned int j = 0; j < SERVE_G; j++) {
                 float *sj = s + j * SERVE_TILE, mx = m[j];
@@ -281,13 +312,14 @@ GM_KERNEL serve_attention(SERVE_ATTENTION_PARAMS)
                     for (unsigned int x = 0; x < SERVE_VX; x++)
                         if (x0 + x < SERVE_D8)
                             a[x] = acc[j * SERVE_D8 + x0 + x] * c[j];
-                    if (nt == SERVE_NT) {
-                        serve_weigh(a, pj, vp, 0, last, x0, SERVE_NT);
-                        serve_weigh(a, pj, vp, last, block, x0, SERVE_NT - 1);
-                    } else {
-                        for (unsigned int i = 0; i < nt; i++)
-                            serve_weigh(a, pj + i * SERVE_MAX_BLOCK, vp + i, 0, i + 1 < nt ? block : last, x0, 1);
-                    }
+                    if (nt == 4)
+                        serve_tile_weigh(a, pj, vp, last, block, x0, 4);
+                    else if (nt == 3)
+                        serve_tile_weigh(a, pj, vp, last, block, x0, 3);
+                    else if (nt == 2)
+                        serve_tile_weigh(a, pj, vp, last, block, x0, 2);
+                    else
+                        serve_tile_weigh(a, pj, vp, last, block, x0, 1);
 #pragma unroll
                     for (unsigned int x = 0; x < SERVE_VX; x++)
                         if (x0 + x < SERVE_D8)

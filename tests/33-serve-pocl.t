@@ -7,7 +7,7 @@
 # reference, a wrong output a mismatch row. And the serve workload's one
 # decode step in the workloads suite.
 . tests/lib.sh
-plan 33
+plan 36
 
 run=$TEST_TMP/serve
 serve_args="--backend opencl --model tiny-serve --precision bf16 --seq 512 --output-tokens 64
@@ -60,12 +60,14 @@ is "$(serve '$_->{variant} eq "prefill" && $_->{metric} eq "tokens" && $_->{valu
 full=$(csv_value "$csv" '$_->{metric} eq "occupancy"' batch)
 is "$(perl -e "$CSV_PERL"'print join " ", map { $_->{batch} } grep { $_->{suite} eq "serve" && $_->{variant} eq "decode" && $_->{metric} eq "tokens" } rows($ARGV[0])' "$csv")" \
    "1 2 4 8 16 32 $full" "decode rows at 1, 2, 4, ... running sequences and at the full pool ($full)"
-is "$(serve '$_->{variant} eq "decode" && $_->{metric} eq "time" && $_->{reps} == 8 && $_->{value} > 0')" 7 \
-   "each decode row: 8 timed steps"
+is "$(serve '$_->{variant} eq "decode" && $_->{metric} eq "time" && $_->{value} > 0
+             && $_->{reps} == ($_->{batch} == '"$full"' ? 24 : 8)')" 7 \
+   "each decode row: 8 timed steps, 24 at the full pool"
 # The roofline's yardstick: a read of the KV pool in its precision timed
 # after each decode step, under the load the step met (the stream suite's
 # read of another moment of the run is the fallback, below).
-is "$(serve '$_->{variant} eq "decode" && $_->{metric} =~ /^(time|tokens|roofline_time)$/ && $_->{note} =~ /roofline at the KV pool.s read beside the steps, [0-9.]+ GB\/s \(bf16, the median of 8 reads, one after each step/')" 21 \
+is "$(serve '$_->{variant} eq "decode" && $_->{metric} =~ /^(time|tokens|roofline_time)$/ && $_->{note} =~ /roofline at the KV pool.s read beside the steps, [0-9.]+ GB\/s \(bf16, the median of (\d+) reads, one after each step/
+             && $1 == ($_->{batch} == '"$full"' ? 24 : 8)')" 21 \
    "decode rows name their yardstick: the KV pool's read beside the steps, in its precision (bf16)"
 # The roofline: the bytes a step reads over that bandwidth (the note's,
 # rounded to 1 MB/s), a figure of its own at each count.
@@ -155,19 +157,37 @@ like "$(csv_value "$TEST_TMP/oomlong/results.csv" '$_->{metric} eq "max_batch"' 
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite serve --gpu-memory-utilization 0 --out "$TEST_TMP/bad" --quiet
 is "$RC:$(printf '%s\n' "$ERR" | wc -l)" "2:1" "--gpu-memory-utilization 0: exit status 2, one line"
 
+# Blocks of 128 tokens, vLLM's on a CPU (the CPU attention's tile then
+# spans 512 tokens): served in fp32 to a full pool, verified, preempted
+# both ways; a block of 129 is past the engine's bound.
+run_gpumem bench --backend opencl --mem-limit 40MiB --suite serve --model tiny-serve --precision fp32 --seq 512 \
+    --output-tokens 128 --block-tokens 128 --max-model-len 512 --prefill-requests 2 --reps 3 --out "$TEST_TMP/b128" \
+    --quiet
+b128=$TEST_TMP/b128/results.csv
+ratio=$(csv_value "$b128" '$_->{metric} eq "kv_pool_vs_plan"' value)
+is "$RC:$(csv_count "$b128" '$_->{suite} eq "serve" && $_->{status} ne "ok"'):$(csv_count "$b128" '$_->{variant} =~ /^(swap|recompute)$/ && $_->{metric} eq "latency_per_block" && $_->{value} > 0'):$(perl -e 'print $ARGV[0] >= 0.98 && $ARGV[0] <= 1.02 ? "pool" : "pool $ARGV[0]"' "$ratio")" \
+   "0:0:2:pool" "128-token blocks: every step verified, both preemptions timed, the pool within 2% of plan's"
+like "$(csv_value "$b128" '$_->{metric} eq "kv_pool_tokens"' note)" "^pool of [0-9]+ blocks of 128 tokens" \
+     "the pool's note names the blocks of 128 tokens"
+run_gpumem bench --backend opencl --mem-limit 40MiB --suite serve --model tiny-serve --precision fp32 --seq 512 \
+    --block-tokens 129 --out "$TEST_TMP/b129" --quiet
+like "$(csv_value "$TEST_TMP/b129/results.csv" '$_->{suite} eq "serve"' status):$(csv_value "$TEST_TMP/b129/results.csv" '$_->{suite} eq "serve"' note)" \
+     "^unsupported:the serving engine runs --block-tokens at most 128" "a block of 129 tokens: unsupported, the bound named"
+
 # The serve workload: one decode step over running sequences, its tensors the model's.
 run_gpumem bench --backend opencl --mem-limit 64MiB --suite workloads --workload serve --mode serve --model tiny-serve \
     --precision fp32,bf16 --batch 3 --seq 40 --reps 2 --out "$TEST_TMP/wl" --quiet
 is "$(csv_count "$TEST_TMP/wl/results.csv" '$_->{metric} eq "tokens" && $_->{status} eq "ok" && $_->{mode} eq "serve"')" 2 \
    "the serve workload decodes 3 sequences, verified, in fp32 and bf16"
 # make bench's command with suites named: the quick profile's [serve] and
-# [serve.cpu] sections apply to the serve suite (tiny-serve, fp32, 1024 and
-# 2048 tokens), whatever else runs (a cap of 16MiB: rows, not a run).
+# [serve.cpu] sections apply to the serve suite (tiny-serve, fp32, 2048 and
+# 4096 tokens in blocks of 128), whatever else runs (a cap of 16MiB: rows,
+# not a run).
 run_gpumem bench --profile quick --suite stream,serve --backend opencl --mem-limit 16MiB --reps 1 --sizes 4MiB \
     --kernels read --out "$TEST_TMP/quick"
 q=$TEST_TMP/quick/results.csv
 is "$(perl -e "$CSV_PERL"'my %k; $k{"$_->{model} $_->{precision} $_->{seq_len}"} = 1 for grep { $_->{suite} eq "serve" } rows($ARGV[0]); print join ",", sort keys %k' "$q")" \
-   "tiny-serve fp32 1024,tiny-serve fp32 2048" "--profile quick --suite stream,serve: [serve.cpu] applies to serve"
+   "tiny-serve fp32 2048,tiny-serve fp32 4096" "--profile quick --suite stream,serve: [serve.cpu] applies to serve"
 # A profile that does not name a suite that runs (one of another version
 # than the binary, say) is named on stderr with its file.
 mkdir -p "$TEST_TMP/profiles"

@@ -85,7 +85,7 @@ const char *serve_unsupported(const serve_dims *d)
         || a->head_dim % 8)
         return "at most 8 query heads a KV head and head_dim a multiple of 8, at most 256";
     if (d->block_tokens > SERVE_MAX_BLOCK)
-        return "--block-tokens at most 64";
+        return "--block-tokens at most 128";
     if (d->max_tokens * serve_phase_width(a) > UINT32_MAX || d->max_tokens * a->vocab > UINT32_MAX
         || d->max_seqs * a->vocab > UINT32_MAX || d->pool_blocks > INT32_MAX)
         return "a step's activations and the pool's blocks within 32-bit indices";

@@ -11,7 +11,7 @@
 /* kernels/serve.cl's limits and launch groups. */
 #define SERVE_MAX_GROUP 8
 #define SERVE_MAX_DIM 256
-#define SERVE_MAX_BLOCK 64
+#define SERVE_MAX_BLOCK 128
 #define SERVE_WG 128
 #define SERVE_SAMPLE_WG 256
 #define SERVE_RMS_EPS 1e-5f
