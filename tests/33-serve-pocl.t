@@ -57,9 +57,14 @@ is "$(printf '%s\n' "$(csv_value "$csv" '$_->{metric} eq "token_share"' note)" |
 
 # Prefill, and decode at every running count up to the full pool.
 is "$(serve '$_->{variant} eq "prefill" && $_->{metric} eq "tokens" && $_->{value} > 0')" 1 "prefill tokens/s"
-full=$(csv_value "$csv" '$_->{metric} eq "occupancy"' batch)
-is "$(perl -e "$CSV_PERL"'print join " ", map { $_->{batch} } grep { $_->{suite} eq "serve" && $_->{variant} eq "decode" && $_->{metric} eq "tokens" } rows($ARGV[0])' "$csv")" \
-   "1 2 4 8 16 32 $full" "decode rows at 1, 2, 4, ... running sequences and at the full pool ($full)"
+# At the full pool the running requests outgrow the free blocks and the
+# ones admitted last are preempted: its decode row counts the rows its
+# steps decoded (their median), more than 32 and at most the admitted.
+admitted=$(csv_value "$csv" '$_->{metric} eq "occupancy"' batch)
+batches=$(perl -e "$CSV_PERL"'print join " ", map { $_->{batch} } grep { $_->{suite} eq "serve" && $_->{variant} eq "decode" && $_->{metric} eq "tokens" } rows($ARGV[0])' "$csv")
+full=${batches##* }
+is "$(printf '%s' "$batches" | sed 's/ [0-9]*$//'):$(perl -e 'print $ARGV[0] > 32 && $ARGV[0] <= $ARGV[1] ? "full" : "not"' "$full" "$admitted")" \
+   "1 2 4 8 16 32:full" "decode rows at 1, 2, 4, ... running sequences and at the full pool ($full of $admitted admitted)"
 is "$(serve '$_->{variant} eq "decode" && $_->{metric} eq "time" && $_->{value} > 0
              && $_->{reps} == ($_->{batch} == '"$full"' ? 24 : 8)')" 7 \
    "each decode row: 8 timed steps, 24 at the full pool"

@@ -48,7 +48,7 @@
 /* At the full pool, the count the report quotes: on a shared host a step
  * and the read beside it meet other loads from one step to the next, and
  * the median of 8 steps' shares moved by 0.07 and 0.13 between two runs of
- * make bench (0.78 to 0.85 in nine runs of 24; docs/serve.md). */
+ * make bench (docs/serve.md). */
 #define FULL_POOL_STEPS 24
 #define MAX_LEVELS 24
 #define DEFAULT_SEQ 1024
@@ -229,7 +229,17 @@ static gm_status step(point *pt, serve_sched *sc, unsigned what, uint64_t max_ru
  * each followed by a timed read of as many bytes of the KV pool as the step
  * must read (the whole pool at most): the roofline's yardstick under the
  * load the step met. Its share: the bytes over the read's rate, over the
- * step's time. Without that read, the stream suite's rate in the run. */
+ * step's time. Without that read, the stream suite's rate in the run.
+ * At a full pool the running requests outgrow the free blocks and the
+ * ones admitted last are preempted, some at the level's first step: the
+ * level's `running` is the median of the rows its steps decoded, each
+ * step's tokens/s and share its own rows' (a level that lands on the
+ * count of the level before is dropped). */
+static void level_clear(level *lv)
+{
+    lv->ms.n = lv->tps.n = lv->share.n = lv->bw.n = 0;
+}
+
 static gm_status decode_level(point *pt, serve_sched *sc, int steps)
 {
     if (pt->n_levels == MAX_LEVELS || (pt->n_levels && pt->levels[pt->n_levels - 1].running == sc->n_running))
@@ -237,12 +247,15 @@ static gm_status decode_level(point *pt, serve_sched *sc, int steps)
     level *lv = &pt->levels[pt->n_levels++];
     lv->running = sc->n_running;
     gm_status rc = GM_OK;
-    double bytes = 0;
+    double bytes = 0, rows[FULL_POOL_STEPS];
+    int n_rows = 0;
     for (int k = 0; k < steps && rc == GM_OK; k++) {
         serve_step_info info;
         rc = step(pt, sc, SCHED_DECODE, 0, k == 0, &info);
         if (rc != GM_OK || !info.rows)
             break;
+        if (n_rows < FULL_POOL_STEPS)
+            rows[n_rows++] = info.decode_rows;
         double need = step_bytes(pt, info.decode_rows, info.kv_tokens);
         bytes += need;
         push(&lv->ms, info.ms);
@@ -268,6 +281,12 @@ static gm_status decode_level(point *pt, serve_sched *sc, int steps)
             push(&lv->share, need / bw * 1e3 / info.ms);
     }
     lv->bytes = lv->ms.n ? bytes / (double)lv->ms.n : 0;
+    if (n_rows)
+        lv->running = (uint64_t)llround(gm_median_in_place(rows, (size_t)n_rows));
+    if (pt->n_levels > 1 && pt->levels[pt->n_levels - 2].running == lv->running) {
+        level_clear(lv);
+        pt->n_levels--;
+    }
     return rc;
 }
 
@@ -678,7 +697,7 @@ static int serve_run(gm_bench *b)
             char label[96];
             snprintf(label, sizeof label, "serve %s s=%llu", gm_precision_name(pt->s.prec),
                      (unsigned long long)pt->s.seq);
-            for (int i = 0; i < pt->n_levels; i++) {
+            for (int i = 0; i < MAX_LEVELS; i++) {     /* a dropped level's too (decode_level) */
                 free(pt->levels[i].ms.v);
                 free(pt->levels[i].tps.v);
                 free(pt->levels[i].share.v);
