@@ -320,6 +320,27 @@ GM_KERNEL attention_softmax_rows(GM_GLOBAL const float *GM_RESTRICT s, GM_GLOBAL
  * got and tolerance (report_at past both: nothing). The work-group size
  * must be a power of two <= GM_VERDICT_WG_MAX.
  */
+/* One element of model_attention_verify: got against want within tol,
+ * element idx; the largest diff / tol into *worst, a wrong one counted in
+ * *wrong and the least such idx in *first, and where idx is report_at its
+ * want, got and tol into worst_of[groups + 0, 1, 2]. */
+GM_INLINE void model_attention_judge(float want, float got, float tol, gm_u64 idx, gm_u64 report_at,
+                                     GM_GLOBAL float *GM_RESTRICT worst_of, float *worst, gm_u64 *wrong,
+                                     gm_u64 *first)
+{
+    const float diff = fabs(got - want);
+    *worst = fmax(*worst, diff / tol);
+    if (!(diff <= tol)) {
+        (*wrong)++;
+        *first = idx < *first ? idx : *first;
+    }
+    if (idx == report_at) {
+        worst_of[gm_num_groups()] = want;
+        worst_of[gm_num_groups() + 1] = got;
+        worst_of[gm_num_groups() + 2] = tol;
+    }
+}
+
 GM_KERNEL model_attention_verify(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL const gm_kv_t *GM_RESTRICT k,
                                  GM_GLOBAL const gm_kv_t *GM_RESTRICT v, GM_GLOBAL const gm_t *GM_RESTRICT o,
                                  GM_GLOBAL const float *GM_RESTRICT lse, GM_GLOBAL gm_u64 *GM_RESTRICT result,
@@ -377,34 +398,15 @@ GM_KERNEL model_attention_verify(GM_GLOBAL const gm_t *GM_RESTRICT q, GM_GLOBAL 
         for (unsigned int d = 0; d < dim; d++) {
             const gm_u64 idx = (gm_u64)t * ad + j * dim + d;
             const float want = acc[d] / l, got = GM_LOAD(o, o_off + idx, scale);
-            const float tol = out_rel * fabs(want) + out_abs + slack, diff = fabs(got - want);
-            worst = fmax(worst, diff / tol);
-            if (!(diff <= tol)) {
-                wrong++;
-                first = idx < first ? idx : first;
-            }
-            if (idx == report_at) {
-                worst_of[gm_num_groups()] = want;
-                worst_of[gm_num_groups() + 1] = got;
-                worst_of[gm_num_groups() + 2] = tol;
-            }
+            model_attention_judge(want, got, out_rel * fabs(want) + out_abs + slack, idx, report_at, worst_of, &worst,
+                                  &wrong, &first);
         }
         if (has_lse) {
             const gm_u64 idx = lse_at + j * lse_head + t;
             const float want = m + log(l), got = lse[lse_off + j * lse_head + t];
             const float tol = u * ((2.4f * (float)dim + 12.0f) * a + 20.0f * nf + 260.0f + 64.0f * fabs(want - m)
                                    + 4.0f * fabs(want));
-            const float diff = fabs(got - want);
-            worst = fmax(worst, diff / tol);
-            if (!(diff <= tol)) {
-                wrong++;
-                first = idx < first ? idx : first;
-            }
-            if (idx == report_at) {
-                worst_of[gm_num_groups()] = want;
-                worst_of[gm_num_groups() + 1] = got;
-                worst_of[gm_num_groups() + 2] = tol;
-            }
+            model_attention_judge(want, got, tol, idx, report_at, worst_of, &worst, &wrong, &first);
         }
     }
     gm_verdict_write(count_of, first_of, wrong, first, result);
